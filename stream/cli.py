@@ -1,0 +1,114 @@
+"""The ``arena-stream`` command."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from importlib import resources
+from pathlib import Path
+from typing import IO, Any
+
+import msgspec
+
+from .errors import MalformedEvent
+from .rules import codec
+from .rules.engine import Engine
+from .rules.game import Settings
+from .rules.notices import ClockChanged
+
+_json = msgspec.json.Encoder()
+
+
+def _settings(args: argparse.Namespace) -> Settings:
+    return Settings(left_early=args.left_early)
+
+
+def replay(log: IO[bytes], out: IO[bytes], *, state: bool, settings: Settings) -> int:
+    """Fold a log; print notices (or the final state). Returns the exit status:
+    0, or 1 if any line was not an event (those lines are reported and skipped)."""
+    engine = Engine(settings)
+    malformed = 0
+    for lineno, item in codec.read_log(log):
+        if isinstance(item, MalformedEvent):
+            malformed += 1
+            if not state:
+                out.write(_json.encode({"type": "malformed", "line": lineno, "reason": item.code,
+                                        "detail": item.detail}) + b"\n")
+            continue
+        notices = engine.feed(item)
+        if not state:
+            for n in notices:
+                out.write(codec.encode_notice(n) + b"\n")
+    if state:
+        out.write(_json.encode(engine.state()) + b"\n")
+    if malformed:
+        print(f"arena-stream: {malformed} line(s) were not events; see the 'malformed' lines",
+              file=sys.stderr)
+    return 1 if malformed else 0
+
+
+def _cmd_replay(args: argparse.Namespace) -> int:
+    try:
+        with open(args.log, "rb") as f:
+            return replay(f, sys.stdout.buffer, state=args.state, settings=_settings(args))
+    except OSError as err:
+        print(f"arena-stream: can't read {args.log}: {err.strerror}", file=sys.stderr)
+        return 2
+
+
+def _cmd_demo(args: argparse.Namespace) -> int:
+    """Replay the bundled demo game and print the scoreboard after each notice."""
+    from . import demo
+    from .board import render_board
+    from .rules.text import render
+
+    engine = Engine(_settings(args))
+    path = resources.files("stream") / "examples" / "demo-game.jsonl"
+    with path.open("rb") as f:
+        for _, item in codec.read_log(f):
+            if isinstance(item, MalformedEvent):  # pragma: no cover - the bundled log is tested
+                raise SystemExit(f"bundled demo is damaged: {item}")
+            notices = [n for n in engine.feed(item) if not isinstance(n, ClockChanged)]
+            for n in notices:
+                print(render(n).text.en if args.lang == "en" else render(n).text.es)
+            if notices and demo.GAME in engine.games:
+                print(render_board(engine.view(demo.GAME)))
+                print()
+    return 0
+
+
+def _cmd_bench(args: argparse.Namespace) -> int:
+    from .bench import run_bench
+
+    return run_bench(args)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="arena-stream", description="Live Rule 14 for arena polo.")
+    p.add_argument("--left-early", choices=["concurrent", "sequential"], default="concurrent",
+                   help="R8 reading for a player who leaves the box early (docs/rules.md)")
+    sub = p.add_subparsers(dest="cmd", required=True)
+
+    r = sub.add_parser("replay", help="fold a JSON Lines log; print notices or the final state")
+    r.add_argument("log", type=Path)
+    r.add_argument("--state", action="store_true", help="print the final state as one JSON document")
+    r.set_defaults(func=_cmd_replay)
+
+    d = sub.add_parser("demo", help="replay the bundled demo game and show the scoreboard")
+    d.add_argument("--lang", choices=["en", "es"], default="en")
+    d.set_defaults(func=_cmd_demo)
+
+    b = sub.add_parser("bench", help="benchmarks that print measured ratios")
+    bsub = b.add_subparsers(dest="bench", required=True)
+    br = bsub.add_parser("replay", help="fold a synthetic season log against a msgspec decode")
+    br.add_argument("--events", type=int, default=1_000_000)
+    br.add_argument("--seed", type=int, default=14)
+    b.set_defaults(func=_cmd_bench)
+
+    args = p.parse_args(argv)
+    result: Any = args.func(args)
+    return int(result)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

@@ -1,0 +1,37 @@
+"""The exceptions Arena Stream raises, as one small tree.
+
+    ArenaStreamError            anything the service refuses or can't do
+    ├── MalformedEvent          bytes that are not an event of the log format
+    └── Refused                 a well-formed event that Rule 14 refuses
+
+Each carries a stable ``code`` (snake_case, documented in docs/log-format.md)
+that handhelds and scripts switch on, and a human ``detail``. ``Refused`` also
+names the clause it applies. Nothing that raises one of these has changed any
+state.
+"""
+
+from __future__ import annotations
+
+
+class ArenaStreamError(Exception):
+    """Base class: a clear, typed refusal. ``code`` is stable; ``detail`` is prose."""
+
+    code: str = "error"
+
+    def __init__(self, code: str, detail: str) -> None:
+        super().__init__(f"{code}: {detail}")
+        self.code = code
+        self.detail = detail
+
+
+class MalformedEvent(ArenaStreamError):
+    """The input is not an event: bad JSON, an unknown type, a missing or
+    ill-typed field, nesting too deep, or invalid UTF-8."""
+
+
+class Refused(ArenaStreamError):
+    """The rule engine refuses a well-formed event. The state is untouched."""
+
+    def __init__(self, code: str, detail: str, clause: str) -> None:
+        super().__init__(code, detail)
+        self.clause = clause

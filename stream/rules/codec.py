@@ -1,0 +1,79 @@
+"""Bytes to events and notices to bytes, with one decoder and encoder each.
+
+Decoding never raises anything but ``MalformedEvent``: bad JSON, invalid
+UTF-8, an unknown type, a missing or ill-typed field, and nesting deep
+enough to exhaust the recursion limit (msgspec raises ``RecursionError``
+for that, not a ``DecodeError``) all come out as one typed error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import IO, Any
+
+import msgspec
+
+from ..errors import MalformedEvent
+from .events import TYPE_NAMES, Event
+from .text import render
+
+_json_event = msgspec.json.Decoder(Event)
+_msgpack_event = msgspec.msgpack.Decoder(Event)
+_json = msgspec.json.Encoder()
+_probe = msgspec.json.Decoder(dict[str, Any])
+
+
+def _explain(data: bytes | str, err: Exception) -> MalformedEvent:
+    if isinstance(err, RecursionError):
+        return MalformedEvent("too_deep", "the JSON is nested too deeply")
+    msg = str(err)
+    if "Object missing required field `type`" in msg:
+        return MalformedEvent("missing_type", 'every event needs a "type"')
+    if msg.startswith("Invalid value") and "`$.type`" in msg:
+        try:
+            t = _probe.decode(data).get("type")
+        except (msgspec.DecodeError, RecursionError):
+            t = None
+        known = ", ".join(sorted(TYPE_NAMES))
+        return MalformedEvent("unknown_type", f"unknown event type {t!r}; known types: {known}")
+    if isinstance(err, msgspec.ValidationError):
+        return MalformedEvent("invalid_field", msg)
+    return MalformedEvent("malformed_json", msg)
+
+
+def decode_event(data: bytes | str) -> Any:
+    """One event from one JSON document, or ``MalformedEvent``."""
+    try:
+        return _json_event.decode(data)
+    except (msgspec.DecodeError, RecursionError) as err:
+        raise _explain(data, err) from None
+
+
+def decode_event_msgpack(data: bytes) -> Any:
+    try:
+        return _msgpack_event.decode(data)
+    except (msgspec.DecodeError, RecursionError) as err:
+        if isinstance(err, RecursionError):
+            raise MalformedEvent("too_deep", "the message is nested too deeply") from None
+        code = "invalid_field" if isinstance(err, msgspec.ValidationError) else "malformed_msgpack"
+        raise MalformedEvent(code, str(err)) from None
+
+
+def read_log(stream: IO[bytes]) -> Iterator[tuple[int, Any]]:
+    """(line number, event or MalformedEvent) for each non-blank line of a JSON Lines log."""
+    for lineno, line in enumerate(stream, 1):
+        if not line.strip():
+            continue
+        try:
+            yield lineno, decode_event(line)
+        except MalformedEvent as err:
+            yield lineno, err
+
+
+def encode_event(e: Any) -> bytes:
+    return _json.encode(e)
+
+
+def encode_notice(n: Any) -> bytes:
+    """A notice as JSON, with its bilingual text."""
+    return _json.encode(render(n) if n.text is None else n)

@@ -1,0 +1,220 @@
+"""The events of the pinned log format, as one tagged union of msgspec Structs.
+
+One JSON object per line. Every event has ``type`` (the tag), ``id`` (unique in
+the log), ``at`` (integer milliseconds since the Unix epoch) and, where it
+concerns a game, ``game``. The fields of each type are listed in
+``docs/log-format.md``; this module is the machine-readable copy of that table.
+
+Schemas evolve only by adding fields with defaults, so an old log always
+decodes with a new build. Unknown fields are ignored for the same reason;
+unknown types, missing fields and ill-typed fields are refused.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal, Union
+
+import msgspec
+
+Side = Literal["home", "away"]
+EventClass = Literal["club", "uspa"]
+GameKind = Literal["regular", "consolation", "subsidiary_first_round", "shootout"]
+Color = Literal["yellow", "red"]
+MountReason = Literal["unfit", "abuse"]
+PostgameLevel = Literal["2y", "3y", "red"]
+
+#: Rule 14's listed unsportsmanlike conducts (R1), the appeal forms its appeal
+#: paragraph defines, the two conducts other clauses name, and ``other``.
+Conduct = Literal[
+    "appealing",
+    "unwelcome_talking",
+    "abusive_language",
+    "disrespect",
+    "arguing",
+    "team_member_behavior",
+    "tack_time_out",
+    "mallet_windmill",
+    "dangerous_riding",
+    "improper_mallet",
+    "rough_play",
+    "striking",
+    "artificial_aids",
+    "hit_after_whistle",
+    "dangerous_ball",
+    "appeal_demeaning",
+    "appeal_mallet_raised",
+    "left_box_deliberately",
+    "left_arena",
+    "other",
+]
+
+# Ids, times and lists are bounded so that a hostile line can't hold much
+# memory or smuggle a number no display can show.
+Ident = Annotated[str, msgspec.Meta(min_length=1, max_length=128)]
+Millis = Annotated[int, msgspec.Meta(ge=0, le=2**53)]
+Handicap = Annotated[int, msgspec.Meta(ge=-40, le=200)]
+Label = Annotated[str, msgspec.Meta(max_length=64)]
+Severity = Union[Label, Annotated[int, msgspec.Meta(ge=0, le=99)], None]
+
+
+class _Event(msgspec.Struct, frozen=True, tag_field="type", kw_only=True, gc=False):
+    id: Ident
+    at: Millis
+
+
+class _GameEvent(_Event, frozen=True, kw_only=True):
+    game: Ident
+
+
+class EventSetup(_Event, frozen=True, tag="event.setup", kw_only=True):
+    event: Ident
+    cls: EventClass = msgspec.field(name="class")
+    handicap: Handicap
+    teams: Annotated[list[Ident], msgspec.Meta(max_length=256)]
+    completed: bool = False
+
+
+class EventComplete(_Event, frozen=True, tag="event.complete", kw_only=True):
+    event: Ident
+
+
+class Roster(msgspec.Struct, frozen=True, kw_only=True):
+    team: Ident
+    players: Annotated[list[Ident], msgspec.Meta(min_length=3, max_length=3)]
+    subs: Annotated[list[Ident], msgspec.Meta(max_length=16)] = []
+
+
+class Teams(msgspec.Struct, frozen=True, kw_only=True):
+    home: Roster
+    away: Roster
+
+
+class GameSetup(_GameEvent, frozen=True, tag="game.setup", kw_only=True):
+    event: Ident
+    handicap: Handicap
+    kind: GameKind = "regular"
+    shootout_option: bool = False
+    periods: Annotated[int, msgspec.Meta(ge=1, le=12)] = 4
+    period_ms: Annotated[int, msgspec.Meta(ge=1_000, le=3_600_000)] = 450_000
+    teams: Teams
+    # Arena facts: whether the clock stops on every whistle and on goals is
+    # not known, so each game says; both default to the common practice.
+    clock_stops_on_whistle: bool = True
+    clock_stops_on_goal: bool = True
+
+
+class ClockStart(_GameEvent, frozen=True, tag="clock.start", kw_only=True):
+    pass
+
+
+class ClockStop(_GameEvent, frozen=True, tag="clock.stop", kw_only=True):
+    """The timekeeper stops the clock. Added to the pinned format for the
+    timekeeper's stop button; it counts as a play stoppage (docs/rules.md, A7)."""
+
+
+class Whistle(_GameEvent, frozen=True, tag="whistle", kw_only=True):
+    pass
+
+
+class Goal(_GameEvent, frozen=True, tag="goal", kw_only=True):
+    team: Side
+    player: Ident | None = None
+    points: Literal[1, 2] = 1
+
+
+class Horn(_GameEvent, frozen=True, tag="horn", kw_only=True):
+    # A split-period horn is a stoppage that does not end the period.
+    split: bool = False
+
+
+class GameEnd(_GameEvent, frozen=True, tag="game.end", kw_only=True):
+    shootout: bool = False
+
+
+class Card(_GameEvent, frozen=True, tag="card", kw_only=True):
+    player: Ident
+    color: Color
+    count: Annotated[int, msgspec.Meta(ge=1, le=3)] = 1
+    conduct: Conduct
+    penalty: Severity = None
+
+
+class BoxLeftEarly(_GameEvent, frozen=True, tag="box.left_early", kw_only=True):
+    player: Ident
+    penalty: Severity = None
+
+
+class ArenaLeft(_GameEvent, frozen=True, tag="arena.left", kw_only=True):
+    player: Ident
+    penalty: Severity = None
+
+
+class Substitution(_GameEvent, frozen=True, tag="substitution", kw_only=True):
+    team: Side
+    out: Ident
+    in_: Ident = msgspec.field(name="in")
+
+
+class MountRemoved(_GameEvent, frozen=True, tag="mount.removed", kw_only=True):
+    player: Ident
+    reason: MountReason
+    penalty: Severity = None
+
+
+class MountReplaced(_GameEvent, frozen=True, tag="mount.replaced", kw_only=True):
+    player: Ident
+
+
+class PostgameCard(_GameEvent, frozen=True, tag="postgame.card", kw_only=True):
+    player: Ident
+    level: PostgameLevel
+
+
+class Void(_Event, frozen=True, tag="void", kw_only=True):
+    target: Ident
+    game: Ident | None = None
+
+
+Event = Union[
+    EventSetup,
+    EventComplete,
+    GameSetup,
+    ClockStart,
+    ClockStop,
+    Whistle,
+    Goal,
+    Horn,
+    GameEnd,
+    Card,
+    BoxLeftEarly,
+    ArenaLeft,
+    Substitution,
+    MountRemoved,
+    MountReplaced,
+    PostgameCard,
+    Void,
+]
+
+GameEvent = Union[
+    ClockStart,
+    ClockStop,
+    Whistle,
+    Goal,
+    Horn,
+    GameEnd,
+    Card,
+    BoxLeftEarly,
+    ArenaLeft,
+    Substitution,
+    MountRemoved,
+    MountReplaced,
+    PostgameCard,
+]
+
+EVENT_TYPES: tuple[type[_Event], ...] = Event.__args__  # type: ignore[attr-defined]
+TYPE_NAMES: frozenset[str] = frozenset(str(t.__struct_config__.tag) for t in EVENT_TYPES)
+
+
+def event_type(event: _Event) -> str:
+    """The ``type`` tag of an event, as written in the log."""
+    return str(type(event).__struct_config__.tag)

@@ -1,0 +1,186 @@
+"""What the engine says back: one tagged union of notices.
+
+Every notice names the event that caused it (``cause``), the time it speaks
+of (``at``: the event's own time, or the computed moment a deadline fell
+due), the game, and the clause it applies. ``text`` holds the display text
+in English and Spanish; the engine leaves it empty and
+``stream.rules.text.render`` fills it once, where notices leave the process,
+so the fold itself stays cheap.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, Union
+
+import msgspec
+
+from .events import Side
+
+
+class Text(msgspec.Struct, frozen=True):
+    en: str
+    es: str
+
+
+class _Notice(msgspec.Struct, frozen=True, tag_field="type", kw_only=True, gc=False):
+    cause: str
+    at: int
+    game: str | None
+    clause: str
+    text: Text | None = None
+
+
+class CardRecorded(_Notice, frozen=True, tag="card.recorded", kw_only=True):
+    player: str
+    side: Side
+    color: Literal["yellow", "red"]
+    count: int
+    yellows: int
+    offense: int
+    conduct: str
+    # Why the color differs from what the device sent ("fourth_offense"),
+    # or "left_arena" for the automatic red of R14.
+    converted: str | None = None
+
+
+class PenaltyAwarded(_Notice, frozen=True, tag="penalty.awarded", kw_only=True):
+    to: Side
+    against: Side
+    player: str | None
+    severity: str | int | None
+    reason: Literal["card", "left_box_early", "mount_abuse", "left_arena"]
+
+
+class BoxEnter(_Notice, frozen=True, tag="box.enter", kw_only=True):
+    player: str
+    side: Side
+    owed_ms: int
+    # R8: "returned" to the box after leaving early; "carried" from an earlier game.
+    kind: Literal["card", "returned", "carried"] = "card"
+
+
+class BoxEligible(_Notice, frozen=True, tag="box.eligible", kw_only=True):
+    player: str
+    side: Side
+
+
+class BoxRelease(_Notice, frozen=True, tag="box.release", kw_only=True):
+    player: str
+    side: Side
+    stoppage: str
+
+
+class SentOff(_Notice, frozen=True, tag="sent_off", kw_only=True):
+    player: str
+    side: Side
+    no_sub_ms: int
+
+
+class SubEligible(_Notice, frozen=True, tag="sub.eligible", kw_only=True):
+    player: str
+    side: Side
+
+
+class SubAllowed(_Notice, frozen=True, tag="sub.allowed", kw_only=True):
+    player: str
+    side: Side
+    stoppage: str
+
+
+class SubstitutionMade(_Notice, frozen=True, tag="substitution.made", kw_only=True):
+    side: Side
+    out: str
+    in_: str = msgspec.field(name="in")
+
+
+class GoalScored(_Notice, frozen=True, tag="goal.scored", kw_only=True):
+    side: Side
+    player: str | None
+    points: int
+    home: int
+    away: int
+
+
+class ClockChanged(_Notice, frozen=True, tag="clock", kw_only=True):
+    running: bool
+    period: int
+    remaining_ms: int
+    play_ms: int
+    period_over: bool
+
+
+class GameReady(_Notice, frozen=True, tag="game.ready", kw_only=True):
+    home: str
+    away: str
+
+
+class GameEnded(_Notice, frozen=True, tag="game.ended", kw_only=True):
+    home: int
+    away: int
+    shootout: bool
+
+
+class ShootoutExcluded(_Notice, frozen=True, tag="shootout.excluded", kw_only=True):
+    player: str
+    side: Side
+    owed_ms: int
+
+
+class MountDeadline(_Notice, frozen=True, tag="mount.deadline", kw_only=True):
+    player: str
+    side: Side
+    deadline_at: int
+    status: Literal["open", "expired"]
+    reason: Literal["unfit", "abuse"]
+
+
+class MountReplacedNotice(_Notice, frozen=True, tag="mount.replaced", kw_only=True):
+    player: str
+    side: Side
+
+
+class PostgameRecorded(_Notice, frozen=True, tag="postgame.recorded", kw_only=True):
+    player: str
+    side: Side
+    level: str
+
+
+class Change(msgspec.Struct, frozen=True):
+    path: str
+    before: object
+    after: object
+
+
+class Correction(_Notice, frozen=True, tag="correction", kw_only=True):
+    target: str
+    reason: Literal["void", "late"]
+    changes: list[Change]
+
+
+class Rejected(_Notice, frozen=True, tag="rejected", kw_only=True):
+    event_type: str
+    reason: str
+    detail: str
+
+
+Notice = Union[
+    CardRecorded,
+    PenaltyAwarded,
+    BoxEnter,
+    BoxEligible,
+    BoxRelease,
+    SentOff,
+    SubEligible,
+    SubAllowed,
+    SubstitutionMade,
+    GoalScored,
+    ClockChanged,
+    GameReady,
+    GameEnded,
+    ShootoutExcluded,
+    MountDeadline,
+    MountReplacedNotice,
+    PostgameRecorded,
+    Correction,
+    Rejected,
+]

@@ -1,0 +1,90 @@
+"""The state of a game, as the fold leaves it.
+
+Plain mutable msgspec Structs: cheap to build, and encodable as they are, so
+that ``--state``, snapshots and tests can compare two states byte for byte.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import msgspec
+
+from .clock import Clock
+from .events import Side
+
+
+class Sitout(msgspec.Struct, gc=False):
+    """Time a player owes in play time: the penalty box, or the no-substitute
+    window after a red. Served at the first stoppage once ``play_ms`` has
+    reached ``target_play_ms``."""
+
+    kind: Literal["box", "no_sub"]
+    target_play_ms: int
+    owed_ms: int                 # what was imposed, for display and notices
+    cause: str                   # the event id that imposed it
+    clause: str
+
+
+class MountWindow(msgspec.Struct, gc=False):
+    deadline_at: int             # wall time: play is stopped while a mount is replaced
+    reason: Literal["unfit", "abuse"]
+    cause: str
+
+
+class Player(msgspec.Struct):
+    id: str
+    side: Side
+    yellows: int = 0
+    offenses: int = 0
+    box: Sitout | None = None
+    sent_off: bool = False
+    no_sub: Sitout | None = None       # after a red, until a substitute is allowed
+    sub_allowed: bool = False          # after a red, once the no-sub window is served
+    mount: MountWindow | None = None
+    carried_yellow: bool = False       # R12: began this game with one yellow
+
+
+class Team(msgspec.Struct):
+    team: str
+    lineup: list[str]                  # the three slots; a sent-off player holds his until replaced
+    bench: list[str]
+
+
+class PostgameEntry(msgspec.Struct):
+    player: str
+    level: str
+    cause: str
+
+
+class Game(msgspec.Struct):
+    id: str
+    event: str
+    handicap: int
+    kind: str
+    shootout_option: bool
+    periods: int
+    period_ms: int
+    stops_on_whistle: bool
+    stops_on_goal: bool
+    home: Team
+    away: Team
+    players: dict[str, Player]
+    clock: Clock = msgspec.field(default_factory=Clock)
+    score_home: int = 0
+    score_away: int = 0
+    status: Literal["scheduled", "live", "ended"] = "scheduled"
+    shootout: bool = False
+    ended_at: int | None = None
+    postgame: list[PostgameEntry] = msgspec.field(default_factory=list)
+    # Players with a box trip, a no-substitute window or a mount window, in
+    # the order they were imposed: the box panel's order, and the only
+    # players the fold looks at when time passes or play stops.
+    pending: list[str] = msgspec.field(default_factory=list)
+
+    def team(self, side: Side) -> Team:
+        return self.home if side == "home" else self.away
+
+
+def other(side: Side) -> Side:
+    return "away" if side == "home" else "home"

@@ -1,0 +1,192 @@
+"""Display-ready documents of the state: what ``--state`` prints, what a
+scoreboard's snapshot holds, and what a correction compares.
+
+A view is computed at a moment ``now`` (the game's time cursor), because
+play time served in the box depends on how long the clock has run since its
+last change. Displays extrapolate from ``clock.at`` themselves.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import msgspec
+
+from . import clock as clk
+from .events import Side
+from .state import Game, Player, Sitout, Team
+
+
+class Score(msgspec.Struct):
+    home: int
+    away: int
+
+
+class ClockView(msgspec.Struct):
+    running: bool
+    period: int
+    periods: int
+    period_ms: int
+    remaining_ms: int
+    play_ms: int
+    at: int
+    period_over: bool
+    overtime: bool
+
+
+class SitoutView(msgspec.Struct):
+    kind: Literal["box", "no_sub"]
+    owed_ms: int
+    served_ms: int
+    remaining_ms: int
+    eligible: bool
+    # "after_play": waiting for play time; "next_stoppage": served, out at the next stoppage.
+    release: Literal["after_play", "next_stoppage"]
+    clause: str
+    cause: str
+
+
+class MountView(msgspec.Struct):
+    deadline_at: int
+    remaining_ms: int
+    expired: bool
+    reason: str
+
+
+class PlayerView(msgspec.Struct):
+    id: str
+    side: Side
+    yellows: int
+    offenses: int
+    on_field: bool
+    sent_off: bool
+    sub_allowed: bool
+    carried_yellow: bool
+    box: SitoutView | None
+    no_sub: SitoutView | None
+    mount: MountView | None
+
+
+class ShortView(msgspec.Struct):
+    player: str
+    reason: Literal["box", "sent_off"]
+
+
+class TeamView(msgspec.Struct):
+    side: Side
+    team: str
+    lineup: list[str]
+    bench: list[str]
+    on_field: int
+    substitute_allowed: bool
+    short: list[ShortView]
+
+
+class Teams(msgspec.Struct):
+    home: TeamView
+    away: TeamView
+
+
+class PostgameView(msgspec.Struct):
+    player: str
+    level: str
+    cause: str
+
+
+class GameView(msgspec.Struct):
+    game: str
+    event: str
+    kind: str
+    handicap: int
+    status: str
+    shootout_option: bool
+    shootout: bool
+    score: Score
+    clock: ClockView
+    teams: Teams
+    players: list[PlayerView]
+    postgame: list[PostgameView]
+
+
+def _sitout(so: Sitout | None, play: int) -> SitoutView | None:
+    if so is None:
+        return None
+    remaining = max(0, so.target_play_ms - play)
+    return SitoutView(
+        kind=so.kind, owed_ms=so.owed_ms, served_ms=max(0, so.owed_ms - remaining),
+        remaining_ms=remaining, eligible=remaining == 0,
+        release="next_stoppage" if remaining == 0 else "after_play",
+        clause=so.clause, cause=so.cause,
+    )
+
+
+def _player(g: Game, p: Player, play: int, now: int) -> PlayerView:
+    m = p.mount
+    return PlayerView(
+        id=p.id, side=p.side, yellows=p.yellows, offenses=p.offenses,
+        on_field=p.id in g.team(p.side).lineup and not p.sent_off and p.box is None,
+        sent_off=p.sent_off, sub_allowed=p.sub_allowed, carried_yellow=p.carried_yellow,
+        box=_sitout(p.box, play), no_sub=_sitout(p.no_sub, play),
+        mount=None if m is None else MountView(
+            deadline_at=m.deadline_at, remaining_ms=max(0, m.deadline_at - now),
+            expired=now >= m.deadline_at, reason=m.reason),
+    )
+
+
+def _team(g: Game, side: Side, t: Team) -> TeamView:
+    short: list[ShortView] = []
+    for pid in t.lineup:
+        p = g.players[pid]
+        if p.sent_off:
+            short.append(ShortView(pid, "sent_off"))
+        elif p.box is not None:
+            short.append(ShortView(pid, "box"))
+    blocked = any(p.side == side and (p.box is not None or p.no_sub is not None)
+                  for p in g.players.values())
+    return TeamView(side=side, team=t.team, lineup=list(t.lineup), bench=list(t.bench),
+                    on_field=len(t.lineup) - len(short), substitute_allowed=not blocked,
+                    short=short)
+
+
+def game_view(g: Game, now: int) -> GameView:
+    c = g.clock
+    play = clk.play_at(c, g.period_ms, now)
+    return GameView(
+        game=g.id, event=g.event, kind=g.kind, handicap=g.handicap, status=g.status,
+        shootout_option=g.shootout_option, shootout=g.shootout,
+        score=Score(g.score_home, g.score_away),
+        clock=ClockView(running=c.running, period=c.period, periods=g.periods,
+                        period_ms=g.period_ms, remaining_ms=clk.remaining_at(c, g.period_ms, now),
+                        play_ms=play, at=now, period_over=c.period_over,
+                        overtime=c.period > g.periods),
+        teams=Teams(_team(g, "home", g.home), _team(g, "away", g.away)),
+        players=[_player(g, p, play, now) for p in g.players.values()],
+        postgame=[PostgameView(x.player, x.level, x.cause) for x in g.postgame],
+    )
+
+
+def diff(before: object, after: object) -> list[tuple[str, object, object]]:
+    """The leaves that differ between two views, as ``(path, before, after)``.
+    Lists of objects with an ``id`` are matched by id; equal subtrees are skipped."""
+    out: list[tuple[str, object, object]] = []
+    _diff(msgspec.to_builtins(before), msgspec.to_builtins(after), "", out)
+    return out
+
+
+def _keyed(x: object) -> dict[str, object] | None:
+    if isinstance(x, list) and x and all(isinstance(i, dict) and "id" in i for i in x):
+        return {str(i["id"]): i for i in x}
+    return None
+
+
+def _diff(a: object, b: object, path: str, out: list[tuple[str, object, object]]) -> None:
+    if a == b:
+        return
+    ka, kb = _keyed(a), _keyed(b)
+    if ka is not None or kb is not None:
+        a, b = ka if ka is not None else {}, kb if kb is not None else {}
+    if isinstance(a, dict) and isinstance(b, dict):
+        for k in [*a.keys(), *(k for k in b if k not in a)]:
+            _diff(a.get(k), b.get(k), f"{path}.{k}" if path else str(k), out)
+        return
+    out.append((path, a, b))

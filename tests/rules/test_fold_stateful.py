@@ -1,0 +1,206 @@
+"""The log is the truth: a Hypothesis state machine drives one game with random
+officials' input (cards, goals, stoppages, substitutions, mounts, late events,
+voids and plain time passing) and checks after every step that
+
+* the live engine equals a fresh replay of the log it accepted;
+* voiding an event equals the log without it (and its void), folded in time
+  order, so late events and voids compose;
+* a refused event changed nothing;
+* no player leaves the box before the play time owed;
+* the score equals the points of the unvoided goals.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import hypothesis
+import msgspec
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+
+from stream.rules import clock as clk
+from stream.rules import codec
+from stream.rules import notices as nt
+from stream.rules.engine import Engine
+from stream.rules.events import Goal, event_type
+
+from .script import AWAY, HOME, T0, game_setup
+
+PLAYERS = [*HOME, "h4", *AWAY, "a4"]
+# Mostly a few players, so that second yellows, box trips and releases are common.
+players = st.one_of(st.sampled_from(["h1", "a1"]), st.sampled_from(PLAYERS))
+sides = st.sampled_from(["home", "away"])
+_enc = msgspec.json.Encoder()
+# Voids of these would change the game's phase; the score invariant assumes goals
+# are refused only by phase, so the machine voids everything else.
+_NOT_VOIDED = {"clock.start", "game.end", "game.setup", "void"}
+
+
+class FoldMachine(RuleBasedStateMachine):
+    def __init__(self) -> None:
+        super().__init__()
+        self.engine = Engine()
+        self.t = T0
+        self.n = 0
+        self.accepted: list[Any] = []          # the log, as the service would store it
+        self.voided: set[str] = set()
+        self.send(game_setup(at=T0 - 1_000))
+        self.game_event("clock.start")
+
+    # ---------------------------------------------------------------- driving
+
+    def send(self, body: dict[str, Any]) -> list[Any]:
+        event = codec.decode_event(_enc.encode(body))
+        before = _enc.encode(self.engine.state())
+        g = self.engine.games.get("g1")
+        targets = {} if g is None else {
+            p.id: p.box.target_play_ms for p in g.game.players.values() if p.box is not None}
+        late = g is not None and event.at < g.now
+        out = self.engine.feed(event)
+        for n in out:
+            hypothesis.event(type(n).__name__)  # --hypothesis-show-statistics shows the mix
+        if out and isinstance(out[0], nt.Rejected):
+            assert len(out) == 1
+            assert _enc.encode(self.engine.state()) == before, "a refusal changed the state"
+            return out
+        self.accepted.append(event)
+        if body["type"] == "void":
+            self.voided.update({body["target"], body["id"]})
+        if g is not None and not late:
+            game = self.engine.games["g1"].game
+            for n in out:
+                if isinstance(n, nt.BoxRelease) and n.player in targets:
+                    play = clk.play_at(game.clock, game.period_ms, n.at)
+                    assert play >= targets[n.player], "released before the play time owed"
+        return out
+
+    def game_event(self, type: str, at: int | None = None, **fields: object) -> list[Any]:
+        self.n += 1
+        body = {"type": type, "id": f"e{self.n}", "at": self.t if at is None else at,
+                "game": "g1", **fields}
+        return self.send(body)
+
+    # ------------------------------------------------------------------ rules
+
+    @rule(ms=st.one_of(st.sampled_from([1, 999, 1_000, 119_999, 120_000, 240_000]),
+                       st.integers(0, 5_000), st.integers(0, 90_000)))
+    def time_passes(self, ms: int) -> None:
+        self.t += ms
+        self.engine.advance(self.t)
+
+    @rule(ms=st.one_of(st.sampled_from([119_999, 120_000, 120_001, 240_000]), st.integers(0, 150_000)),
+          ending=st.sampled_from(["whistle", "goal", "clock.stop", "horn"]))
+    def play_segment(self, ms: int, ending: str) -> None:
+        """The common rhythm of a game: play runs, then stops."""
+        self.game_event("clock.start")
+        self.t += ms
+        self.engine.advance(self.t)
+        self.game_event(ending, **({"team": "home"} if ending == "goal" else {}))
+
+    @rule()
+    def clock_start(self) -> None:
+        self.game_event("clock.start")
+
+    @rule()
+    def clock_stop(self) -> None:
+        self.game_event("clock.stop")
+
+    @rule()
+    def whistle(self) -> None:
+        self.game_event("whistle")
+
+    @rule(side=sides, points=st.sampled_from([1, 1, 2]))
+    def goal(self, side: str, points: int) -> None:
+        self.game_event("goal", team=side, points=points)
+
+    @rule(split=st.booleans())
+    def horn(self, split: bool) -> None:
+        self.game_event("horn", split=split)
+
+    @rule(player=players, color=st.sampled_from(["yellow", "yellow", "yellow", "red"]),
+          count=st.sampled_from([1, 1, 1, 2, 3]))
+    def card(self, player: str, color: str, count: int) -> None:
+        self.game_event("card", player=player, color=color,
+                        count=1 if color == "red" else count, conduct="arguing")
+
+    @rule(player=players, back=st.integers(1, 120_000))
+    def late_card(self, player: str, back: int) -> None:
+        self.game_event("card", at=max(T0, self.t - back), player=player, color="yellow",
+                        conduct="rough_play")
+
+    @rule(back=st.integers(1, 60_000))
+    def late_whistle(self, back: int) -> None:
+        self.game_event("whistle", at=max(T0, self.t - back))
+
+    @rule(player=players)
+    def left_box_early(self, player: str) -> None:
+        self.game_event("box.left_early", player=player)
+
+    @rule(player=players)
+    def left_arena(self, player: str) -> None:
+        self.game_event("arena.left", player=player)
+
+    @rule(side=sides, out=players, into=players)
+    def substitution(self, side: str, out: str, into: str) -> None:
+        self.game_event("substitution", team=side, out=out, **{"in": into})
+
+    @rule(player=players, reason=st.sampled_from(["unfit", "abuse"]))
+    def mount_removed(self, player: str, reason: str) -> None:
+        self.game_event("mount.removed", player=player, reason=reason)
+
+    @rule(player=players)
+    def mount_replaced(self, player: str) -> None:
+        self.game_event("mount.replaced", player=player)
+
+    def voidable(self) -> list[Any]:
+        return [e for e in self.accepted
+                if e.id not in self.voided and event_type(e) not in _NOT_VOIDED]
+
+    @precondition(lambda self: bool(self.voidable()))
+    @rule(pick=st.integers(0, 10_000))
+    def void(self, pick: int) -> None:
+        candidates = self.voidable()
+        self.game_event("void", target=candidates[pick % len(candidates)].id)
+
+    @precondition(lambda self: self.n > 30)  # late in the game, so that most runs play on
+    @rule()
+    def game_end(self) -> None:
+        self.game_event("game.end")
+
+    # ------------------------------------------------------------- invariants
+
+    def replay(self, log: list[Any]) -> bytes:
+        fresh = Engine()
+        for e in log:
+            fresh.feed(e)
+        fresh.advance(self.engine.games["g1"].now)
+        return _enc.encode(fresh.state())
+
+    @invariant()
+    def live_equals_replay_of_the_log(self) -> None:
+        assert _enc.encode(self.engine.state()) == self.replay(self.accepted)
+
+    @invariant()
+    def voiding_equals_the_time_ordered_log_without_it(self) -> None:
+        """The live state, after any mix of late events and voids, is the fold
+        of the unvoided log in time order. (In *arrival* order it need not be:
+        an event judged at its own time, like a box departure after a late
+        second yellow, can be refused if it is replayed before that card.)"""
+        kept = [e for e in self.accepted if e.id not in self.voided]
+        assert _enc.encode(self.engine.state()) == self.replay(sorted(kept, key=lambda e: e.at))
+
+    @invariant()
+    def score_is_the_unvoided_goals(self) -> None:
+        goals = [e for e in self.accepted if isinstance(e, Goal) and e.id not in self.voided]
+        view = self.engine.view("g1")
+        assert view.score.home == sum(e.points for e in goals if e.team == "home")
+        assert view.score.away == sum(e.points for e in goals if e.team == "away")
+
+
+FoldMachine.TestCase.settings = settings(
+    max_examples=150, stateful_step_count=40, deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+)
+TestFold = FoldMachine.TestCase
