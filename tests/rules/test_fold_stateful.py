@@ -79,7 +79,7 @@ class FoldMachine(RuleBasedStateMachine):
     def game_event(self, type: str, at: int | None = None, **fields: object) -> list[Any]:
         self.n += 1
         body = {"type": type, "id": f"e{self.n}", "at": self.t if at is None else at,
-                "game": "g1", **fields}
+                "game": "g1", **{k.rstrip("_"): v for k, v in fields.items()}}
         return self.send(body)
 
     # ------------------------------------------------------------------ rules
@@ -97,7 +97,10 @@ class FoldMachine(RuleBasedStateMachine):
         self.game_event("clock.start")
         self.t += ms
         self.engine.advance(self.t)
-        self.game_event(ending, **({"team": "home"} if ending == "goal" else {}))
+        if ending == "goal":
+            self.game_event("goal", team="home")
+        else:
+            self.game_event(ending)
 
     @rule()
     def clock_start(self) -> None:
@@ -144,7 +147,7 @@ class FoldMachine(RuleBasedStateMachine):
 
     @rule(side=sides, out=players, into=players)
     def substitution(self, side: str, out: str, into: str) -> None:
-        self.game_event("substitution", team=side, out=out, **{"in": into})
+        self.game_event("substitution", team=side, out=out, in_=into)
 
     @rule(player=players, reason=st.sampled_from(["unfit", "abuse"]))
     def mount_removed(self, player: str, reason: str) -> None:
