@@ -2,7 +2,11 @@
 
     ArenaStreamError            anything the service refuses or can't do
     ├── MalformedEvent          bytes that are not an event of the log format
-    └── Refused                 a well-formed event that Rule 14 refuses
+    ├── Refused                 a well-formed event that Rule 14 refuses
+    ├── ProtocolError           a frame the WebSocket protocols don't allow
+    ├── AuthError               no valid token, or a token that may not do this
+    ├── Conflict                an event id reused with a different payload
+    └── NotStored               the store could not commit: nothing was acked, retry
 
 Each carries a stable ``code`` (snake_case, documented in docs/log-format.md)
 that handhelds and scripts switch on, and a human ``detail``. ``Refused`` also
@@ -35,3 +39,22 @@ class Refused(ArenaStreamError):
     def __init__(self, code: str, detail: str, clause: str) -> None:
         super().__init__(code, detail)
         self.clause = clause
+
+
+class ProtocolError(ArenaStreamError):
+    """A frame out of turn, of an unknown kind, too large, or too frequent."""
+
+
+class AuthError(ArenaStreamError):
+    """Missing, forged, expired or revoked token; or a role or scope that may not act."""
+
+
+class Conflict(ArenaStreamError):
+    """The same device reused an event id for a different event. The first one stands."""
+
+
+class NotStored(ArenaStreamError):
+    """The store did not commit the event. Nothing was acknowledged; send it again."""
+
+    def __init__(self, detail: str) -> None:
+        super().__init__("not_stored", detail)

@@ -55,12 +55,14 @@ class GameRecord:
     before it.
     """
 
-    __slots__ = ("checkpoints", "events", "game", "now")
+    __slots__ = ("checkpoints", "events", "game", "now", "opened_at", "setup_notices")
 
-    def __init__(self, game: Game, at: int) -> None:
+    def __init__(self, game: Game, at: int, setup_notices: list[Any] | None = None) -> None:
         self.game = game
+        self.setup_notices = setup_notices or []
         self.events: list[Any] = []
         self.now = at
+        self.opened_at = at
         self.checkpoints: list[bytes] = [_pack.encode(game)]
 
 
@@ -119,7 +121,7 @@ class Engine:
             else:
                 g = rec.game
                 out = []
-                if g.pending and g.status == "live":
+                if g.pending and g.status != "ended":
                     out = [n for _, n in gm.deadlines(g, rec.now, e.at)]
                 if g.status not in row.phases:
                     raise gm.refuse_phase(g, e)
@@ -154,20 +156,21 @@ class Engine:
         out: list[Any] = []
         for rec in self.games.values():
             if rec.now < at:
-                if rec.game.status == "live":
+                if rec.game.status != "ended":
                     out.extend(n for _, n in gm.deadlines(rec.game, rec.now, at))
                 rec.now = at
         out.sort(key=lambda n: n.at)
         return out
 
-    def next_deadline(self) -> int | None:
-        """The earliest moment at which ``advance`` would have something to say."""
-        best: int | None = None
-        for rec in self.games.values():
-            if rec.game.status == "live":
+    def next_deadline(self) -> tuple[int, str] | None:
+        """The earliest moment, and its game, at which time passing alone would
+        bring a notice: the live shell sets its one timer for it."""
+        best: tuple[int, str] | None = None
+        for gid, rec in self.games.items():
+            if rec.game.status != "ended" and rec.game.pending:
                 t = gm.next_deadline(rec.game, rec.now)
-                if t is not None and (best is None or t < best):
-                    best = t
+                if t is not None and (best is None or t < best[0]):
+                    best = (t, gid)
         return best
 
     # ----------------------------------------------------------------- output
@@ -181,6 +184,15 @@ class Engine:
             events=dict(self.tournaments),
             games={gid: game_view(r.game, r.now) for gid, r in self.games.items()},
         )
+
+    def fork_game(self, game: str) -> Engine:
+        """A new engine holding only ``game`` as it was just after its setup:
+        feeding it the game's logged events again reproduces its notices."""
+        rec = self._record(game)
+        fork = Engine(self.settings)
+        fork.games[game] = GameRecord(_unpack_game.decode(rec.checkpoints[0]), rec.opened_at,
+                                      rec.setup_notices)
+        return fork
 
     def game_events(self, game: str) -> list[Any]:
         """The game's accepted, unvoided events in fold order (after its setup)."""
@@ -207,7 +219,7 @@ class Engine:
         i = k * CHECKPOINT_EVERY
         cursor = events[i - 1].at if i else 0
         for x in events[i:]:
-            out: list[Any] = [n for _, n in gm.deadlines(g, cursor, x.at)] if g.status == "live" else []
+            out: list[Any] = [n for _, n in gm.deadlines(g, cursor, x.at)] if g.status != "ended" else []
             try:
                 gm.apply(g, x, self.settings, out)
             except Refused as r:
@@ -218,7 +230,7 @@ class Engine:
             i += 1
             if i % CHECKPOINT_EVERY == 0:
                 checkpoints.append(_pack.encode(g))
-        if g.status == "live":
+        if g.status != "ended":
             for _, n in gm.deadlines(g, cursor, rec.now):
                 by_cause.setdefault(n.cause, []).append(n)
         return g, by_cause, refused, checkpoints
@@ -261,7 +273,7 @@ class Engine:
             raise Refused("cannot_void", f"{e.target!r} can't be voided", "L1")
         due: list[Any] = []
         if e.at > rec.now:
-            if rec.game.status == "live":
+            if rec.game.status != "ended":
                 due = [n for _, n in gm.deadlines(rec.game, rec.now, e.at)]
             rec.now = e.at
         events = [*rec.events[:i], *rec.events[i + 1:]]
@@ -276,10 +288,11 @@ class Engine:
         if e.game in self.games:
             raise Refused("duplicate_game", f"game {e.game!r} is already set up", "L1")
         g = gm.new_game(e)
-        self.games[e.game] = GameRecord(g, e.at)
+        out: list[Any] = [nt.GameReady(cause=e.id, at=e.at, game=e.game, clause="A3",
+                                       home=e.teams.home.team, away=e.teams.away.team)]
+        self.games[e.game] = GameRecord(g, e.at, out)
         self.owner[e.id] = None
-        return [nt.GameReady(cause=e.id, at=e.at, game=e.game, clause="A3",
-                             home=e.teams.home.team, away=e.teams.away.team)]
+        return out
 
     def _event_setup(self, e: ev.EventSetup) -> list[Any]:
         if e.event in self.tournaments:

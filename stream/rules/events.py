@@ -101,6 +101,8 @@ class GameSetup(_GameEvent, frozen=True, tag="game.setup", kw_only=True):
     # not known, so each game says; both default to the common practice.
     clock_stops_on_whistle: bool = True
     clock_stops_on_goal: bool = True
+    # The arena (venue) the game is played in: device tokens can be scoped to one.
+    arena: Label = ""
 
 
 class ClockStart(_GameEvent, frozen=True, tag="clock.start", kw_only=True):
@@ -170,6 +172,13 @@ class PostgameCard(_GameEvent, frozen=True, tag="postgame.card", kw_only=True):
     level: PostgameLevel
 
 
+class Tick(_GameEvent, frozen=True, tag="tick", kw_only=True):
+    """Time passing, written by the live service when a deadline falls due
+    (a box trip's play time served, a mount window run out), so that the
+    notices it brings have a place in the log like everything else. It
+    changes no state."""
+
+
 class Void(_Event, frozen=True, tag="void", kw_only=True):
     target: Ident
     game: Ident | None = None
@@ -192,6 +201,7 @@ Event = Union[
     MountRemoved,
     MountReplaced,
     PostgameCard,
+    Tick,
     Void,
 ]
 
@@ -209,6 +219,7 @@ GameEvent = Union[
     MountRemoved,
     MountReplaced,
     PostgameCard,
+    Tick,
 ]
 
 EVENT_TYPES: tuple[type[_Event], ...] = Event.__args__  # type: ignore[attr-defined]

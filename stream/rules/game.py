@@ -348,6 +348,10 @@ def postgame_card(g: Game, e: ev.PostgameCard, s: Settings, out: Out) -> None:
                                    player=p.id, side=p.side, level=e.level))
 
 
+def tick(g: Game, e: ev.Tick, s: Settings, out: Out) -> None:
+    """Time passes; the deadlines it brings were emitted before the handler ran."""
+
+
 # --------------------------------------------------------------------------
 # Time passing: deadlines that fall due while nothing is sent
 
@@ -416,7 +420,7 @@ def new_game(e: ev.GameSetup) -> Game:
         for pid in [*r.players, *r.subs]:
             players[pid] = Player(pid, side)  # type: ignore[arg-type]
     return Game(
-        id=e.game, event=e.event, handicap=e.handicap, kind=e.kind,
+        id=e.game, event=e.event, arena=e.arena, handicap=e.handicap, kind=e.kind,
         shootout_option=e.shootout_option, periods=e.periods, period_ms=e.period_ms,
         stops_on_whistle=e.clock_stops_on_whistle, stops_on_goal=e.clock_stops_on_goal,
         home=Team(e.teams.home.team, list(e.teams.home.players), list(e.teams.home.subs)),
@@ -438,6 +442,7 @@ class Transition:
 _LIVE: frozenset[Phase] = frozenset({"live"})
 _OPEN: frozenset[Phase] = frozenset({"scheduled", "live"})
 _ENDED: frozenset[Phase] = frozenset({"ended"})
+_ANY: frozenset[Phase] = frozenset({"scheduled", "live", "ended"})
 
 TRANSITIONS: dict[type, Transition] = {
     #  event               accepted while            handler           clause
@@ -454,6 +459,7 @@ TRANSITIONS: dict[type, Transition] = {
     ev.MountRemoved:  Transition(_OPEN,  mount_removed),   # R17
     ev.MountReplaced: Transition(_OPEN,  mount_replaced),  # R17
     ev.PostgameCard:  Transition(_ENDED, postgame_card),   # R9
+    ev.Tick:          Transition(_ANY,   tick),            # house rule 2
 }
 
 

@@ -60,6 +60,7 @@ class PostgameEntry(msgspec.Struct):
 class Game(msgspec.Struct):
     id: str
     event: str
+    arena: str
     handicap: int
     kind: str
     shootout_option: bool

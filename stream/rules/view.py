@@ -96,6 +96,7 @@ class PostgameView(msgspec.Struct):
 class GameView(msgspec.Struct):
     game: str
     event: str
+    arena: str
     kind: str
     handicap: int
     status: str
@@ -152,7 +153,7 @@ def game_view(g: Game, now: int) -> GameView:
     c = g.clock
     play = clk.play_at(c, g.period_ms, now)
     return GameView(
-        game=g.id, event=g.event, kind=g.kind, handicap=g.handicap, status=g.status,
+        game=g.id, event=g.event, arena=g.arena, kind=g.kind, handicap=g.handicap, status=g.status,
         shootout_option=g.shootout_option, shootout=g.shootout,
         score=Score(g.score_home, g.score_away),
         clock=ClockView(running=c.running, period=c.period, periods=g.periods,
@@ -168,8 +169,13 @@ def game_view(g: Game, now: int) -> GameView:
 def diff(before: object, after: object) -> list[tuple[str, object, object]]:
     """The leaves that differ between two views, as ``(path, before, after)``.
     Lists of objects with an ``id`` are matched by id; equal subtrees are skipped."""
+    return diff_builtins(msgspec.to_builtins(before), msgspec.to_builtins(after))
+
+
+def diff_builtins(before: object, after: object) -> list[tuple[str, object, object]]:
+    """``diff`` of two views already turned into builtins (``msgspec.to_builtins``)."""
     out: list[tuple[str, object, object]] = []
-    _diff(msgspec.to_builtins(before), msgspec.to_builtins(after), "", out)
+    _diff(before, after, "", out)
     return out
 
 

@@ -1,0 +1,110 @@
+"""Device tokens: signed, scoped to a role and to one game or one arena, with an expiry.
+
+A token is ``v1.<payload>.<signature>``: the payload is the claims as JSON,
+base64url-encoded; the signature is HMAC-SHA256 over ``v1.<payload>`` with
+the service's secret. Tokens travel only in the first WebSocket message or
+in an ``Authorization: Bearer`` header, never in a URL, and never appear in
+the service's logs (``fingerprint`` names a token safely).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import secrets
+from typing import Literal
+
+import msgspec
+
+from .errors import AuthError
+
+Role = Literal["umpire", "referee", "timekeeper", "display", "admin"]
+
+#: What each role may send, by event type (docs/protocol.md, "Roles").
+ROLE_EVENTS: dict[str, frozenset[str]] = {
+    "umpire": frozenset({
+        "whistle", "goal", "card", "box.left_early", "arena.left", "substitution",
+        "mount.removed", "mount.replaced", "postgame.card", "void", "game.end"}),
+    "timekeeper": frozenset({"clock.start", "clock.stop", "horn", "game.end", "void"}),
+    "display": frozenset(),
+}
+ROLE_EVENTS["referee"] = ROLE_EVENTS["umpire"]
+ROLE_EVENTS["admin"] = ROLE_EVENTS["umpire"] | ROLE_EVENTS["timekeeper"] | {
+    "event.setup", "event.complete", "game.setup"}
+#: The only events a timekeeper may void: its own kind.
+TIMEKEEPER_VOIDABLE = frozenset({"clock.start", "clock.stop", "horn"})
+
+
+class Claims(msgspec.Struct, frozen=True, kw_only=True):
+    sub: str                      # the device
+    role: Role
+    exp: int                      # expiry, Unix seconds
+    jti: str                      # the token's own id, for revocation
+    official: str = ""            # the person holding the device
+    game: str | None = None       # scope: one game ...
+    arena: str | None = None      # ... or one arena; neither: every game (admin only)
+
+
+_enc = msgspec.json.Encoder()
+_dec = msgspec.json.Decoder(Claims)
+
+
+def _b64(b: bytes) -> str:
+    return base64.urlsafe_b64encode(b).rstrip(b"=").decode()
+
+
+def _unb64(s: str) -> bytes:
+    return base64.urlsafe_b64decode(s + "=" * (-len(s) % 4))
+
+
+def new_secret() -> bytes:
+    return secrets.token_bytes(32)
+
+
+def issue(secret: bytes, *, sub: str, role: Role, exp: int, official: str = "",
+          game: str | None = None, arena: str | None = None) -> tuple[str, Claims]:
+    if role != "admin" and game is None and arena is None:
+        raise AuthError("unscoped", "a device token is scoped to one game or one arena")
+    claims = Claims(sub=sub, role=role, exp=exp, jti=secrets.token_hex(8), official=official,
+                    game=game, arena=arena)
+    body = "v1." + _b64(_enc.encode(claims))
+    sig = hmac.new(secret, body.encode(), hashlib.sha256).digest()
+    return f"{body}.{_b64(sig)}", claims
+
+
+def verify(secret: bytes, token: str, *, now_s: float, revoked: set[str] | frozenset[str]) -> Claims:
+    """The token's claims, or ``AuthError`` (``bad_token``, ``expired``, ``revoked``)."""
+    try:
+        version, payload, sig = token.split(".")
+        if version != "v1":
+            raise ValueError
+        expected = hmac.new(secret, f"v1.{payload}".encode(), hashlib.sha256).digest()
+        if not hmac.compare_digest(expected, _unb64(sig)):
+            raise ValueError
+        claims = _dec.decode(_unb64(payload))
+    except (ValueError, msgspec.DecodeError):
+        raise AuthError("bad_token", "the token is not one this service signed") from None
+    if claims.exp <= now_s:
+        raise AuthError("expired", "the token has expired; ask the committee for a new one")
+    if claims.jti in revoked:
+        raise AuthError("revoked", "the token has been revoked")
+    return claims
+
+
+def fingerprint(token: str) -> str:
+    """A short, safe name for a token in logs."""
+    return hashlib.sha256(token.encode()).hexdigest()[:12]
+
+
+def check_scope(claims: Claims, game: str | None, arena: str | None) -> None:
+    """Refuse a game outside the token's scope."""
+    if claims.game is not None and claims.game != game:
+        raise AuthError("out_of_scope", f"this token is for game {claims.game!r}, not {game!r}")
+    if claims.arena is not None and claims.arena != arena:
+        raise AuthError("out_of_scope", f"this token is for arena {claims.arena!r}")
+
+
+def check_may_send(claims: Claims, event_type: str) -> None:
+    if event_type not in ROLE_EVENTS[claims.role]:
+        raise AuthError("forbidden", f"a {claims.role} may not send {event_type}")

@@ -1,0 +1,337 @@
+"""The live core of the service: the engine, the durable log, and what viewers see.
+
+One ``Hub`` per process. Every event, from a handheld, the admin API or the
+deadline timer, takes the same path through ``submit``:
+
+1. **Dedup.** ``(device, client_id)`` already known: the same payload gets
+   the original ack (waiting for it if the first copy is still committing);
+   a different payload is a ``Conflict``.
+2. **Rules.** The engine applies the event or raises ``Refused``; a refused
+   event is never stored.
+3. **Order.** The event takes the next ``seq`` of its game; its delta (its
+   notices and the patch it makes to the game's view) is computed now.
+4. **Durability.** The store commits it with its dedup key (group commit).
+   Only then is the device acked and the delta published, in ``seq`` order.
+   If the commit fails, every event not yet committed is failed with
+   ``NotStored`` and the engine is reloaded from what the log does hold.
+
+Time: the shell's only use of the wall clock is to stamp received events and
+to sleep until ``engine.next_deadline()``, when it submits a ``tick`` event so
+that the deadline's notices are logged and sequenced like everything else.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgspec
+
+from . import protocol as pr
+from .errors import Conflict, NotStored, Refused
+from .rules import codec
+from .rules import events as ev
+from .rules.engine import Engine
+from .rules.game import Settings
+from .rules.text import render
+from .rules.view import GameView, diff_builtins
+from .store import DuplicateKey, Record, Store
+
+log = logging.getLogger("arena_stream.hub")
+
+SYSTEM = "system"  # the device name of events the service writes itself (ticks)
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def digest(payload: bytes) -> bytes:
+    return hashlib.sha256(payload).digest()[:16]
+
+
+@dataclass(slots=True)
+class Frames:
+    """One update, encoded once for every viewer: JSON now, MessagePack on first need."""
+
+    msg: Any
+    json: bytes
+    _msgpack: bytes | None = None
+
+    @classmethod
+    def of(cls, msg: Any) -> Frames:
+        return cls(msg, pr.json_out.encode(msg))
+
+    def msgpack(self) -> bytes:
+        if self._msgpack is None:
+            self._msgpack = pr.msgpack_out.encode(self.msg)
+        return self._msgpack
+
+
+@dataclass(slots=True)
+class GameFeed:
+    """What viewers of one game can be sent: the committed view and every delta."""
+
+    seq: int = 0
+    view: GameView | None = None
+    view_builtins: Any = None
+    deltas: list[Frames] = field(default_factory=list)   # deltas[i] has seq i + 1 ...
+    first_seq: int = 1                                    # ... offset by the first one held
+    complete: bool = True                                 # False after a restart until rebuilt
+    snapshot: Frames | None = None
+
+
+@dataclass(slots=True)
+class Pending:
+    record: Record
+    ack: pr.Ack
+    delta: Frames | None
+    view: GameView | None
+    view_builtins: Any
+
+
+class Hub:
+    def __init__(self, store: Store, *, settings: Settings | None = None,
+                 on_publish: Callable[[str, Frames], None] | None = None) -> None:
+        self.store = store
+        self.settings = settings or Settings()
+        self.engine = Engine(self.settings)
+        self.seqs: dict[str, int] = {}
+        self.feeds: dict[str, GameFeed] = {}
+        # (device, client_id) -> (digest, ack or the future of the first copy's ack)
+        self.keys: dict[tuple[str, str], tuple[bytes, pr.Ack | asyncio.Future[pr.Ack]]] = {}
+        self.on_publish = on_publish or (lambda game, frames: None)
+        self.on_game: Callable[[str], None] = lambda game: None
+        self.ready = False
+        self.recovering = False
+        self._recovered = asyncio.Event()
+        self._wake = asyncio.Event()
+        self._inflight: set[asyncio.Task[None]] = set()
+        self.acks = 0
+        self.refusals = 0
+
+    # ------------------------------------------------------------- startup
+
+    async def start(self) -> None:
+        await self.store.open()
+        await self._load()
+        self.ready = True
+
+    async def _load(self) -> None:
+        """Fold the whole log: the state is what the log says."""
+        records = await self.store.records()
+        engine = Engine(self.settings)
+        seqs: dict[str, int] = {}
+        keys: dict[tuple[str, str], tuple[bytes, pr.Ack | asyncio.Future[pr.Ack]]] = {}
+        for r in records:
+            e = codec.decode_event(r.body)
+            engine.feed(e)
+            if r.game is not None and r.seq is not None:
+                seqs[r.game] = r.seq
+            keys[(r.device, r.client_id)] = (r.digest, pr.Ack(
+                id=r.client_id, log_id=e.id, game=r.game, seq=r.seq, at=e.at, duplicate=True))
+        self.engine, self.seqs, self.keys = engine, seqs, keys
+        self.feeds = {}
+        for gid in engine.games:
+            view = engine.view(gid)
+            self.feeds[gid] = GameFeed(seq=seqs.get(gid, 0), view=view,
+                                       view_builtins=msgspec.to_builtins(view),
+                                       first_seq=seqs.get(gid, 0) + 1, complete=False)
+        log.info("loaded", extra={"records": len(records), "games": len(engine.games)})
+
+    # -------------------------------------------------------------- submit
+
+    async def submit(self, *, device: str, official: str, client_id: str, payload_digest: bytes,
+                     event: Any) -> pr.Ack:
+        """Apply, commit and acknowledge one event (see the module docstring)."""
+        if not self.ready or self.recovering:
+            raise NotStored("the service is loading its log; send the event again")
+        key = (device, client_id)
+        known = self.keys.get(key)
+        if known is not None:
+            if known[0] != payload_digest:
+                raise Conflict("id_conflict", f"{client_id!r} was already used by this device for "
+                                              "a different event; the first one stands")
+            prior = known[1]
+            ack = prior if isinstance(prior, pr.Ack) else await asyncio.shield(prior)
+            return msgspec.structs.replace(ack, duplicate=True, notices=[])
+
+        notices = self.engine.apply(event)  # raises Refused: nothing applied, nothing stored
+        game: str | None = getattr(event, "game", None)
+        if isinstance(event, ev.Void):
+            game = self.engine.owner.get(event.id)
+        seq = None
+        delta = view = builtins = None
+        rendered = [render(n) for n in notices]
+        if game is not None:
+            seq = self.seqs.get(game, 0) + 1
+            self.seqs[game] = seq
+            view = self.engine.view(game)
+            feed = self.feeds.get(game)
+            if feed is None:  # a game.setup
+                feed = self.feeds[game] = GameFeed()
+            delta, builtins = self._delta(game, seq, rendered, view, feed)
+        record = Record(game=game, seq=seq, device=device, client_id=client_id, official=official,
+                        digest=payload_digest, received_at=now_ms(), body=codec.encode_event(event))
+        ack = pr.Ack(id=client_id, log_id=event.id, game=game, seq=seq, at=event.at,
+                     duplicate=False, notices=rendered)
+        fut: asyncio.Future[pr.Ack] = asyncio.get_running_loop().create_future()
+        self.keys[key] = (payload_digest, fut)
+        self._wake.set()
+        # The commit runs as its own task: if the device goes away mid-commit,
+        # the event still lands (or fails) whole, and a retry finds its ack.
+        task = asyncio.create_task(self._commit(Pending(record, ack, delta, view, builtins), key, fut))
+        self._inflight.add(task)
+        task.add_done_callback(self._inflight.discard)
+        return await asyncio.shield(fut)
+
+    async def _commit(self, p: Pending, key: tuple[str, str], fut: asyncio.Future[pr.Ack]) -> None:
+        try:
+            await self.store.append(p.record)
+        except (NotStored, DuplicateKey) as err:
+            self.keys.pop(key, None)
+            fut.set_exception(err if isinstance(err, NotStored) else NotStored(
+                f"{p.record.client_id} was stored earlier by another node; send it again"))
+            fut.exception()  # retrieved: a waiter may have gone
+            await self._recover()
+            return
+        self._committed(p)
+        self.keys[key] = (p.record.digest, p.ack)
+        fut.set_result(p.ack)
+
+    async def close(self) -> None:
+        """Let every commit in flight finish, then close the store."""
+        if self._inflight:
+            await asyncio.gather(*self._inflight, return_exceptions=True)
+        await self.store.close()
+
+    def _delta(self, game: str, seq: int, rendered: list[Any], view: GameView,
+               feed: GameFeed) -> tuple[Frames, Any]:
+        after = msgspec.to_builtins(view)
+        patch = [pr.Patch(p, v) for p, _, v in _diff(feed.view_builtins, after)]
+        return Frames.of(pr.Delta(game=game, seq=seq, notices=rendered, patch=patch)), after
+
+    def _committed(self, p: Pending) -> None:
+        """Publish in seq order: commits complete in submission order."""
+        self.acks += 1
+        game = p.record.game
+        if game is None or p.delta is None:
+            return
+        feed = self.feeds[game]
+        feed.seq = p.record.seq or feed.seq
+        feed.view, feed.view_builtins, feed.snapshot = p.view, p.view_builtins, None
+        feed.deltas.append(p.delta)
+        self.on_publish(game, p.delta)
+        if p.record.seq == 1:
+            self.on_game(game)
+
+    async def _recover(self) -> None:
+        """A commit failed: reload everything from the log, which is the truth."""
+        if self.recovering:
+            await self._recovered.wait()
+            return
+        self.recovering = True
+        self._recovered.clear()
+        try:
+            log.warning("commit failed; reloading the log")
+            while True:
+                try:
+                    await self._load()
+                    await self.store.reset_after_failure()
+                    break
+                except Exception:  # the store is still down: keep trying, acking nothing
+                    log.exception("reload failed; retrying")
+                    await asyncio.sleep(0.5)
+        finally:
+            self.recovering = False
+            self._recovered.set()
+
+    # -------------------------------------------------------------- viewers
+
+    def snapshot(self, game: str, *, reset: bool = False, reason: str | None = None) -> Frames:
+        feed = self.feeds[game]
+        if not reset and feed.snapshot is not None:
+            return feed.snapshot
+        assert feed.view is not None
+        frames = Frames.of(pr.Snapshot(game=game, seq=feed.seq, epoch=self.store.epoch,
+                                       view=feed.view, reset=reset, reason=reason))
+        if not reset:
+            feed.snapshot = frames
+        return frames
+
+    async def since(self, game: str, seq: int) -> list[Frames] | None:
+        """The deltas after ``seq``, or None if they can't be served exactly."""
+        feed = self.feeds[game]
+        if seq > feed.seq:
+            return None
+        if seq == feed.seq:
+            return []
+        if seq + 1 < feed.first_seq:
+            await self._rebuild_history(game)
+        if seq + 1 < feed.first_seq:
+            return None
+        return feed.deltas[seq + 1 - feed.first_seq:]
+
+    async def _rebuild_history(self, game: str) -> None:
+        """Deltas are a function of the log: fold the game again to recover them."""
+        feed = self.feeds[game]
+        held_from = feed.first_seq
+        records = [r for r in await self.store.game_records(game)
+                   if r.seq is not None and r.seq < held_from]
+        if feed.first_seq != held_from or feed.complete:
+            return  # rebuilt meanwhile
+        fork = self.engine.fork_game(game)
+        deltas: list[Frames] = []
+        before = GameFeed()
+        for r in records:
+            e = codec.decode_event(r.body)
+            if isinstance(e, ev.GameSetup):
+                out: list[Any] = list(fork.games[game].setup_notices)
+            else:
+                out = fork.feed(e)
+            view = fork.view(game)
+            delta, builtins = self._delta(game, r.seq or 0, [render(n) for n in out], view, before)
+            before.view_builtins = builtins
+            deltas.append(delta)
+        feed.deltas = deltas + feed.deltas
+        feed.first_seq = 1
+        feed.complete = True
+
+    # --------------------------------------------------------------- timer
+
+    async def run_timer(self, clock: Callable[[], int] = now_ms) -> None:
+        """Sleep until the engine's next deadline, then log a ``tick`` for it."""
+        while True:
+            self._wake.clear()
+            nxt = self.engine.next_deadline() if self.ready and not self.recovering else None
+            if nxt is None:
+                await self._wake.wait()
+                continue
+            at, game = nxt
+            delay = (at - clock()) / 1000
+            if delay > 0:
+                try:
+                    await asyncio.wait_for(self._wake.wait(), timeout=delay)
+                    continue  # something changed: look again
+                except TimeoutError:
+                    pass
+            if self.engine.next_deadline() != nxt:
+                continue
+            tick = ev.Tick(id=f"{SYSTEM}:tick:{game}:{at}", at=at, game=game)
+            try:
+                await self.submit(device=SYSTEM, official="", client_id=f"tick:{game}:{at}",
+                                  payload_digest=digest(codec.encode_event(tick)), event=tick)
+            except (NotStored, Refused, Conflict):
+                log.warning("tick not stored; will retry", extra={"game": game, "at": at})
+                await asyncio.sleep(0.2)
+
+
+def _diff(before: Any, after: Any) -> list[tuple[str, Any, Any]]:
+    if before is None:
+        return [("", None, after)]  # the whole view: a game just set up
+    return diff_builtins(before, after)

@@ -1,0 +1,74 @@
+"""The store contract: an append-only log with its dedup keys, durable on return.
+
+The log is the truth; the service's state is a fold over it. Every backend
+(SQLite here, Redis for several nodes) passes the same contract tests
+(``tests/store/test_contract.py``).
+
+* ``append(record)`` returns only once the record **and its dedup key**
+  ``(device, client_id)`` are committed to disk in one transaction. Any
+  failure raises ``NotStored``; nothing half-written is ever visible.
+* A ``(device, client_id)`` pair is unique forever: appending it again raises
+  ``DuplicateKey`` carrying the record already stored.
+* ``(game, seq)`` is unique: the per-game total order.
+* ``records()`` returns everything in the order it was appended.
+"""
+
+from __future__ import annotations
+
+import abc
+
+import msgspec
+
+from ..errors import ArenaStreamError
+
+
+class Record(msgspec.Struct, frozen=True, kw_only=True):
+    game: str | None              # None for tournament events (event.setup, event.complete)
+    seq: int | None               # position in the game's log, from 1
+    device: str                   # who sent it (token subject), or "system"
+    client_id: str                # the id the device gave it
+    official: str                 # the person behind the device
+    digest: bytes                 # of the event as the device sent it: tells a retry from a conflict
+    received_at: int              # ms, the server's clock
+    body: bytes                   # the event in the pinned log format (JSON), as the fold reads it
+
+
+class DuplicateKey(ArenaStreamError):
+    def __init__(self, existing: Record) -> None:
+        super().__init__("duplicate_key", f"{existing.device}/{existing.client_id} is stored")
+        self.existing = existing
+
+
+class Store(abc.ABC):
+    """An append-only event log with dedup keys; see the module docstring."""
+
+    #: Identifies this log: a resume against a different epoch starts afresh.
+    epoch: str = ""
+
+    @abc.abstractmethod
+    async def open(self) -> None: ...
+
+    @abc.abstractmethod
+    async def close(self) -> None: ...
+
+    @abc.abstractmethod
+    async def append(self, record: Record) -> None:
+        """Durably append, or raise ``NotStored`` / ``DuplicateKey``."""
+
+    @abc.abstractmethod
+    async def records(self) -> list[Record]:
+        """Every record, in append order."""
+
+    @abc.abstractmethod
+    async def game_records(self, game: str, after_seq: int = 0) -> list[Record]:
+        """One game's records with ``seq > after_seq``, in order."""
+
+    @abc.abstractmethod
+    async def revoke(self, jti: str, at: int, by: str, reason: str) -> None: ...
+
+    @abc.abstractmethod
+    async def revoked(self) -> set[str]: ...
+
+    @abc.abstractmethod
+    async def reset_after_failure(self) -> None:
+        """Accept appends again after a failed commit (the caller has reloaded)."""
