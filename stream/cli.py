@@ -77,6 +77,18 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_serve(args: argparse.Namespace) -> int:
+    from .serve import serve
+
+    return serve(args)
+
+
+def _cmd_simulate(args: argparse.Namespace) -> int:
+    from .serve import simulate
+
+    return simulate(args)
+
+
 def _cmd_bench(args: argparse.Namespace) -> int:
     from .bench import run_bench
 
@@ -97,6 +109,24 @@ def main(argv: list[str] | None = None) -> int:
     d = sub.add_parser("demo", help="replay the bundled demo game and show the scoreboard")
     d.add_argument("--lang", choices=["en", "es"], default="en")
     d.set_defaults(func=_cmd_demo)
+
+    s = sub.add_parser("serve", help="run the live service (WebSockets and HTTP on one port)")
+    s.add_argument("--data", type=Path, default=Path("arena-data"), help="data directory")
+    s.add_argument("--host", default="127.0.0.1")
+    s.add_argument("--port", type=int, default=8080)
+    s.add_argument("--store", default="sqlite", help="sqlite (default) or a redis:// URL")
+    s.add_argument("--origin", action="append", default=[], help="another allowed browser Origin")
+    s.add_argument("--no-demo", action="store_true", help="don't play the demo game")
+    s.add_argument("--demo-speed", type=float, default=1.0, help="play the demo faster (2 = twice)")
+    s.set_defaults(func=_cmd_serve)
+
+    m = sub.add_parser("simulate", help="play the scripted demo game through a running service")
+    m.add_argument("--url", default="http://127.0.0.1:8080")
+    m.add_argument("--token", help="an admin token (default: DATA/admin.token)")
+    m.add_argument("--data", type=Path, default=Path("arena-data"))
+    m.add_argument("--game", help="game id (default: sim-<time>)")
+    m.add_argument("--speed", type=float, default=1.0)
+    m.set_defaults(func=_cmd_simulate)
 
     b = sub.add_parser("bench", help="benchmarks that print measured ratios")
     bsub = b.add_subparsers(dest="bench", required=True)

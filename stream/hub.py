@@ -264,18 +264,19 @@ class Hub:
             feed.snapshot = frames
         return frames
 
-    async def since(self, game: str, seq: int) -> list[Frames] | None:
+    async def ensure_history(self, game: str, seq: int) -> None:
+        """Make the deltas after ``seq`` available, folding the game's log again
+        if this process hasn't seen them (after a restart)."""
+        feed = self.feeds[game]
+        if seq < feed.seq and seq + 1 < feed.first_seq:
+            await self._rebuild_history(game)
+
+    def since(self, game: str, seq: int) -> list[Frames] | None:
         """The deltas after ``seq``, or None if they can't be served exactly."""
         feed = self.feeds[game]
-        if seq > feed.seq:
+        if seq > feed.seq or (seq + 1 < feed.first_seq and seq != feed.seq):
             return None
-        if seq == feed.seq:
-            return []
-        if seq + 1 < feed.first_seq:
-            await self._rebuild_history(game)
-        if seq + 1 < feed.first_seq:
-            return None
-        return feed.deltas[seq + 1 - feed.first_seq:]
+        return feed.deltas[seq + 1 - feed.first_seq:] if seq < feed.seq else []
 
     async def _rebuild_history(self, game: str) -> None:
         """Deltas are a function of the log: fold the game again to recover them."""

@@ -1,0 +1,296 @@
+"""The aiohttp application: both WebSocket protocols and the HTTP API on one port.
+
+HTTP API (docs/protocol.md, OpenAPI at ``/openapi.json``):
+
+    GET  /healthz /readyz /metrics
+    GET  /api/games                    every game, with score and status
+    GET  /api/games/{game}             the game's committed view (what a snapshot holds)
+    GET  /api/games/{game}/log         the game's log as JSON Lines (the pinned format)
+    GET  /api/log                      the whole log as JSON Lines          (admin)
+    POST /api/events                   set up a tournament event            (admin)
+    POST /api/events/{event}/complete  mark it completed                    (admin)
+    POST /api/games                    set up a game and its rosters        (admin)
+    POST /api/tokens                   issue a device token                 (admin)
+    POST /api/tokens/revoke            revoke one                           (admin)
+
+Admin calls carry ``Authorization: Bearer <token>``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import secrets
+import time
+from collections.abc import AsyncIterator
+from typing import Annotated, Any
+
+import msgspec
+from aiohttp import web
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+
+from . import auth
+from . import protocol as pr
+from .config import Config, load_secret
+from .errors import AuthError
+from .hub import Frames, Hub, now_ms
+from .ingest import device_ws, submit_fields
+from .service import Service
+from .store import Store
+from .store.sqlite import SqliteStore
+from .watch import watch_ws
+
+log = logging.getLogger("arena_stream.app")
+_json = msgspec.json.Encoder()
+_body = msgspec.json.Decoder(dict[str, Any])
+
+
+class TokenRequest(msgspec.Struct, kw_only=True):
+    role: auth.Role
+    device: Annotated[str, msgspec.Meta(min_length=1, max_length=48, pattern=r"^[A-Za-z0-9_.:-]+$")]
+    official: str = ""
+    game: str | None = None
+    arena: str | None = None
+    ttl_s: int = 12 * 3600
+
+
+class TokenIssued(msgspec.Struct, kw_only=True):
+    token: str
+    claims: auth.Claims
+
+
+class RevokeRequest(msgspec.Struct, kw_only=True):
+    jti: str
+    reason: str = ""
+
+
+def _problem(status: int, code: str, detail: str, **extra: Any) -> web.Response:
+    return web.Response(status=status, body=_json.encode({"code": code, "detail": detail, **extra}),
+                        content_type="application/json")
+
+
+def _admin(request: web.Request) -> auth.Claims:
+    svc = request.app[Service.KEY]
+    header = request.headers.get("Authorization", "")
+    if not header.startswith("Bearer "):
+        raise web.HTTPUnauthorized(text="Authorization: Bearer <admin token> required\n")
+    try:
+        claims = svc.verify(header.removeprefix("Bearer ").strip())
+    except AuthError as err:
+        raise web.HTTPUnauthorized(text=f"{err.code}: {err.detail}\n") from None
+    if claims.role != "admin":
+        raise web.HTTPForbidden(text="this needs an admin token\n")
+    return claims
+
+
+async def _json_body(request: web.Request) -> dict[str, Any]:
+    try:
+        body = _body.decode(await request.read())
+    except (msgspec.DecodeError, RecursionError) as err:
+        raise web.HTTPBadRequest(text=f"the body is not a JSON object: {err}\n") from None
+    return body
+
+
+async def _submit(request: web.Request, etype: str, fields: dict[str, Any]) -> web.Response:
+    svc = request.app[Service.KEY]
+    claims = _admin(request)
+    fields = {**fields, "type": etype}
+    fields.setdefault("id", f"api-{secrets.token_hex(6)}")
+    result = await submit_fields(svc, claims, fields, None)
+    if isinstance(result, pr.Error):
+        status = {"not_stored": 503, "forbidden": 403, "out_of_scope": 403,
+                  "id_conflict": 409}.get(result.code, 400 if result.clause is None else 409)
+        return web.Response(status=status, body=_json.encode(result), content_type="application/json",
+                            headers={"Retry-After": "1"} if result.retry else None)
+    return web.Response(status=200 if result.duplicate else 201, body=_json.encode(result),
+                        content_type="application/json")
+
+
+# ------------------------------------------------------------------ handlers
+
+
+async def healthz(request: web.Request) -> web.Response:
+    return web.json_response({"ok": True})
+
+
+async def readyz(request: web.Request) -> web.Response:
+    hub = request.app[Service.KEY].hub
+    ready = hub.ready and not hub.recovering
+    return web.json_response({"ready": ready}, status=200 if ready else 503)
+
+
+async def metrics(request: web.Request) -> web.Response:
+    svc = request.app[Service.KEY]
+    return web.Response(body=generate_latest(svc.metrics.registry),
+                        headers={"Content-Type": CONTENT_TYPE_LATEST})
+
+
+async def games(request: web.Request) -> web.Response:
+    hub = request.app[Service.KEY].hub
+    out = []
+    for gid, feed in hub.feeds.items():
+        v = feed.view
+        if v is not None:
+            out.append({"game": gid, "event": v.event, "arena": v.arena, "status": v.status,
+                        "home": v.teams.home.team, "away": v.teams.away.team,
+                        "score": {"home": v.score.home, "away": v.score.away}, "seq": feed.seq})
+    return web.Response(body=_json.encode(out), content_type="application/json")
+
+
+async def game(request: web.Request) -> web.Response:
+    hub = request.app[Service.KEY].hub
+    feed = hub.feeds.get(request.match_info["game"])
+    if feed is None:
+        return _problem(404, "unknown_game", "no such game")
+    return web.Response(body=_json.encode({"seq": feed.seq, "epoch": hub.store.epoch, "view": feed.view}),
+                        content_type="application/json")
+
+
+async def game_log(request: web.Request) -> web.StreamResponse:
+    hub = request.app[Service.KEY].hub
+    gid = request.match_info["game"]
+    if gid not in hub.feeds:
+        return _problem(404, "unknown_game", "no such game")
+    records = [r for r in await hub.store.game_records(gid) if r.seq is not None]
+    body = b"".join(r.body + b"\n" for r in records)
+    return web.Response(body=body, content_type="application/x-ndjson",
+                        headers={"Content-Disposition": f'attachment; filename="{gid}.jsonl"'})
+
+
+async def whole_log(request: web.Request) -> web.Response:
+    _admin(request)
+    hub = request.app[Service.KEY].hub
+    body = b"".join(r.body + b"\n" for r in await hub.store.records())
+    return web.Response(body=body, content_type="application/x-ndjson")
+
+
+async def post_event(request: web.Request) -> web.Response:
+    return await _submit(request, "event.setup", await _json_body(request))
+
+
+async def complete_event(request: web.Request) -> web.Response:
+    body = await _json_body(request) if request.can_read_body else {}
+    return await _submit(request, "event.complete", {**body, "event": request.match_info["event"]})
+
+
+async def post_game(request: web.Request) -> web.Response:
+    return await _submit(request, "game.setup", await _json_body(request))
+
+
+async def post_token(request: web.Request) -> web.Response:
+    svc = request.app[Service.KEY]
+    claims = _admin(request)
+    try:
+        req = msgspec.json.decode(await request.read(), type=TokenRequest)
+        token, issued = svc.issue(sub=req.device, role=req.role, official=req.official,
+                                  game=req.game, arena=req.arena, exp=int(time.time()) + req.ttl_s)
+    except (msgspec.DecodeError, RecursionError) as err:
+        return _problem(400, "invalid_field", str(err))
+    except AuthError as err:
+        return _problem(400, err.code, err.detail)
+    log.info("token issued", extra={"by": claims.sub, "device": req.device, "role": req.role,
+                                    "jti": issued.jti, "fingerprint": auth.fingerprint(token)})
+    return web.Response(status=201, body=_json.encode(TokenIssued(token=token, claims=issued)),
+                        content_type="application/json")
+
+
+async def revoke_token(request: web.Request) -> web.Response:
+    svc = request.app[Service.KEY]
+    claims = _admin(request)
+    try:
+        req = msgspec.json.decode(await request.read(), type=RevokeRequest)
+    except (msgspec.DecodeError, RecursionError) as err:
+        return _problem(400, "invalid_field", str(err))
+    await svc.hub.store.revoke(req.jti, now_ms(), claims.sub, req.reason)
+    svc.revoked.add(req.jti)
+    log.info("token revoked", extra={"by": claims.sub, "jti": req.jti})
+    return web.json_response({"revoked": req.jti})
+
+
+async def index(request: web.Request) -> web.Response:
+    hub = request.app[Service.KEY].hub
+    rows = "".join(f'<li><code>{gid}</code>: {f.view.teams.home.team} {f.view.score.home} – '
+                   f'{f.view.score.away} {f.view.teams.away.team} ({f.view.status})</li>'
+                   for gid, f in hub.feeds.items() if f.view is not None)
+    html = (f"<!doctype html><meta charset=utf-8><title>Arena Stream</title>"
+            f"<h1>Arena Stream</h1><ul>{rows or '<li>no games yet</li>'}</ul>"
+            f"<p>Watch: <code>ws://{request.host}/ws/watch?game=GAME</code> · "
+            f"API: <a href=/openapi.json>OpenAPI</a> · "
+            f"WebSockets: <a href=/asyncapi.json>AsyncAPI</a></p>")
+    return web.Response(text=html, content_type="text/html")
+
+
+# ------------------------------------------------------------------- app
+
+
+def make_store(config: Config) -> Store:
+    if config.store == "sqlite":
+        return SqliteStore(config.data_dir / "arena.sqlite")
+    raise SystemExit(f"unknown store {config.store!r}")
+
+
+async def _heartbeat(svc: Service) -> None:
+    interval = svc.config.heartbeat
+    while True:
+        await asyncio.sleep(interval)
+        hb = pr.Heartbeat(server_time=now_ms(), interval_ms=int(interval * 1000),
+                          seqs={g: f.seq for g, f in svc.hub.feeds.items()})
+        svc.fanout.everyone(Frames.of(hb))
+
+
+def build_app(config: Config, *, store: Store | None = None, secret: bytes | None = None) -> web.Application:
+    secret = secret if secret is not None else load_secret(config.data_dir)
+    hub = Hub(store or make_store(config))
+    svc = Service(config, secret, hub)
+
+    def on_publish(game: str, frames: Frames) -> None:
+        svc.fanout.publish(game, frames, frames.msg.seq)
+
+    def on_game(game: str) -> None:
+        rec = hub.engine.games.get(game)
+        if rec is not None:
+            svc.fanout.new_game(game, rec.game.arena)
+
+    hub.on_publish = on_publish
+    hub.on_game = on_game
+
+    app = web.Application(client_max_size=256 * 1024)
+    app[Service.KEY] = svc
+    app.add_routes([
+        web.get("/", index),
+        web.get("/healthz", healthz),
+        web.get("/readyz", readyz),
+        web.get("/metrics", metrics),
+        web.get("/ws/device", device_ws),
+        web.get("/ws/watch", watch_ws),
+        web.get("/api/games", games),
+        web.get("/api/games/{game}", game),
+        web.get("/api/games/{game}/log", game_log),
+        web.get("/api/log", whole_log),
+        web.post("/api/events", post_event),
+        web.post("/api/events/{event}/complete", complete_event),
+        web.post("/api/games", post_game),
+        web.post("/api/tokens", post_token),
+        web.post("/api/tokens/revoke", revoke_token),
+    ])
+    app.cleanup_ctx.append(_lifecycle)
+    return app
+
+
+async def _lifecycle(app: web.Application) -> AsyncIterator[None]:
+    svc = app[Service.KEY]
+    await svc.hub.start()
+    svc.revoked = await svc.hub.store.revoked()
+    tasks = [asyncio.create_task(svc.hub.run_timer(), name="deadline-timer"),
+             asyncio.create_task(_heartbeat(svc), name="heartbeat")]
+    try:
+        yield
+    finally:
+        for t in tasks:
+            t.cancel()
+        for t in tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await t
+        await svc.hub.close()
+

@@ -1,0 +1,276 @@
+"""``/ws/device``: the officials' handhelds (docs/protocol.md, "Device protocol").
+
+The socket must authenticate in its first frame within ``auth_timeout``.
+Then the device sends events; each gets exactly one answer: an ``ack`` once
+the event and its dedup key are on disk, or an ``error`` (``retry: true``
+only when it was not stored). Events from one socket are applied in the
+order they arrive.
+
+Clock sync: the server pings every ``ping_interval`` with its time; the
+device answers with its own. The sample with the smallest round trip gives
+the device's offset, and from then on an event's own ``at`` (device time)
+is translated to server time, so an event recorded offline keeps the moment
+it happened. Without a sync, or without ``at``, the receive time is used.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+
+import msgspec
+from aiohttp import WSMsgType, web
+
+from . import auth
+from . import protocol as pr
+from .errors import ArenaStreamError, AuthError, Conflict, MalformedEvent, NotStored, ProtocolError, Refused
+from .hub import digest, now_ms
+from .rules import codec
+from .service import Service
+
+log = logging.getLogger("arena_stream.ingest")
+
+CLOSE_AUTH = 4401       # no valid token in time
+CLOSE_POLICY = 1008
+
+
+class ClockSync:
+    """The device's clock offset from the best (shortest round trip) of recent samples."""
+
+    def __init__(self) -> None:
+        self.offset: int | None = None
+        self.rtt: int | None = None
+
+    def sample(self, sent: int, device_time: int, received: int) -> None:
+        rtt = received - sent
+        if rtt < 0 or rtt > 5_000:
+            return
+        if self.rtt is None or rtt <= self.rtt:
+            self.rtt = rtt
+            self.offset = device_time - (sent + rtt // 2)
+
+    def to_server(self, device_at: int | None, received: int) -> int:
+        if device_at is None or self.offset is None:
+            return received
+        return min(device_at - self.offset, received)
+
+
+class TokenBucket:
+    def __init__(self, rate: float, burst: int) -> None:
+        self.rate, self.burst = rate, float(burst)
+        self.tokens = float(burst)
+        self.t = time.monotonic()
+
+    def take(self) -> bool:
+        t = time.monotonic()
+        self.tokens = min(self.burst, self.tokens + (t - self.t) * self.rate)
+        self.t = t
+        if self.tokens < 1:
+            return False
+        self.tokens -= 1
+        return True
+
+
+def _error(err: ArenaStreamError, client_id: str | None) -> pr.Error:
+    return pr.Error(code=err.code, detail=err.detail, id=client_id,
+                    clause=getattr(err, "clause", None), retry=isinstance(err, NotStored))
+
+
+class DeviceSession:
+    def __init__(self, svc: Service, ws: web.WebSocketResponse, claims: auth.Claims) -> None:
+        self.svc = svc
+        self.ws = ws
+        self.claims = claims
+        self.sync = ClockSync()
+        self.bucket = TokenBucket(svc.config.device_rate, svc.config.device_burst)
+
+    async def send(self, msg: Any) -> None:
+        await self.ws.send_frame(pr.json_out.encode(msg), WSMsgType.TEXT)
+
+    async def ping(self) -> None:
+        await self.send(pr.ServerPing(server_time=now_ms()))
+
+    async def run(self) -> None:
+        await self.ping()
+        interval = self.svc.config.ping_interval
+        last_ping = time.monotonic()
+        while True:
+            try:
+                msg = await self.ws.receive(timeout=interval)
+            except TimeoutError:
+                await self.ping()
+                last_ping = time.monotonic()
+                continue
+            if msg.type in (WSMsgType.CLOSE, WSMsgType.CLOSING, WSMsgType.CLOSED, WSMsgType.ERROR):
+                return
+            if time.monotonic() - last_ping > interval:
+                await self.ping()
+                last_ping = time.monotonic()
+            await self.handle(msg.data)
+
+    async def handle(self, data: Any) -> None:
+        try:
+            frame = pr.device_in.decode(data)
+        except (msgspec.DecodeError, RecursionError, TypeError) as err:
+            self.svc.metrics.events.labels("malformed").inc()
+            await self.send(_error(_malformed(err), None))
+            return
+        if isinstance(frame, pr.Pong):
+            self.sync.sample(frame.server_time, frame.device_time, now_ms())
+        elif isinstance(frame, pr.Ping):
+            await self.send(pr.ServerPong(server_time=now_ms(), device_time=frame.device_time))
+        elif isinstance(frame, pr.Auth):
+            await self.send(pr.Error(code="already_authenticated", detail="this socket has a token"))
+        else:
+            await self.send(await self.event(frame))
+
+    async def event(self, frame: pr.Send) -> pr.Ack | pr.Error:
+        metrics = self.svc.metrics
+        if not self.bucket.take():
+            metrics.events.labels("limited").inc()
+            return pr.Error(code="rate_limited", retry=True,
+                            detail="too many events from this device; send the same event again shortly")
+        try:
+            fields = _fields(frame.event)
+        except MalformedEvent as err:
+            metrics.events.labels("malformed").inc()
+            return _error(err, None)
+        return await submit_fields(self.svc, self.claims, fields, self.sync)
+
+
+async def submit_fields(svc: Service, claims: auth.Claims, fields: dict[str, Any],
+                        sync: ClockSync | None) -> pr.Ack | pr.Error:
+    """One event from a device or the admin API: authorize, stamp, decode, submit.
+    Every outcome is one ``ack`` or one ``error``, counted in the metrics."""
+    received = now_ms()
+    t0 = time.perf_counter()
+    client_id: str | None = None
+    metrics = svc.metrics
+    try:
+        cid = fields.get("id")
+        if not isinstance(cid, str) or not 0 < len(cid) <= 64:
+            raise MalformedEvent("invalid_field", "`id` must be a string of 1 to 64 characters")
+        client_id = cid
+        payload = pr.json_out.encode(fields)
+        etype = fields.get("type")
+        if not isinstance(etype, str):
+            raise MalformedEvent("missing_type", 'every event needs a "type"')
+        authorize(svc, claims, etype, fields)
+        device_at = fields.get("at")
+        device_at = device_at if isinstance(device_at, int) and not isinstance(device_at, bool) else None
+        fields["at"] = sync.to_server(device_at, received) if sync else received
+        fields["id"] = f"{claims.sub}/{cid}"
+        event = codec.decode_event(pr.json_out.encode(fields))
+        ack = await svc.hub.submit(device=claims.sub, official=claims.official, client_id=cid,
+                                   payload_digest=digest(payload), event=event)
+    except ArenaStreamError as err:
+        result = {Refused: "refused", Conflict: "conflict", NotStored: "not_stored",
+                  AuthError: "forbidden", ProtocolError: "limited"}.get(type(err), "malformed")
+        metrics.events.labels(result).inc()
+        if isinstance(err, Conflict):
+            log.warning("id conflict", extra={"device": claims.sub, "client_id": client_id})
+        return _error(err, client_id)
+    metrics.events.labels("duplicate" if ack.duplicate else "acked").inc()
+    metrics.ack_seconds.observe(time.perf_counter() - t0)
+    return ack
+
+
+def authorize(svc: Service, c: auth.Claims, etype: str, fields: dict[str, Any]) -> None:
+    """Role may send this type; the game (or a void's target) is in the token's scope."""
+    auth.check_may_send(c, etype)
+    engine = svc.hub.engine
+    if etype in ("event.setup", "event.complete", "game.setup"):
+        if c.game is not None or c.arena is not None:
+            raise AuthError("out_of_scope", "setting up needs an unscoped admin token")
+        return
+    game = fields.get("game")
+    if etype == "void":
+        target = fields.get("target")
+        owner = engine.owner.get(target) if isinstance(target, str) else None
+        game = owner or game
+        if c.role == "timekeeper" and owner is not None:
+            kinds = {type(x).__struct_config__.tag for x in engine.games[owner].events if x.id == target}
+            if not kinds <= auth.TIMEKEEPER_VOIDABLE:
+                raise AuthError("forbidden", "a timekeeper may void only clock events")
+    if not isinstance(game, str):
+        raise MalformedEvent("invalid_field", "Object missing required field `game`")
+    rec = engine.games.get(game)
+    if rec is None:
+        raise Refused("unknown_game", f"no game {game!r} has been set up", "L1")
+    auth.check_scope(c, game, rec.game.arena)
+
+
+def _fields(raw: msgspec.Raw) -> dict[str, Any]:
+    try:
+        fields = pr.event_fields.decode(raw)
+    except (msgspec.DecodeError, RecursionError) as err:
+        raise _malformed(err) from None
+    return fields
+
+
+def _malformed(err: BaseException) -> MalformedEvent:
+    if isinstance(err, RecursionError):
+        return MalformedEvent("too_deep", "the JSON is nested too deeply")
+    if isinstance(err, msgspec.ValidationError):
+        return MalformedEvent("invalid_frame", str(err))
+    return MalformedEvent("malformed_json", str(err))
+
+
+async def device_ws(request: web.Request) -> web.StreamResponse:
+    svc: Service = request.app[Service.KEY]
+    refusal = svc.admit(request, "device")
+    if refusal is not None:
+        return refusal
+    ws = web.WebSocketResponse(max_msg_size=svc.config.max_frame, compress=svc.config.compress,
+                               decode_text=False, autoping=True)
+    await ws.prepare(request)
+    svc.metrics.connections.labels("device").inc()
+    try:
+        claims = await _authenticate(svc, ws)
+        if claims is None:
+            return ws
+        if not svc.device_opened(claims.sub):
+            await ws.send_frame(pr.json_out.encode(pr.Error(
+                code="too_many_connections", detail="this device has too many sockets open")),
+                WSMsgType.TEXT)
+            await ws.close(code=CLOSE_POLICY, message=b"too many connections")
+            return ws
+        try:
+            session = DeviceSession(svc, ws, claims)
+            await session.send(pr.Welcome(device=claims.sub, role=claims.role, official=claims.official,
+                                          game=claims.game, arena=claims.arena, server_time=now_ms(),
+                                          epoch=svc.hub.store.epoch))
+            await session.run()
+        finally:
+            svc.device_closed(claims.sub)
+    finally:
+        svc.metrics.connections.labels("device").dec()
+        if not ws.closed:
+            await ws.close()
+    return ws
+
+
+async def _authenticate(svc: Service, ws: web.WebSocketResponse) -> auth.Claims | None:
+    """The first frame must be ``auth`` with a valid token, within the timeout."""
+    try:
+        msg = await ws.receive(timeout=svc.config.auth_timeout)
+    except TimeoutError:
+        await ws.close(code=CLOSE_AUTH, message=b"authenticate first")
+        return None
+    if msg.type not in (WSMsgType.TEXT, WSMsgType.BINARY):
+        return None
+    try:
+        frame = pr.device_in.decode(msg.data)
+        if not isinstance(frame, pr.Auth):
+            raise AuthError("auth_required", "the first frame must be {\"type\": \"auth\", \"token\": …}")
+        claims = svc.verify(frame.token)
+        if claims.role == "display":
+            raise AuthError("forbidden", "a display token can't send events; use /ws/watch")
+        return claims
+    except (msgspec.DecodeError, RecursionError, AuthError) as err:
+        e = err if isinstance(err, AuthError) else AuthError("auth_required", "the first frame must be auth")
+        await ws.send_frame(pr.json_out.encode(pr.Error(code=e.code, detail=e.detail)), WSMsgType.TEXT)
+        await ws.close(code=CLOSE_AUTH, message=e.code.encode())
+        return None
+

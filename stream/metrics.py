@@ -1,0 +1,24 @@
+"""Prometheus metrics, in a registry of the app's own (several apps can live in one process)."""
+
+from __future__ import annotations
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+
+
+class Metrics:
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry()
+        r = self.registry
+        self.connections = Gauge("arena_connections", "Open WebSocket connections", ["kind"], registry=r)
+        self.events = Counter("arena_events_total", "Events from devices, by outcome", ["result"],
+                              registry=r)
+        self.ack_seconds = Histogram(
+            "arena_ack_seconds", "From an event's arrival to its durable ack", registry=r,
+            buckets=(0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1.0))
+        self.queue_drops = Counter("arena_queue_drops_total",
+                                   "Viewers that fell behind and were sent a fresh snapshot", registry=r)
+        self.viewer_drops = Counter("arena_viewer_disconnects_total",
+                                    "Viewers closed because a frame could not be sent in time", registry=r)
+        self.broadcasts = Counter("arena_broadcasts_total", "Updates published to viewers", registry=r)
+        self.commits = Gauge("arena_store_commits", "Store transactions committed", registry=r)
+        self.committed = Gauge("arena_store_records", "Records committed", registry=r)

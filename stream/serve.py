@@ -1,0 +1,106 @@
+"""``arena-stream serve`` and ``arena-stream simulate``."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import logging
+import signal
+import time
+import urllib.request
+from pathlib import Path
+
+from aiohttp import web
+
+from . import logs
+from .app import build_app
+from .config import Config, admin_token, load_secret
+from .service import Service
+from .simulator import Simulator, bar, demo_tokens
+
+log = logging.getLogger("arena_stream.serve")
+
+
+def config_from(args: argparse.Namespace) -> Config:
+    return Config(data_dir=args.data, host=args.host, port=args.port, store=args.store,
+                  origins=list(args.origin), demo=not args.no_demo, demo_speed=args.demo_speed)
+
+
+async def _demo_loop(svc: Service, url: str, speed: float) -> None:
+    """Play the demo game, pause, and play a new one, for as long as the service runs."""
+    await asyncio.sleep(0.5)
+    while True:
+        game = time.strftime("demo-%Y%m%d-%H%M%S")
+        exp = int(time.time()) + 24 * 3600
+        sim = Simulator(url, demo_tokens(svc.issue, game, exp), game=game, speed=speed)
+        print(f"demo game {game}: watch ws://{url.split('://', 1)[1].split('/')[0]}/ws/watch?game={game}",
+              flush=True)
+        try:
+            await sim.run()
+        except Exception:
+            log.exception("demo game stopped")
+        await asyncio.sleep(60)
+
+
+async def _serve(config: Config) -> None:
+    logs.setup()
+    secret = load_secret(config.data_dir)
+    token = admin_token(config.data_dir, secret)
+    app = build_app(config, secret=secret)
+    runner = web.AppRunner(app, access_log=None, handle_signals=False)
+    await runner.setup()
+    site = web.TCPSite(runner, config.host, config.port)
+    await site.start()
+    svc = app[Service.KEY]
+    base = f"http://{config.host}:{config.port}"
+    print(f"Arena Stream serving on {base}  (data: {config.data_dir.resolve()})", flush=True)
+    print(f"  games:     {base}/api/games", flush=True)
+    print(f"  watch:     ws://{config.host}:{config.port}/ws/watch?game=GAME", flush=True)
+    print(f"  devices:   ws://{config.host}:{config.port}/ws/device", flush=True)
+    print(f"  admin token in {config.data_dir / 'admin.token'} (fingerprint {token[-6:]})", flush=True)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    demo = asyncio.create_task(_demo_loop(svc, f"ws://{config.host}:{config.port}/ws/device",
+                                          config.demo_speed)) if config.demo else None
+    try:
+        await stop.wait()
+    finally:
+        if demo is not None:
+            demo.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await demo
+        await runner.cleanup()
+
+
+def serve(args: argparse.Namespace) -> int:
+    asyncio.run(_serve(config_from(args)))
+    return 0
+
+
+def simulate(args: argparse.Namespace) -> int:
+    """Issue device tokens with an admin token, then play the demo script."""
+    token = args.token or (Path(args.data) / "admin.token").read_text().strip()
+    base = args.url.rstrip("/")
+    game = args.game or time.strftime("sim-%Y%m%d-%H%M%S")
+
+    def issue(role: str, device: str, scoped: bool) -> str:
+        body = {"role": role, "device": device, "official": f"Simulated {role}"}
+        if scoped:
+            body["game"] = game
+        req = urllib.request.Request(f"{base}/api/tokens", data=json.dumps(body).encode(), method="POST",
+                                     headers={"Authorization": f"Bearer {token}",
+                                              "Content-Type": "application/json"})
+        with urllib.request.urlopen(req, timeout=10) as resp:
+            return str(json.load(resp)["token"])
+
+    tokens = {"admin": token, "umpire": issue("umpire", f"{game}-ump1", True),
+              "referee": issue("referee", f"{game}-ref", True),
+              "timekeeper": issue("timekeeper", f"{game}-timer", True)}
+    ws = base.replace("http://", "ws://").replace("https://", "wss://") + "/ws/device"
+    print(f"simulating {game} at {args.speed}x: watch {base.replace('http', 'ws', 1)}/ws/watch?game={game}")
+    asyncio.run(Simulator(ws, tokens, game=game, speed=args.speed, progress=bar).run())
+    return 0

@@ -1,0 +1,120 @@
+"""``/ws/watch``: scoreboards, overlays and every other viewer (docs/protocol.md).
+
+A viewer subscribes to a game or an arena, in a ``subscribe`` frame or in
+the URL (``/ws/watch?game=G&since=N&epoch=E``; these carry no secret). It
+gets a ``snapshot``, or, when it resumes with the ``seq`` and ``epoch`` it last
+saw, exactly the deltas it missed; then every delta as it is committed, and
+a ``heartbeat`` every few seconds. ``?format=msgpack`` switches every frame
+to MessagePack (binary frames) of the same schema.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any
+
+import msgspec
+from aiohttp import WSMsgType, web
+
+from . import protocol as pr
+from .errors import AuthError
+from .fanout import Watcher
+from .hub import Frames, now_ms
+from .service import Service
+
+
+async def subscribe(svc: Service, w: Watcher, sub: pr.Subscribe) -> pr.Error | None:
+    if sub.arena is not None:
+        svc.fanout.follow_arena(w, sub.arena)
+        for gid, rec in list(svc.hub.engine.games.items()):
+            if rec.game.arena == sub.arena and gid in svc.hub.feeds and gid not in w.games:
+                svc.fanout.follow(w, gid, None, svc.hub.feeds[gid].seq, svc.hub.snapshot(gid))
+        return None
+    game = sub.game
+    if game is None:
+        return pr.Error(code="invalid_frame", detail="subscribe needs a game or an arena")
+    if game not in svc.hub.feeds:
+        return pr.Error(code="unknown_game", detail=f"no game {game!r} has been set up")
+    if game in w.games:
+        return None
+    if sub.since is not None and sub.epoch == svc.hub.store.epoch:
+        await svc.hub.ensure_history(game, sub.since)
+        # From here to follow() nothing awaits: no delta can slip in between.
+        catch_up = svc.hub.since(game, sub.since)
+        feed = svc.hub.feeds[game]
+        if catch_up is not None:
+            svc.fanout.follow(w, game, catch_up, feed.seq, None)
+            return None
+        reason: str | None = "resume_unavailable"
+    else:
+        reason = None if sub.since is None else "resume_unavailable"
+    feed = svc.hub.feeds[game]
+    snap = svc.hub.snapshot(game, reset=reason is not None, reason=reason)
+    svc.fanout.follow(w, game, None, feed.seq, snap)
+    return None
+
+
+def _query_subscription(request: web.Request) -> pr.Subscribe | None:
+    q = request.query
+    if "game" not in q and "arena" not in q:
+        return None
+    since = q.get("since")
+    return pr.Subscribe(game=q.get("game"), arena=q.get("arena"),
+                        since=int(since) if since and since.isdigit() else None, epoch=q.get("epoch"))
+
+
+async def watch_ws(request: web.Request) -> web.StreamResponse:
+    svc: Service = request.app[Service.KEY]
+    refusal = svc.admit(request, "watch")
+    if refusal is not None:
+        return refusal
+    fmt: pr.Format = "msgpack" if request.query.get("format") == "msgpack" else "json"
+    ws = web.WebSocketResponse(max_msg_size=4096, compress=svc.config.compress, decode_text=False,
+                               autoping=True, heartbeat=svc.config.heartbeat * 3)
+    await ws.prepare(request)
+    svc.open_sockets += 1
+    svc.metrics.connections.labels("watch").inc()
+    w = Watcher(ws, fmt, svc.config.watcher_queue)
+    svc.fanout.start(w)
+    decoder = pr.watch_in_msgpack if fmt == "msgpack" else pr.watch_in_json
+    authed = svc.config.public_watch
+    try:
+        first = _query_subscription(request)
+        if first is not None and authed:
+            await _reply(svc, w, await subscribe(svc, w, first))
+        async for msg in ws:
+            if msg.type not in (WSMsgType.TEXT, WSMsgType.BINARY):
+                continue
+            try:
+                frame = decoder.decode(msg.data)
+            except (msgspec.DecodeError, RecursionError) as err:
+                await _reply(svc, w, pr.Error(code="invalid_frame", detail=str(err)[:200]))
+                continue
+            if isinstance(frame, pr.Auth):
+                try:
+                    svc.verify(frame.token)
+                    authed = True
+                    if first is not None:
+                        await _reply(svc, w, await subscribe(svc, w, first))
+                except AuthError as err:
+                    await _reply(svc, w, pr.Error(code=err.code, detail=err.detail))
+                    await ws.close(code=4401, message=err.code.encode())
+            elif isinstance(frame, pr.Ping):
+                await _reply(svc, w, pr.ServerPong(server_time=now_ms(), device_time=frame.device_time))
+            elif not authed:
+                await _reply(svc, w, pr.Error(code="auth_required", detail="send an auth frame first"))
+            else:
+                await _reply(svc, w, await subscribe(svc, w, frame))
+    finally:
+        await svc.fanout.stop(w)
+        svc.open_sockets -= 1
+        svc.metrics.connections.labels("watch").dec()
+        with contextlib.suppress(Exception):
+            await ws.close()
+    return ws
+
+
+async def _reply(svc: Service, w: Watcher, msg: Any) -> None:
+    if msg is None:
+        return
+    svc.fanout.send_one(w, Frames.of(msg))

@@ -1,0 +1,134 @@
+"""A real service on loopback for each test: aiohttp in this process, a real
+SQLite file in a temporary directory, real WebSocket clients."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import msgspec
+import pytest
+import websockets
+from aiohttp import web
+
+from stream.app import build_app
+from stream.config import Config
+from stream.device_client import Device
+from stream.service import Service
+
+from ..rules.script import AWAY, HOME
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class Server:
+    def __init__(self, app: web.Application, port: int, data: Path) -> None:
+        self.app = app
+        self.port = port
+        self.data = data
+        self.http = f"http://127.0.0.1:{port}"
+        self.device_url = f"ws://127.0.0.1:{port}/ws/device"
+        self.watch_url = f"ws://127.0.0.1:{port}/ws/watch"
+        self.svc: Service = app[Service.KEY]
+        self.admin = self.token("admin", "admin")
+        self.n = 0
+
+    def token(self, role: str, device: str, *, game: str | None = None, arena: str | None = None,
+              ttl: int = 3600, official: str = "") -> str:
+        return self.svc.issue(sub=device, role=role, game=game, arena=arena, official=official,
+                              exp=int(time.time()) + ttl)[0]
+
+    async def api(self, method: str, path: str, body: Any = None, token: str | None = None,
+                  ) -> tuple[int, Any]:
+        headers = {"Authorization": f"Bearer {token or self.admin}"}
+        async with aiohttp.ClientSession() as s, s.request(
+                method, self.http + path, json=body, headers=headers) as r:
+            text = await r.text()
+            try:
+                return r.status, json.loads(text)
+            except ValueError:
+                return r.status, text
+
+    async def setup_game(self, game: str = "g1", arena: str = "a1", **over: Any) -> None:
+        body = {"id": f"setup-{game}", "game": game, "event": "cup", "handicap": 8, "arena": arena,
+                "teams": {"home": {"team": f"{game}-home", "players": HOME, "subs": ["h4"]},
+                          "away": {"team": f"{game}-away", "players": AWAY, "subs": ["a4"]}}}
+        body.update(over)
+        status, reply = await self.api("POST", "/api/games", body)
+        assert status == 201, reply
+
+    async def device(self, role: str = "umpire", game: str = "g1", name: str | None = None) -> Device:
+        self.n += 1
+        d = Device(self.device_url, self.token(role, name or f"{role}-{self.n}", game=game),
+                   prefix=f"{role}{self.n}")
+        await d.connect()
+        return d
+
+    def log_rows(self) -> list[tuple[Any, ...]]:
+        import sqlite3
+
+        with sqlite3.connect(self.data / "arena.sqlite") as c:
+            return c.execute("SELECT game, seq, device, client_id, body FROM log ORDER BY pos").fetchall()
+
+
+@pytest.fixture
+async def server(tmp_path: Path) -> AsyncIterator[Server]:
+    port = free_port()
+    config = Config(data_dir=tmp_path, port=port, demo=False, heartbeat=0.5, auth_timeout=1.0,
+                    ping_interval=0.5)
+    app = build_app(config)
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", port)
+    await site.start()
+    try:
+        yield Server(app, port, tmp_path)
+    finally:
+        await runner.cleanup()
+
+
+class Viewer:
+    """A watch connection that collects every frame it receives."""
+
+    def __init__(self, ws: Any) -> None:
+        self.ws = ws
+        self.frames: list[dict[str, Any]] = []
+
+    @classmethod
+    async def open(cls, url: str, **query: Any) -> Viewer:
+        qs = "&".join(f"{k}={v}" for k, v in query.items())
+        ws = await websockets.connect(f"{url}?{qs}" if qs else url)
+        return cls(ws)
+
+    async def next(self, kind: str | None = None, timeout: float = 5.0) -> dict[str, Any]:
+        """The next frame (of ``kind``, skipping heartbeats unless asked for)."""
+        async with asyncio.timeout(timeout):
+            while True:
+                raw = await self.ws.recv()
+                msg = msgspec.json.decode(raw) if (isinstance(raw, str | bytes) and not isinstance(
+                    raw, bytes)) or raw[:1] == b"{" else msgspec.msgpack.decode(raw)
+                self.frames.append(msg)
+                if (kind is None and msg["type"] != "heartbeat") or msg["type"] == kind:
+                    return msg
+
+    async def until_seq(self, game: str, seq: int, timeout: float = 5.0) -> list[dict[str, Any]]:
+        got: list[dict[str, Any]] = []
+        async with asyncio.timeout(timeout):
+            while True:
+                m = await self.next()
+                got.append(m)
+                if m.get("game") == game and m.get("seq", -1) >= seq:
+                    return got
+
+    async def close(self) -> None:
+        await self.ws.close()

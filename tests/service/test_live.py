@@ -1,0 +1,89 @@
+"""Ingest -> durable ack -> broadcast, end to end, with real clients."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+from .conftest import Server, Viewer
+
+
+async def test_card_is_acked_durably_then_broadcast(server: Server) -> None:
+    await server.setup_game()
+    viewer = await Viewer.open(server.watch_url, game="g1")
+    snap = await viewer.next("snapshot")
+    assert snap["seq"] == 1 and snap["view"]["status"] == "scheduled"
+
+    tk = await server.device("timekeeper")
+    ump = await server.device("umpire")
+    ack = await tk.send({"type": "clock.start", "game": "g1"})
+    assert ack["seq"] == 2 and not ack["duplicate"]
+    ack = await ump.send({"type": "card", "game": "g1", "player": "h2", "color": "yellow",
+                          "conduct": "arguing"})
+    assert ack["seq"] == 3
+    # acked means on disk: the row is in the SQLite file, with its dedup key
+    rows = server.log_rows()
+    assert (rows[-1][0], rows[-1][1], rows[-1][3]) == ("g1", 3, ack["id"])
+
+    frames = await viewer.until_seq("g1", 3)
+    deltas = [f for f in frames if f["type"] == "delta"]
+    assert [d["seq"] for d in deltas] == [2, 3]
+    card = deltas[-1]
+    assert [n["type"] for n in card["notices"]] == ["card.recorded", "penalty.awarded"]
+    assert card["notices"][0]["cause"] == ack["log_id"]
+    assert any(p[0] == "players.h2.yellows" and p[1] == 1 for p in card["patch"])
+    await viewer.close()
+    await tk.close()
+    await ump.close()
+
+
+async def test_identical_retry_gets_the_same_ack_and_a_conflict_is_refused(server: Server) -> None:
+    await server.setup_game()
+    tk = await server.device("timekeeper")
+    first = await tk.send_once({"type": "clock.start", "game": "g1", "id": "x1"})
+    again = await tk.send_once({"type": "clock.start", "game": "g1", "id": "x1"})
+    assert first["type"] == again["type"] == "ack"
+    assert (again["seq"], again["log_id"], again["duplicate"]) == (first["seq"], first["log_id"], True)
+    other = await tk.send_once({"type": "horn", "game": "g1", "id": "x1"})
+    assert other["type"] == "error" and other["code"] == "id_conflict" and not other["retry"]
+    assert [r[3] for r in server.log_rows()].count("x1") == 1
+    await tk.close()
+
+
+async def test_refused_event_gets_the_clause_and_writes_nothing(server: Server) -> None:
+    await server.setup_game()
+    ump = await server.device("umpire")
+    before = server.log_rows()
+    reply = await ump.send_once({"type": "goal", "game": "g1", "team": "home", "id": "early"})
+    assert reply["type"] == "error"
+    assert (reply["code"], reply["clause"], reply["retry"]) == ("game_not_started", "A1", False)
+    assert server.log_rows() == before
+    await ump.close()
+
+
+async def test_box_eligible_is_pushed_by_the_deadline_timer(server: Server) -> None:
+    """The shell turns the engine's next deadline into a timer and logs a tick,
+    so box.eligible reaches viewers live, sequenced like any event. A synced
+    device stamps events with its own clock: here, play began 119.7 s ago."""
+    await server.setup_game()
+    viewer = await Viewer.open(server.watch_url, game="g1")
+    await viewer.next("snapshot")
+    ump = await server.device("umpire")
+    tk = await server.device("timekeeper")
+    await asyncio.sleep(0.3)  # the server's first ping and the device's pong: clock sync
+    now = int(time.time() * 1000)
+    start = await tk.send({"type": "clock.start", "game": "g1", "at": now - 119_700})
+    assert abs(start["at"] - (now - 119_700)) < 250, "the device's own time was used"
+    await ump.send({"type": "card", "game": "g1", "player": "a1", "color": "yellow", "count": 2,
+                    "conduct": "striking", "at": now - 119_700})
+    frames = await viewer.until_seq("g1", 4, timeout=5)
+    tick = frames[-1]
+    assert [n["type"] for n in tick["notices"]] == ["box.eligible"]
+    assert tick["notices"][0]["player"] == "a1"
+    assert any(p[0] == "players.a1.box.release" and p[1] == "next_stoppage" for p in tick["patch"])
+    assert [r[2] for r in server.log_rows()][-1] == "system"  # the tick is in the log
+    out = await ump.send({"type": "whistle", "game": "g1"})
+    assert [n["type"] for n in out["notices"]][-1] == "box.release"
+    await viewer.close()
+    await ump.close()
+    await tk.close()
