@@ -115,8 +115,8 @@ class Viewer:
         async with asyncio.timeout(timeout):
             while True:
                 raw = await self.ws.recv()
-                msg = msgspec.json.decode(raw) if (isinstance(raw, str | bytes) and not isinstance(
-                    raw, bytes)) or raw[:1] == b"{" else msgspec.msgpack.decode(raw)
+                msg: dict[str, Any] = (msgspec.json.decode(raw) if isinstance(raw, str)
+                                       else msgspec.msgpack.decode(raw))
                 self.frames.append(msg)
                 if (kind is None and msg["type"] != "heartbeat") or msg["type"] == kind:
                     return msg
