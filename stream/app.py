@@ -275,7 +275,15 @@ def build_app(config: Config, *, store: Store | None = None, secret: bytes | Non
         web.post("/api/tokens/revoke", revoke_token),
     ])
     app.cleanup_ctx.append(_lifecycle)
+    app.on_shutdown.append(_going_away)
     return app
+
+
+async def _going_away(app: web.Application) -> None:
+    """Close every socket with 1001 so that devices and viewers reconnect at once."""
+    for ws in list(app[Service.KEY].sockets):
+        with contextlib.suppress(Exception):
+            await ws.close(code=1001, message=b"server going away")
 
 
 async def _lifecycle(app: web.Application) -> AsyncIterator[None]:

@@ -225,6 +225,8 @@ async def device_ws(request: web.Request) -> web.StreamResponse:
     ws = web.WebSocketResponse(max_msg_size=svc.config.max_frame, compress=svc.config.compress,
                                decode_text=False, autoping=True)
     await ws.prepare(request)
+    svc.sockets.add(ws)
+    svc.open_sockets += 1
     svc.metrics.connections.labels("device").inc()
     try:
         claims = await _authenticate(svc, ws)
@@ -245,6 +247,7 @@ async def device_ws(request: web.Request) -> web.StreamResponse:
         finally:
             svc.device_closed(claims.sub)
     finally:
+        svc.open_sockets -= 1
         svc.metrics.connections.labels("device").dec()
         if not ws.closed:
             await ws.close()

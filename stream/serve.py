@@ -49,7 +49,7 @@ async def _serve(config: Config) -> None:
     secret = load_secret(config.data_dir)
     token = admin_token(config.data_dir, secret)
     app = build_app(config, secret=secret)
-    runner = web.AppRunner(app, access_log=None, handle_signals=False)
+    runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=5.0)
     await runner.setup()
     site = web.TCPSite(runner, config.host, config.port)
     await site.start()

@@ -4,6 +4,7 @@ shared by the WebSocket handlers and the HTTP API."""
 from __future__ import annotations
 
 import time
+import weakref
 from collections import Counter
 
 from aiohttp import web
@@ -26,6 +27,7 @@ class Service:
         self.fanout = Fanout(hub, self.metrics, send_timeout=config.send_timeout)
         self.revoked: set[str] = set()
         self.open_sockets = 0
+        self.sockets: weakref.WeakSet[web.WebSocketResponse] = weakref.WeakSet()
         self.device_sockets: Counter[str] = Counter()
         self.metrics.commits.set_function(lambda: getattr(hub.store, "commits", 0))
         self.metrics.committed.set_function(lambda: getattr(hub.store, "committed_records", 0))

@@ -72,6 +72,7 @@ async def watch_ws(request: web.Request) -> web.StreamResponse:
     ws = web.WebSocketResponse(max_msg_size=4096, compress=svc.config.compress, decode_text=False,
                                autoping=True, heartbeat=svc.config.heartbeat * 3)
     await ws.prepare(request)
+    svc.sockets.add(ws)
     svc.open_sockets += 1
     svc.metrics.connections.labels("watch").inc()
     w = Watcher(ws, fmt, svc.config.watcher_queue)

@@ -87,7 +87,7 @@ async def server(tmp_path: Path) -> AsyncIterator[Server]:
     config = Config(data_dir=tmp_path, port=port, demo=False, heartbeat=0.5, auth_timeout=1.0,
                     ping_interval=0.5)
     app = build_app(config)
-    runner = web.AppRunner(app, access_log=None)
+    runner = web.AppRunner(app, access_log=None, shutdown_timeout=2.0)
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", port)
     await site.start()

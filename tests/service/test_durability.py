@@ -1,0 +1,158 @@
+"""Acked means durable: a full disk answers "not stored, retry", and a server
+killed with SIGKILL while devices send loses nothing it acked."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import random
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+from stream.device_client import Device
+from stream.store.sqlite import SqliteStore
+
+from ..rules.script import AWAY, HOME
+from .conftest import Server, free_port
+
+
+async def test_a_store_failure_is_answered_with_retry_and_nothing_is_lost(server: Server) -> None:
+    """The disk fills up mid-game (SQLite's own SQLITE_FULL): the device hears
+    "not stored, retry", nothing half-applied shows, and its retry lands once."""
+    await server.setup_game()
+    store = server.svc.hub.store
+    assert isinstance(store, SqliteStore)
+    tk = await server.device("timekeeper")
+    ump = await server.device("umpire")
+    await tk.send({"type": "clock.start", "game": "g1"})
+    pages = await store._submit(lambda c: c.execute("PRAGMA page_count").fetchone()[0])
+    await store._submit(lambda c: c.execute(f"PRAGMA max_page_count={pages}"))  # the disk is full
+    goals = 0
+    for n in range(500):
+        reply = await ump.send_once({"type": "goal", "game": "g1", "team": "home", "id": f"g{n}"})
+        if reply["type"] == "error":
+            break
+        goals += 1
+    assert reply["type"] == "error"
+    assert (reply["code"], reply["retry"], reply["id"]) == ("not_stored", True, f"g{n}")
+    assert f"g{n}" not in [r[3] for r in server.log_rows()]
+    # The engine was reloaded from the log: the unstored goal left no trace.
+    status, game = await server.api("GET", "/api/games/g1")
+    assert game["view"]["score"]["home"] == goals
+    await store._submit(lambda c: c.execute("PRAGMA max_page_count=1073741823"))  # space again
+    ack = await ump.send({"type": "goal", "game": "g1", "team": "home", "id": f"g{n}"})
+    assert ack["type"] == "ack" and not ack["duplicate"]
+    assert [r[3] for r in server.log_rows()].count(f"g{n}") == 1
+    status, game = await server.api("GET", "/api/games/g1")
+    assert game["view"]["score"]["home"] == goals + 1
+    await tk.close()
+    await ump.close()
+
+
+# --------------------------------------------------------------------- kill -9
+
+
+class Subprocess:
+    def __init__(self, data: Path, port: int) -> None:
+        self.data, self.port = data, port
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "stream", "serve", "--no-demo", "--data", str(self.data),
+             "--port", str(self.port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/readyz", timeout=1) as r:
+                    if r.status == 200:
+                        return
+            except OSError:
+                time.sleep(0.05)
+        raise RuntimeError("the service did not start")
+
+    def kill9(self) -> None:
+        assert self.proc is not None
+        os.kill(self.proc.pid, signal.SIGKILL)
+        self.proc.wait()
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+def api(port: int, path: str, body: Any, token: str) -> Any:
+    req = urllib.request.Request(f"http://127.0.0.1:{port}{path}", data=json.dumps(body).encode(),
+                                 method="POST", headers={"Authorization": f"Bearer {token}",
+                                                         "Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=10) as r:
+        return json.load(r)
+
+
+async def test_kill_9_while_three_devices_send_loses_no_acked_event(tmp_path: Path) -> None:
+    port = free_port()
+    srv = Subprocess(tmp_path, port)
+    srv.start()
+    try:
+        admin = (tmp_path / "admin.token").read_text().strip()
+        api(port, "/api/games", {"id": "s1", "game": "g1", "event": "cup", "handicap": 8, "teams": {
+            "home": {"team": "h", "players": HOME}, "away": {"team": "a", "players": AWAY}}}, admin)
+        tokens = [api(port, "/api/tokens", {"role": "umpire", "device": f"ump{i}", "game": "g1"},
+                      admin)["token"] for i in range(3)]
+        tk = api(port, "/api/tokens", {"role": "timekeeper", "device": "tk", "game": "g1"}, admin)["token"]
+        url = f"ws://127.0.0.1:{port}/ws/device"
+        timer = Device(url, tk, prefix="tk")
+        await timer.send({"type": "clock.start", "game": "g1"})
+        await timer.close()
+
+        per_device = 150
+        acked: dict[str, list[str]] = {f"ump{i}": [] for i in range(3)}
+        sent: dict[str, list[str]] = {f"ump{i}": [] for i in range(3)}
+
+        async def official(i: int) -> None:
+            d = Device(url, tokens[i], prefix=f"u{i}")
+            rng = random.Random(i)
+            for n in range(per_device):
+                event = ({"type": "whistle", "game": "g1"} if rng.random() < 0.8 else
+                         {"type": "goal", "game": "g1", "team": rng.choice(["home", "away"])})
+                event["id"] = f"u{i}-{n}"
+                sent[f"ump{i}"].append(event["id"])
+                ack = await d.send(event, attempts=200)
+                acked[f"ump{i}"].append(ack["id"])
+            await d.close()
+
+        async def killer() -> int:
+            kills = 0
+            rng = random.Random(99)
+            while any(len(a) < per_device for a in acked.values()) and kills < 8:
+                await asyncio.sleep(rng.uniform(0.05, 0.4))
+                await asyncio.to_thread(srv.kill9)
+                kills += 1
+                await asyncio.to_thread(srv.start)
+            return kills
+
+        results = await asyncio.wait_for(asyncio.gather(*(official(i) for i in range(3)), killer()), 240)
+        kills = results[-1]
+        assert kills >= 3
+    finally:
+        srv.stop()
+
+    with sqlite3.connect(tmp_path / "arena.sqlite") as c:
+        rows = c.execute("SELECT device, client_id, seq FROM log WHERE game = 'g1' ORDER BY seq").fetchall()
+    seqs = [r[2] for r in rows]
+    assert seqs == list(range(1, len(rows) + 1)), "one total order with no gap"
+    for dev in acked:
+        logged = [cid for d, cid, _ in rows if d == dev]
+        assert logged == acked[dev] == sent[dev], f"{dev}: every acked event once, in order, none extra"
