@@ -44,7 +44,7 @@ async def test_a_store_failure_is_answered_with_retry_and_nothing_is_lost(server
     assert (reply["code"], reply["retry"], reply["id"]) == ("not_stored", True, f"g{n}")
     assert f"g{n}" not in [r[3] for r in server.log_rows()]
     # The engine was reloaded from the log: the unstored goal left no trace.
-    status, game = await server.api("GET", "/api/games/g1")
+    _, game = await server.api("GET", "/api/games/g1")
     assert game["view"]["score"]["home"] == goals
     await store._submit(lambda c: c.execute("PRAGMA max_page_count=1073741823"))  # space again
     ack = await ump.send({"type": "goal", "game": "g1", "team": "home", "id": f"g{n}"})
