@@ -168,4 +168,8 @@ def run_bench(args: argparse.Namespace) -> int:
     if args.bench == "replay":
         bench_replay(args.events, args.seed)
         return 0
+    if args.bench == "fanout":
+        from . import bench_fanout
+
+        return bench_fanout.run(args)
     raise SystemExit(f"unknown benchmark {args.bench!r}")  # pragma: no cover

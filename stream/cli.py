@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from importlib import resources
 from pathlib import Path
@@ -133,10 +134,23 @@ def main(argv: list[str] | None = None) -> int:
     br = bsub.add_parser("replay", help="fold a synthetic season log against a msgspec decode")
     br.add_argument("--events", type=int, default=1_000_000)
     br.add_argument("--seed", type=int, default=14)
+    bf = bsub.add_parser("fanout", help="viewer latency, ack latency and memory per viewer, "
+                                         "against a bare websockets server and raw SQLite")
+    bf.add_argument("--viewers", type=int, default=1000, help="viewers during the event stream")
+    bf.add_argument("--rate", type=float, default=50.0, help="events per second from the device")
+    bf.add_argument("--seconds", type=float, default=20.0, help="how long the device sends")
+    bf.add_argument("--idle-viewers", type=int, default=10_000,
+                    help="idle viewers opened to measure memory (fewer if the machine refuses)")
+    bf.add_argument("--nodes", type=int, default=1, choices=[1],
+                    help="service processes sharing one store (only 1 for now)")
     b.set_defaults(func=_cmd_bench)
 
     args = p.parse_args(argv)
-    result: Any = args.func(args)
+    try:
+        result: Any = args.func(args)
+    except BrokenPipeError:  # the reader went away (`arena-stream replay … | head`)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     return int(result)
 
 

@@ -155,19 +155,25 @@ def _box(g: Game, p: Player, e: ev._Event, target: int, owed: int, clause: str,
 # Handlers: (game, event, settings, out) -> None
 
 
+# The clock's every start and stop is in the view (and in each delta's patch);
+# a ``clock`` notice marks only the moments worth announcing: a period starts,
+# a period ends.
+
+
 def clock_start(g: Game, e: ev.ClockStart, s: Settings, out: Out) -> None:
     if g.clock.running:
         raise Refused("clock_running", "the clock is already running", "A1")
+    opens = g.clock.period_over or not g.clock.started
     clk.start(g.clock, g.period_ms, e.at)
     g.status = "live"
-    out.append(_clock_notice(g, e))
+    if opens:
+        out.append(_clock_notice(g, e))
 
 
 def clock_stop(g: Game, e: ev.ClockStop, s: Settings, out: Out) -> None:
     if not g.clock.running:
         raise Refused("clock_not_running", "the clock is not running", "A1")
     clk.stop(g.clock, g.period_ms, e.at)
-    out.append(_clock_notice(g, e))
     if g.pending:
         _stoppage(g, e, out)
 
@@ -175,7 +181,6 @@ def clock_stop(g: Game, e: ev.ClockStop, s: Settings, out: Out) -> None:
 def whistle(g: Game, e: ev.Whistle, s: Settings, out: Out) -> None:
     if g.stops_on_whistle and g.clock.running:
         clk.stop(g.clock, g.period_ms, e.at)
-        out.append(_clock_notice(g, e))
     if g.pending:
         _stoppage(g, e, out)
 
@@ -194,8 +199,8 @@ def goal(g: Game, e: ev.Goal, s: Settings, out: Out) -> None:
                              home=g.score_home, away=g.score_away))
     if g.stops_on_goal and g.clock.running:
         clk.stop(g.clock, g.period_ms, e.at)
-        out.append(_clock_notice(g, e))
-    _stoppage(g, e, out)
+    if g.pending:
+        _stoppage(g, e, out)
 
 
 def horn(g: Game, e: ev.Horn, s: Settings, out: Out) -> None:

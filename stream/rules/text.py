@@ -127,10 +127,9 @@ _RENDER: dict[type, Callable[[Any], tuple[str, str]]] = {
         f"{' (2 puntos)' if n.points == 2 else ''}: {n.home}-{n.away}"),
     nt.ClockChanged: lambda n: (
         (f"Period {n.period} over" if n.period_over else
-         f"Clock {'running' if n.running else 'stopped'}, period {n.period}, {mmss(n.remaining_ms)} left"),
+         f"Period {n.period} under way, {mmss(n.remaining_ms)} to play"),
         (f"Fin del período {n.period}" if n.period_over else
-         f"Reloj {'en marcha' if n.running else 'detenido'}, período {n.period}, "
-         f"quedan {mmss(n.remaining_ms)}")),
+         f"Comienza el período {n.period}, {mmss(n.remaining_ms)} de juego")),
     nt.GameReady: lambda n: (f"Game set up: {n.home} v {n.away}",
                              f"Partido preparado: {n.home} contra {n.away}"),
     nt.GameEnded: lambda n: (

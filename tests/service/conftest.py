@@ -132,3 +132,30 @@ class Viewer:
 
     async def close(self) -> None:
         await self.ws.close()
+
+
+class RunningServer:
+    """A service like the ``server`` fixture's, with its own settings, that a test
+    starts and stops itself (``async with RunningServer(tmp_path, watcher_queue=8) as s``).
+    Starting a second one on the same ``data`` directory is a restart: same log,
+    same secret, same epoch."""
+
+    def __init__(self, data: Path, *, port: int | None = None, **overrides: Any) -> None:
+        self.data = data
+        self.port = port or free_port()
+        self.settings: dict[str, Any] = {"data_dir": data, "port": self.port, "demo": False,
+                                         "heartbeat": 0.5, "auth_timeout": 1.0, "ping_interval": 0.5,
+                                         **overrides}
+        self.runner: web.AppRunner | None = None
+
+    async def __aenter__(self) -> Server:
+        app = build_app(Config(**self.settings))
+        self.runner = web.AppRunner(app, access_log=None)
+        await self.runner.setup()
+        await web.TCPSite(self.runner, "127.0.0.1", self.port).start()
+        return Server(app, self.port, self.data)
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self.runner is not None:
+            await self.runner.cleanup()
+            self.runner = None

@@ -1,0 +1,901 @@
+"""``arena-stream bench fanout``: viewer latency, ack latency and memory per viewer,
+each printed beside a reference measured in the same run.
+
+One process tree, one run, bounded in time, and it stops by itself:
+
+* **the service**, ``python -m stream serve --no-demo`` on a free port (``--nodes``
+  processes sharing one data directory; only 1 for now: viewers are spread
+  round-robin over the nodes, the device talks to node 0);
+* **a bare websockets server** (``python -m stream.bench_fanout bare``): for each
+  device message, ``websockets.broadcast`` to every viewer and an ack: the
+  transport's own limit, with frames padded to the service's mean delta size;
+* **viewer workers** (``python -m stream.bench_fanout viewers``, one or two
+  processes, since the machine has two cores): many WebSocket clients each,
+  on websockets' Sans-I/O protocol so that a frame is timestamped the moment
+  its bytes arrive, not when a task gets round to it;
+* **the device** (this process): one ordered stream of valid events
+  (``clock.start`` / ``whistle``) at ``--rate``, each sent once its previous one
+  is acked. The service allows each device socket ``Config.device_rate``
+  events/s, so the stream is spread round-robin over as many device sockets
+  (one token each) as that limit needs; the bare server gets the same.
+
+Latency is a viewer's receive time minus the device's send time of the same
+event (``time.time_ns()``, one machine clock), matched by ``seq`` from the ack.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import ctypes
+import gc
+import math
+import os
+import resource
+import signal
+import socket
+import sys
+import tempfile
+import time
+from array import array
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+import aiohttp
+import msgspec
+import websockets
+from websockets.asyncio.server import ServerConnection, broadcast, serve
+from websockets.client import ClientProtocol
+from websockets.frames import Frame, Opcode
+from websockets.http11 import Response
+from websockets.uri import parse_uri
+
+from .config import Config
+from .device_client import Device
+from .store.sqlite import SCHEMA
+from .store.sqlite import connect as sqlite_connect
+
+GAME = "bench-fanout"
+HOST = "127.0.0.1"
+
+_enc = msgspec.json.Encoder()
+_any = msgspec.json.Decoder(dict[str, Any])
+_msgpack_enc = msgspec.msgpack.Encoder()
+_msgpack_dec = msgspec.msgpack.Decoder(dict[str, Any])
+
+
+class _Head(msgspec.Struct):
+    """What a viewer needs of a frame; msgspec skips the rest of it."""
+
+    type: str
+    seq: int = -1
+
+
+_head = msgspec.json.Decoder(_Head)
+
+
+# ------------------------------------------------------------------ helpers
+
+
+def raise_nofile() -> int:
+    """Raise this process's open-file limit to the hard limit; return the new soft limit."""
+    _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard == resource.RLIM_INFINITY:
+        hard = 1 << 20
+    with contextlib.suppress(ValueError, OSError):
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    return resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+
+
+def _die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
+    """Linux: the child gets SIGKILL if the benchmark dies, so nothing outlives it."""
+    with contextlib.suppress(Exception):
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind((HOST, 0))
+        return int(s.getsockname()[1])
+
+
+def vm_rss_kib(pid: int) -> int:
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    raise RuntimeError(f"no VmRSS for pid {pid}")
+
+
+def percentile(sorted_xs: Sequence[float], q: float) -> float:
+    """Nearest rank; NaN for no samples."""
+    if not sorted_xs:
+        return math.nan
+    return float(sorted_xs[min(len(sorted_xs) - 1, max(0, math.ceil(q * len(sorted_xs)) - 1))])
+
+
+def bare_frame(seq: int, size: int) -> bytes:
+    """A delta-like JSON frame of ``size`` bytes (or the smallest that holds ``seq``)."""
+    head = b'{"type":"delta","game":"bench","seq":%d,"pad":"' % seq
+    return head + b"x" * max(0, size - len(head) - 2) + b'"}'
+
+
+# ------------------------------------------------------- the bare server
+
+
+async def _bare_main(port: int, frame_bytes: int) -> None:
+    """A plain websockets broadcast server: ``/watch`` viewers, ``/device`` senders."""
+    raise_nofile()
+    viewers: set[ServerConnection] = set()
+    seq = 0
+
+    async def handler(ws: ServerConnection) -> None:
+        nonlocal seq
+        path = ws.request.path if ws.request is not None else ""
+        if path.startswith("/watch"):
+            viewers.add(ws)
+            # broadcast() writes synchronously: no delta can slip in ahead of the hello.
+            broadcast([ws], _enc.encode({"type": "hello", "seq": seq}), text=True)
+            try:
+                await ws.wait_closed()
+            finally:
+                viewers.discard(ws)
+            return
+        async for raw in ws:
+            msg = _any.decode(raw)
+            kind = msg.get("type")
+            if kind == "auth":
+                await ws.send(_enc.encode({"type": "welcome", "device": "bare", "role": "admin",
+                                           "official": "", "game": None, "arena": None,
+                                           "server_time": time.time_ns() // 1_000_000,
+                                           "epoch": "bare"}), text=True)
+            elif kind == "send":
+                event = msg.get("event")
+                eid = event.get("id") if isinstance(event, dict) else None
+                seq += 1
+                broadcast(viewers, bare_frame(seq, frame_bytes), text=True)
+                await ws.send(_enc.encode({"type": "ack", "id": eid, "log_id": eid, "game": GAME,
+                                           "seq": seq, "at": time.time_ns() // 1_000_000,
+                                           "duplicate": False, "notices": []}), text=True)
+            elif kind == "ping":
+                await ws.send(_enc.encode({"type": "pong", "server_time": time.time_ns() // 1_000_000,
+                                           "device_time": msg.get("device_time")}), text=True)
+
+    async with serve(handler, HOST, port, compression=None, max_size=2**20):
+        print("ready", flush=True)
+        await asyncio.Future()  # until the benchmark kills us
+
+
+# ------------------------------------------------------------ viewer workers
+
+
+class _Viewer(asyncio.Protocol):
+    """One viewer on websockets' Sans-I/O client: every frame is stamped when its bytes arrive."""
+
+    def __init__(self, url: str) -> None:
+        self.ws = ClientProtocol(parse_uri(url), max_size=2**22)
+        self.transport: asyncio.Transport | None = None
+        self.first: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+        self.first_seq = -1
+        self.max_seq = -1
+        self.seqs = array("q")
+        self.times = array("q")
+        self.resets = 0
+        self.closed = False
+        self.waiter: _CaughtUp | None = None
+        self._parts: list[bytes] = []
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+        self.ws.send_request(self.ws.connect())
+        self._flush()
+
+    def data_received(self, data: bytes) -> None:
+        now = time.time_ns()
+        self.ws.receive_data(data)
+        for ev in self.ws.events_received():
+            if isinstance(ev, Frame):
+                if ev.opcode not in (Opcode.TEXT, Opcode.BINARY, Opcode.CONT):
+                    continue  # pings are answered by the protocol; see _flush
+                if not ev.fin:
+                    self._parts.append(bytes(ev.data))
+                    continue
+                payload = b"".join([*self._parts, bytes(ev.data)]) if self._parts else bytes(ev.data)
+                self._parts.clear()
+                self._message(payload, now)
+            elif isinstance(ev, Response) and self.ws.handshake_exc is not None and not self.first.done():
+                self.first.set_exception(ConnectionError(f"handshake failed: {self.ws.handshake_exc}"))
+        self._flush()
+
+    def _message(self, payload: bytes, now: int) -> None:
+        head = _head.decode(payload)
+        if head.type == "delta":
+            self.seqs.append(head.seq)
+            self.times.append(now)
+            self.max_seq = max(self.max_seq, head.seq)
+        elif head.type in ("snapshot", "hello"):
+            if self.first.done():
+                self.resets += 1  # a resync: the service dropped this viewer's backlog
+            else:
+                self.first_seq = head.seq
+                self.first.set_result(head.seq)
+            self.max_seq = max(self.max_seq, head.seq)
+        else:
+            return
+        if self.waiter is not None:
+            self.waiter.check(self)
+
+    def _flush(self) -> None:
+        if self.transport is None or self.transport.is_closing():
+            return
+        for data in self.ws.data_to_send():
+            if data:
+                self.transport.write(data)
+            elif self.transport.can_write_eof():
+                self.transport.write_eof()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.closed = True
+        self.ws.receive_eof()
+        if self.waiter is not None:
+            self.waiter.check(self)
+        if not self.first.done():
+            self.first.set_exception(ConnectionError(f"connection lost: {exc}"))
+
+    def close(self) -> None:
+        if self.transport is not None:
+            self.transport.close()
+
+
+class _CaughtUp:
+    """Set ``event`` once every viewer has seen ``seq`` (or lost its connection)."""
+
+    def __init__(self, viewers: list[_Viewer], seq: int) -> None:
+        self.seq = seq
+        self.event = asyncio.Event()
+        self.waiting = set(viewers)
+        for v in viewers:
+            v.waiter = self
+            self.check(v)
+
+    def check(self, v: _Viewer) -> None:
+        if v in self.waiting and (v.max_seq >= self.seq or v.closed):
+            self.waiting.discard(v)
+            if not self.waiting:
+                self.event.set()
+
+
+def _write_report(out: Path, viewers: list[_Viewer], errors: int, first_error: str) -> None:
+    out.write_bytes(_msgpack_enc.encode({
+        "opened": len(viewers), "errors": errors, "first_error": first_error,
+        "viewers": [{"first": v.first_seq, "seqs": v.seqs.tobytes(), "times": v.times.tobytes(),
+                     "resets": v.resets, "closed": v.closed} for v in viewers]}))
+
+
+async def _open_viewers(targets: list[tuple[str, int]], *, stop_at_error: bool, concurrency: int,
+                        open_timeout: float) -> tuple[list[_Viewer], int, str]:
+    """Open the viewers, each up to its first frame (snapshot or hello)."""
+    loop = asyncio.get_running_loop()
+    viewers: list[_Viewer] = []
+    errors = 0
+    first_error = ""
+    stop = False
+    sem = asyncio.Semaphore(concurrency)
+
+    async def one(url: str) -> None:
+        nonlocal errors, first_error, stop
+        async with sem:
+            if stop:
+                return
+            v = _Viewer(url)
+            uri = parse_uri(url)
+            try:
+                async with asyncio.timeout(open_timeout):
+                    await loop.create_connection(lambda: v, uri.host, uri.port)
+                    await v.first
+            except (OSError, TimeoutError, ConnectionError) as err:
+                v.close()
+                errors += 1
+                first_error = first_error or f"{type(err).__name__}: {err}"
+                if stop_at_error:
+                    stop = True
+                return
+            viewers.append(v)
+
+    await asyncio.gather(*(one(url) for url, n in targets for _ in range(n)))
+    return viewers, errors, first_error
+
+
+async def _viewers_main(targets: list[tuple[str, int]], out: Path, *, stop_at_error: bool,
+                        concurrency: int, open_timeout: float) -> None:
+    """A viewer worker: open, say ``ready``, wait for ``stop LAST_SEQ DRAIN_S`` on stdin,
+    wait until every viewer has ``LAST_SEQ`` (or the drain time is up), write the
+    samples to ``out``, say ``done``."""
+    raise_nofile()
+    loop = asyncio.get_running_loop()
+    viewers, errors, first_error = await _open_viewers(
+        targets, stop_at_error=stop_at_error, concurrency=concurrency, open_timeout=open_timeout)
+    gc.collect()
+    gc.freeze()  # the connections are long-lived: keep them out of the collector's way
+    print(f"ready {len(viewers)} {errors} {first_error}".rstrip(), flush=True)
+
+    reader = asyncio.StreamReader()
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+    line = (await reader.readline()).decode().split()
+    if not line or line[0] != "stop":
+        return  # the benchmark went away
+    last_seq, drain = int(line[1]), float(line[2])
+    if last_seq > 0 and viewers:
+        caught_up = _CaughtUp(viewers, last_seq)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(caught_up.event.wait(), drain)
+    _write_report(out, viewers, errors, first_error)
+    for v in viewers:
+        v.close()
+    await asyncio.sleep(0.2)
+    print("done", flush=True)
+
+
+# ------------------------------------------------------------- processes
+
+
+class Children:
+    """Every process the benchmark starts; ``kill_all`` ends them, in a ``finally``."""
+
+    def __init__(self, workdir: Path) -> None:
+        self.workdir = workdir
+        self.procs: list[tuple[str, asyncio.subprocess.Process]] = []
+        self._logs: list[TextIO] = []
+
+    def log_path(self, name: str) -> Path:
+        return self.workdir / f"{name}.log"
+
+    async def start(self, name: str, *args: str, stdin: bool = False,
+                    stdout: bool = False) -> asyncio.subprocess.Process:
+        log = self._open_log(name)
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, *args, stdin=asyncio.subprocess.PIPE if stdin else asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE if stdout else log, stderr=log,
+            preexec_fn=_die_with_parent if sys.platform == "linux" else None)
+        self.procs.append((name, proc))
+        return proc
+
+    def _open_log(self, name: str) -> TextIO:
+        log = open(self.log_path(name), "w")  # noqa: SIM115 - closed by kill_all
+        self._logs.append(log)
+        return log
+
+    def tail(self, name: str, lines: int = 20) -> str:
+        try:
+            return "\n".join(self.log_path(name).read_text(errors="replace").splitlines()[-lines:])
+        except OSError:
+            return ""
+
+    async def stop(self, proc: asyncio.subprocess.Process, grace: float = 5.0) -> None:
+        if proc.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                proc.terminate()
+            try:
+                await asyncio.wait_for(proc.wait(), grace)
+            except TimeoutError:
+                with contextlib.suppress(ProcessLookupError):
+                    proc.kill()
+                await proc.wait()
+
+    async def kill_all(self) -> None:
+        for _, proc in reversed(self.procs):
+            if proc.returncode is None:
+                with contextlib.suppress(ProcessLookupError):
+                    proc.terminate()
+        for _, proc in reversed(self.procs):
+            try:
+                await asyncio.wait_for(proc.wait(), 5)
+            except TimeoutError:
+                with contextlib.suppress(ProcessLookupError):
+                    proc.kill()
+                await proc.wait()
+        for log in self._logs:
+            log.close()
+
+
+@dataclass
+class Node:
+    """One server process: a service node or the bare server."""
+
+    name: str
+    proc: asyncio.subprocess.Process
+    port: int
+    watch_path: str
+    device_path: str
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    @property
+    def http(self) -> str:
+        return f"http://{HOST}:{self.port}"
+
+    def watch_url(self) -> str:
+        return f"ws://{HOST}:{self.port}{self.watch_path}"
+
+    def device_url(self) -> str:
+        return f"ws://{HOST}:{self.port}{self.device_path}"
+
+
+async def start_service_nodes(children: Children, n: int, data: Path) -> list[Node]:
+    """``n`` service processes sharing ``data`` (its store); each ready on /readyz."""
+    nodes = []
+    for i in range(n):
+        port = free_port()
+        proc = await children.start(f"service{i}", "-m", "stream", "serve", "--no-demo",
+                                    "--data", str(data), "--port", str(port))
+        nodes.append(Node(f"service{i}", proc, port, f"/ws/watch?game={GAME}", "/ws/device"))
+    async with aiohttp.ClientSession() as http:
+        for node in nodes:
+            deadline = time.monotonic() + 60
+            while True:
+                if node.proc.returncode is not None:
+                    raise RuntimeError(f"{node.name} exited ({node.proc.returncode}):\n"
+                                       f"{children.tail(node.name)}")
+                with contextlib.suppress(aiohttp.ClientError, OSError):
+                    async with http.get(f"{node.http}/readyz") as r:
+                        if r.status == 200:
+                            break
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"{node.name} not ready in 60 s:\n{children.tail(node.name)}")
+                await asyncio.sleep(0.1)
+    return nodes
+
+
+async def start_bare(children: Children, frame_bytes: int) -> Node:
+    port = free_port()
+    proc = await children.start("bare", "-m", "stream.bench_fanout", "bare", "--port", str(port),
+                                "--frame-bytes", str(frame_bytes), stdout=True)
+    assert proc.stdout is not None
+    try:
+        line = await asyncio.wait_for(proc.stdout.readline(), 30)
+    except TimeoutError:
+        line = b""
+    if line.strip() != b"ready":
+        raise RuntimeError(f"the bare server did not start:\n{children.tail('bare')}")
+    return Node("bare", proc, port, "/watch", "/device")
+
+
+async def setup_game(node: Node, admin: str, devices: int) -> list[str]:
+    """Set the game up through the HTTP API; issue one device token per device socket."""
+    headers = {"Authorization": f"Bearer {admin}"}
+    body = {"id": f"setup-{GAME}", "game": GAME, "event": "bench", "handicap": 8, "arena": "bench-arena",
+            "teams": {"home": {"team": "bench-home", "players": ["h1", "h2", "h3"], "subs": ["h4"]},
+                      "away": {"team": "bench-away", "players": ["a1", "a2", "a3"], "subs": ["a4"]}}}
+    tokens = []
+    async with aiohttp.ClientSession(headers=headers) as http:
+        async with http.post(f"{node.http}/api/games", json=body) as r:
+            if r.status != 201:
+                raise RuntimeError(f"game setup refused: {r.status} {await r.text()}")
+        for i in range(devices):
+            req = {"role": "admin", "device": f"bench-device-{i}", "official": "bench", "game": GAME}
+            async with http.post(f"{node.http}/api/tokens", json=req) as r:
+                if r.status != 201:
+                    raise RuntimeError(f"token refused: {r.status} {await r.text()}")
+                tokens.append(str((await r.json())["token"]))
+    return tokens
+
+
+# ---------------------------------------------------------------- the device
+
+
+class DevicePool:
+    """One ordered stream of valid events over ``len(tokens)`` device sockets, round-robin:
+    alternately ``clock.start`` and ``whistle``, each sent once the previous one is acked."""
+
+    def __init__(self, url: str, tokens: list[str], prefix: str, clock_running: bool) -> None:
+        self.devices = [Device(url, t, prefix=f"{prefix}{i}") for i, t in enumerate(tokens)]
+        self.clock_running = clock_running
+        self.n = 0
+
+    async def __aenter__(self) -> DevicePool:
+        await asyncio.gather(*(d.connect() for d in self.devices))
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await asyncio.gather(*(d.close() for d in self.devices), return_exceptions=True)
+
+    async def send(self) -> tuple[int, int, dict[str, Any]]:
+        """Send the next event: (send ns, reply ns, reply)."""
+        d = self.devices[self.n % len(self.devices)]
+        self.n += 1
+        event = {"type": "whistle" if self.clock_running else "clock.start", "game": GAME, "id": d.new_id()}
+        t_send = time.time_ns()
+        reply = await d.send_once(event)
+        t_reply = time.time_ns()
+        if reply.get("type") == "ack":
+            self.clock_running = not self.clock_running
+        return t_send, t_reply, reply
+
+
+@dataclass
+class Workers:
+    """Viewer worker processes, and what they report."""
+
+    children: Children
+    procs: list[asyncio.subprocess.Process] = field(default_factory=list)
+    outs: list[Path] = field(default_factory=list)
+
+    @staticmethod
+    def plan(count: int, urls: list[str], workers: int) -> list[list[tuple[str, int]]]:
+        """Viewer i goes to node i mod nodes and to worker i mod workers."""
+        counts: list[dict[str, int]] = [{} for _ in range(workers)]
+        for i in range(count):
+            url = urls[i % len(urls)]
+            counts[i % workers][url] = counts[i % workers].get(url, 0) + 1
+        return [list(c.items()) for c in counts if c]
+
+    async def start(self, name: str, count: int, urls: list[str], workers: int, *,
+                    stop_at_error: bool) -> tuple[int, int, str]:
+        """Start the workers and wait until each has opened its viewers: (opened, errors, first error)."""
+        for w, targets in enumerate(self.plan(count, urls, workers)):
+            out = self.children.workdir / f"{name}-w{w}.msgpack"
+            args = ["-m", "stream.bench_fanout", "viewers", "--out", str(out)]
+            for url, n in targets:
+                args += ["--target", f"{n}={url}"]
+            if stop_at_error:
+                args.append("--stop-at-error")
+            self.procs.append(await self.children.start(f"{name}-w{w}", *args, stdin=True, stdout=True))
+            self.outs.append(out)
+        opened = errors = 0
+        first_error = ""
+        for w, proc in enumerate(self.procs):
+            assert proc.stdout is not None
+            try:
+                line = await asyncio.wait_for(proc.stdout.readline(), 120 + count / 50)
+            except TimeoutError:
+                line = b""
+            parts = line.decode().split(maxsplit=3)
+            if not parts or parts[0] != "ready":
+                raise RuntimeError(f"viewer worker {name}-w{w} failed:\n{self.children.tail(f'{name}-w{w}')}")
+            opened += int(parts[1])
+            errors += int(parts[2])
+            first_error = first_error or (parts[3] if len(parts) > 3 else "")
+        return opened, errors, first_error
+
+    async def stop(self, last_seq: int, drain: float) -> list[dict[str, Any]]:
+        """Tell the workers to finish once every viewer has ``last_seq``; their reports."""
+        for proc in self.procs:
+            assert proc.stdin is not None
+            proc.stdin.write(f"stop {last_seq} {drain}\n".encode())
+            await proc.stdin.drain()
+        reports = []
+        for proc, out in zip(self.procs, self.outs, strict=True):
+            assert proc.stdout is not None
+            line = await asyncio.wait_for(proc.stdout.readline(), drain + 120)
+            if line.strip() != b"done":
+                raise RuntimeError(f"a viewer worker did not finish:\n{self.children.tail(out.stem)}")
+            reports.append(_msgpack_dec.decode(out.read_bytes()))
+            out.unlink()
+            await self.children.stop(proc)
+        return reports
+
+
+# ---------------------------------------------------------------- the phases
+
+
+@dataclass
+class LoadResult:
+    name: str
+    viewers: int
+    sent: int
+    acked: int
+    refused: int
+    seconds: float
+    lat_ms: list[float]
+    ack_ms: list[float]
+    lost: int
+    dup: int
+    other: int
+    resets: int
+    dropped: int
+
+    def p(self, q: float) -> float:
+        return percentile(self.lat_ms, q)
+
+    def ack_p(self, q: float) -> float:
+        return percentile(self.ack_ms, q)
+
+
+def analyse(name: str, reports: list[dict[str, Any]], sends: dict[int, int], ack_ms: list[float],
+            sent: int, refused: int, seconds: float) -> LoadResult:
+    """Latency samples over all viewers; frames lost or repeated per viewer."""
+    lat: list[float] = []
+    lost = dup = other = resets = dropped = viewers = 0
+    expected_all = sorted(sends)
+    for rep in reports:
+        for v in rep["viewers"]:
+            viewers += 1
+            first = int(v["first"])
+            resets += int(v["resets"])
+            dropped += bool(v["closed"])
+            seqs = array("q")
+            seqs.frombytes(v["seqs"])
+            times = array("q")
+            times.frombytes(v["times"])
+            seen: set[int] = set()
+            for s, t in zip(seqs, times, strict=True):
+                if s in seen or s <= first:
+                    dup += 1  # twice, or already covered by the viewer's snapshot
+                    continue
+                seen.add(s)
+                st = sends.get(s)
+                if st is None:
+                    other += 1  # an event the bench did not send (a deadline tick)
+                    continue
+                lat.append((t - st) / 1e6)
+            lost += sum(1 for s in expected_all if s > first and s not in seen)
+    lat.sort()
+    ack_ms = sorted(ack_ms)
+    return LoadResult(name=name, viewers=viewers, sent=sent, acked=len(sends), refused=refused,
+                      seconds=seconds, lat_ms=lat, ack_ms=ack_ms, lost=lost, dup=dup, other=other,
+                      resets=resets, dropped=dropped)
+
+
+async def load_phase(children: Children, name: str, viewer_urls: list[str], device_url: str,
+                     tokens: list[str], *, viewers: int, workers: int, rate: float, seconds: float,
+                     clock_running: bool, prefix: str) -> tuple[LoadResult, bool]:
+    """``viewers`` viewers, the device at ``rate`` for ``seconds``; returns the result and the
+    game clock's state after it."""
+    pool_workers = Workers(children)
+    try:
+        opened, errors, first_error = await pool_workers.start(name, viewers, viewer_urls, workers,
+                                                               stop_at_error=False)
+        if errors or opened != viewers:
+            raise RuntimeError(f"{name}: only {opened} of {viewers} viewers opened ({first_error})")
+        await asyncio.sleep(0.5)
+        loop = asyncio.get_running_loop()
+        sends: dict[int, int] = {}
+        ack_ms: list[float] = []
+        refused = 0
+        n_events = max(1, round(rate * seconds))
+        async with DevicePool(device_url, tokens, prefix, clock_running) as pool:
+            t0 = loop.time()
+            for i in range(n_events):
+                delay = t0 + i / rate - loop.time()
+                if delay > 0:
+                    await asyncio.sleep(delay)
+                t_send, t_reply, reply = await pool.send()
+                if reply.get("type") == "ack" and isinstance(reply.get("seq"), int):
+                    sends[int(reply["seq"])] = t_send
+                    ack_ms.append((t_reply - t_send) / 1e6)
+                else:
+                    refused += 1
+                    if refused == 1:
+                        print(f"  {name}: an event was refused: {reply}", flush=True)
+            elapsed = loop.time() - t0
+            clock_running = pool.clock_running
+        reports = await pool_workers.stop(max(sends, default=0), drain=15)
+    finally:
+        for proc in pool_workers.procs:
+            await children.stop(proc)
+    return analyse(name, reports, sends, ack_ms, n_events, refused, elapsed), clock_running
+
+
+async def probe_delta_size(node: Node, tokens: list[str], events: int) -> tuple[float, bool]:
+    """Send ``events`` events with one viewer watching: the mean delta frame size (bytes),
+    and the clock's state after. Also warms the service up."""
+    sizes: list[int] = []
+    async with websockets.connect(node.watch_url(), max_size=2**22, compression=None) as viewer:
+        first = _any.decode(await viewer.recv(decode=False))
+        if first.get("type") != "snapshot":
+            raise RuntimeError(f"the service sent {first.get('type')!r} before a snapshot")
+        async with DevicePool(node.device_url(), tokens, "probe", clock_running=False) as pool:
+            last = 0
+            for _ in range(events):
+                _, _, reply = await pool.send()
+                if reply.get("type") != "ack":
+                    raise RuntimeError(f"probe event refused: {reply}")
+                last = int(reply["seq"])
+            running = pool.clock_running
+        async with asyncio.timeout(10):
+            while True:
+                raw = await viewer.recv(decode=False)
+                msg = _any.decode(raw)
+                if msg.get("type") == "delta":
+                    sizes.append(len(raw))
+                    if msg["seq"] >= last:
+                        break
+    return sum(sizes) / len(sizes), running
+
+
+async def idle_phase(children: Children, name: str, nodes: list[Node], count: int,
+                     workers: int, settle: float) -> tuple[int, int, str, float]:
+    """Open up to ``count`` idle viewers; (opened, errors, first error, KiB of RSS each)."""
+    pool_workers = Workers(children)
+    try:
+        before = sum(vm_rss_kib(n.pid) for n in nodes)
+        opened, errors, first_error = await pool_workers.start(
+            name, count, [n.watch_url() for n in nodes], workers, stop_at_error=True)
+        await asyncio.sleep(settle)
+        after = sum(vm_rss_kib(n.pid) for n in nodes)
+        await pool_workers.stop(0, 0)
+    finally:
+        for proc in pool_workers.procs:
+            await children.stop(proc)
+    return opened, errors, first_error, (after - before) / opened if opened else math.nan
+
+
+def sqlite_commit_ms(path: Path, n: int) -> list[float]:
+    """``n`` single-row INSERT+COMMITs into the service's own schema, WAL, synchronous=FULL."""
+    conn = sqlite_connect(path, synchronous="FULL")
+    try:
+        conn.executescript(SCHEMA)
+        body = b'{"type":"whistle","id":"bench/x","at":1780000000000,"game":"bench-fanout"}'
+        out = []
+        for i in range(n):
+            t = time.perf_counter_ns()
+            conn.execute("BEGIN IMMEDIATE")
+            conn.execute("INSERT INTO log (game, seq, device, client_id, official, digest, received_at, body)"
+                         " VALUES (?,?,?,?,?,?,?,?)",
+                         (GAME, i + 1, "bench", f"c{i}", "bench", os.urandom(16), i, body))
+            conn.execute("COMMIT")
+            out.append((time.perf_counter_ns() - t) / 1e6)
+    finally:
+        conn.close()
+    return sorted(out)
+
+
+# ----------------------------------------------------------------- the run
+
+
+@dataclass
+class FanoutOptions:
+    viewers: int = 1000
+    rate: float = 50.0
+    seconds: float = 20.0
+    idle_viewers: int = 10_000
+    nodes: int = 1
+    settle: float = 3.0
+
+
+def _workers_for(count: int) -> int:
+    return 1 if count < 200 else 2
+
+
+def _fmt(x: float, spec: str = ".2f") -> str:
+    return "n/a" if math.isnan(x) else format(x, spec)
+
+
+@contextlib.asynccontextmanager
+async def _workdir() -> AsyncIterator[Path]:
+    with tempfile.TemporaryDirectory(prefix="arena-bench-fanout-") as d:
+        yield Path(d)
+
+
+async def bench_fanout(opts: FanoutOptions) -> dict[str, float]:
+    if opts.nodes != 1:
+        raise SystemExit("bench fanout: --nodes accepts only 1 for now")
+    nofile = raise_nofile()
+    budget = 900 + 4 * opts.seconds + opts.idle_viewers / 20
+    async with _workdir() as work, asyncio.timeout(budget):
+        children = Children(work)
+        try:
+            return await _run(children, work, opts, nofile)
+        finally:
+            await children.kill_all()
+
+
+async def _run(children: Children, work: Path, opts: FanoutOptions, nofile: int) -> dict[str, float]:
+    data = work / "data"
+    device_sockets = max(1, math.ceil(opts.rate / (0.8 * Config().device_rate)))
+    print(f"bench fanout: {opts.viewers} viewers, {opts.rate:g} events/s for {opts.seconds:g} s, "
+          f"{opts.idle_viewers} idle viewers, {opts.nodes} node(s); open-file limit {nofile}", flush=True)
+
+    nodes = await start_service_nodes(children, opts.nodes, data)
+    admin = (data / "admin.token").read_text().strip()
+    tokens = await setup_game(nodes[0], admin, device_sockets)
+    delta_bytes, clock = await probe_delta_size(nodes[0], tokens, 20)
+    frame_bytes = round(delta_bytes)
+    bare = await start_bare(children, frame_bytes)
+    print(f"  service delta: {delta_bytes:.0f} bytes on average; bare frames padded to {frame_bytes}",
+          flush=True)
+    print(f"  device: one ordered event stream over {device_sockets} device socket(s) "
+          f"(the service allows {Config().device_rate:g} events/s per socket)", flush=True)
+
+    # Memory first, while the service's heap holds nothing freed by earlier viewers.
+    idle_workers = _workers_for(opts.idle_viewers)
+    svc_idle = await idle_phase(children, "idle-service", nodes, opts.idle_viewers, idle_workers,
+                                opts.settle)
+    print(f"  idle, arena-stream: {svc_idle[0]} opened, {svc_idle[1]} errors {svc_idle[2]}".rstrip(),
+          flush=True)
+    bare_idle = await idle_phase(children, "idle-bare", [bare], opts.idle_viewers, idle_workers,
+                                 opts.settle)
+    print(f"  idle, bare websockets: {bare_idle[0]} opened, {bare_idle[1]} errors {bare_idle[2]}".rstrip(),
+          flush=True)
+
+    workers = _workers_for(opts.viewers)
+    bare_res, _ = await load_phase(children, "bare", [bare.watch_url()], bare.device_url(), tokens,
+                                   viewers=opts.viewers, workers=workers, rate=opts.rate,
+                                   seconds=opts.seconds, clock_running=False, prefix="bare")
+    await children.stop(bare.proc)
+    svc_res, clock = await load_phase(children, "service", [n.watch_url() for n in nodes],
+                                      nodes[0].device_url(), tokens, viewers=opts.viewers,
+                                      workers=workers, rate=opts.rate, seconds=opts.seconds,
+                                      clock_running=clock, prefix="svc")
+    commits = await asyncio.to_thread(sqlite_commit_ms, work / "raw-commit.sqlite",
+                                      max(200, min(1000, svc_res.acked)))
+    raw_p99 = percentile(commits, 0.99)
+
+    for r in (bare_res, svc_res):
+        print(f"  {r.name}: {r.acked}/{r.sent} events acked in {r.seconds:.1f} s "
+              f"({r.acked / r.seconds:.1f}/s), {len(r.lat_ms):,} frames timed over {r.viewers} viewers; "
+              f"ack p50 {_fmt(r.ack_p(0.5))} ms p99 {_fmt(r.ack_p(0.99))} ms; "
+              f"viewer max {_fmt(r.p(1.0), '.1f')} ms; resyncs {r.resets}, viewers dropped {r.dropped}, "
+              f"other deltas {r.other}", flush=True)
+    print(f"  raw SQLite commit (WAL, synchronous=FULL): {len(commits)} commits, "
+          f"p50 {_fmt(percentile(commits, 0.5))} ms p99 {_fmt(raw_p99)} ms", flush=True)
+
+    ratio = svc_res.p(0.99) / bare_res.p(0.99)
+    svc_kib, bare_kib = svc_idle[3], bare_idle[3]
+    print()
+    print(f"fanout: {opts.viewers} viewers, {opts.rate:g} events/s for {opts.seconds:g} s, "
+          f"delta {delta_bytes / 1024:.1f} KiB")
+    print(f"{'':22}{'p50 ms':>6}   {'p99 ms':>6}   {'lost':>4}  {'dup':>3}")
+    for label, r in (("bare websockets", bare_res), ("arena-stream", svc_res)):
+        print(f"{label:22}{_fmt(r.p(0.5)):>6}   {_fmt(r.p(0.99)):>6}   {r.lost:>4}  {r.dup:>3}")
+    print(f"{'viewer p99 ratio':21}{_fmt(ratio):>5}   (goal <= 1.25)")
+    print(f"{'ack p99':21}{_fmt(svc_res.ack_p(0.99))} ms  raw SQLite FULL commit p99 {_fmt(raw_p99)} ms"
+          f"  (goal <= raw + 2 ms)")
+    print(f"{'idle viewers':21}{svc_idle[0]} opened: {_fmt(svc_kib, '.1f')} KiB each "
+          f"(bare websockets: {_fmt(bare_kib, '.1f')} KiB)  (goal <= 12 KiB)", flush=True)
+    return {
+        "delta_bytes": delta_bytes,
+        "bare_p50_ms": bare_res.p(0.5), "bare_p99_ms": bare_res.p(0.99),
+        "svc_p50_ms": svc_res.p(0.5), "svc_p99_ms": svc_res.p(0.99),
+        "ratio": ratio,
+        "lost": float(bare_res.lost + svc_res.lost), "dup": float(bare_res.dup + svc_res.dup),
+        "ack_p99_ms": svc_res.ack_p(0.99), "raw_commit_p99_ms": raw_p99,
+        "idle_opened": float(svc_idle[0]), "idle_kib": svc_kib, "bare_idle_kib": bare_kib,
+    }
+
+
+def run(args: argparse.Namespace) -> int:
+    opts = FanoutOptions(viewers=args.viewers, rate=args.rate, seconds=args.seconds,
+                         idle_viewers=args.idle_viewers, nodes=args.nodes)
+    if opts.viewers < 1 or opts.rate <= 0 or opts.seconds <= 0 or opts.idle_viewers < 1:
+        raise SystemExit("bench fanout: --viewers, --rate, --seconds and --idle-viewers must be positive")
+    figures = asyncio.run(bench_fanout(opts))
+    # Figures are printed whatever they are; a lost or repeated frame is a failure, not a figure.
+    return 1 if figures["lost"] or figures["dup"] else 0
+
+
+# ------------------------------------------------------ the child processes
+
+
+def _main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m stream.bench_fanout",
+                                description="child processes of arena-stream bench fanout")
+    sub = p.add_subparsers(dest="role", required=True)
+    b = sub.add_parser("bare", help="a bare websockets broadcast server")
+    b.add_argument("--port", type=int, required=True)
+    b.add_argument("--frame-bytes", type=int, default=1024)
+    v = sub.add_parser("viewers", help="a viewer worker")
+    v.add_argument("--target", action="append", required=True, help="COUNT=URL")
+    v.add_argument("--out", type=Path, required=True)
+    v.add_argument("--stop-at-error", action="store_true")
+    v.add_argument("--concurrency", type=int, default=100)
+    v.add_argument("--timeout", type=float, default=30.0)
+    args = p.parse_args(argv)
+    if args.role == "bare":
+        with contextlib.suppress(KeyboardInterrupt):
+            asyncio.run(_bare_main(args.port, args.frame_bytes))
+        return 0
+    targets = [(url, int(n)) for n, url in (t.split("=", 1) for t in args.target)]
+    asyncio.run(_viewers_main(targets, args.out, stop_at_error=args.stop_at_error,
+                              concurrency=args.concurrency, open_timeout=args.timeout))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(_main())
