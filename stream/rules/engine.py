@@ -35,7 +35,9 @@ import msgspec
 from ..errors import Refused
 from . import events as ev
 from . import game as gm
+from . import ledger as lg
 from . import notices as nt
+from .clock import play_at
 from .state import Game
 from .view import GameView, diff, game_view
 
@@ -44,6 +46,10 @@ _unpack_game = msgspec.msgpack.Decoder(Game)
 
 
 CHECKPOINT_EVERY = 32
+# Events after which the game's obligations are derived again.
+_LEDGER_TYPES = (ev.GameEnd, ev.PostgameCard)
+_OBLIGATION_NOTICES = (nt.ObligationCreated, nt.ObligationApplied, nt.ObligationServed,
+                       nt.ObligationWithdrawn)
 
 
 class GameRecord:
@@ -55,10 +61,12 @@ class GameRecord:
     before it.
     """
 
-    __slots__ = ("checkpoints", "events", "game", "now", "opened_at", "setup_notices")
+    __slots__ = ("any_team", "checkpoints", "events", "game", "now", "opened_at", "setup_notices")
 
     def __init__(self, game: Game, at: int, setup_notices: list[Any] | None = None) -> None:
         self.game = game
+        # R15, fixed when the game first ends: per side, may its obligations be served with any team?
+        self.any_team: dict[str, bool] | None = None
         self.setup_notices = setup_notices or []
         self.events: list[Any] = []
         self.now = at
@@ -81,6 +89,7 @@ class EngineState(msgspec.Struct):
 
     events: dict[str, Tournament]
     games: dict[str, GameView]
+    ledger: dict[str, list[lg.Obligation]]
 
 
 class Engine:
@@ -90,6 +99,8 @@ class Engine:
         self.tournaments: dict[str, Tournament] = {}
         # Every accepted event id -> the game it belongs to (None: not a game's).
         self.owner: dict[str, str | None] = {}
+        self.ledger: dict[str, list[lg.Obligation]] = {}   # player -> obligations, in serving order
+        self._sources: dict[str, int] = {}   # a game (when it first ended) or an increase -> its turn
         self.voids: set[str] = set()     # ids of accepted voids
         self.voided: set[str] = set()    # ids they removed
 
@@ -125,7 +136,16 @@ class Engine:
                     out = [n for _, n in gm.deadlines(g, rec.now, e.at)]
                 if g.status not in row.phases:
                     raise gm.refuse_phase(g, e)
-                row.handler(g, e, self.settings, out)  # raises before any change
+                if t in _LEDGER_TYPES:
+                    before = msgspec.msgpack.encode(g)
+                    row.handler(g, e, self.settings, out)  # raises before any change
+                    try:
+                        out.extend(self._ledger_commit(g, *self._ledger_check(rec, g, e.at)))
+                    except Refused:
+                        rec.game = g = _unpack_game.decode(before)
+                        raise
+                else:
+                    row.handler(g, e, self.settings, out)  # raises before any change
                 events = rec.events
                 events.append(e)
                 if not len(events) % CHECKPOINT_EVERY:
@@ -141,6 +161,8 @@ class Engine:
             return self._event_setup(e)  # type: ignore[arg-type]
         if t is ev.EventComplete:
             return self._event_complete(e)  # type: ignore[arg-type]
+        if t is ev.CommitteeIncrease:
+            return self._committee_increase(e)  # type: ignore[arg-type]
         raise Refused("unknown_type", f"no transition for {t.__name__}", "L1")  # pragma: no cover
 
     def feed_all(self, events: Iterable[ev._Event]) -> list[Any]:
@@ -183,7 +205,11 @@ class Engine:
         return EngineState(
             events=dict(self.tournaments),
             games={gid: game_view(r.game, r.now) for gid, r in self.games.items()},
+            ledger={p: list(self.ledger[p]) for p in sorted(self.ledger) if self.ledger[p]},
         )
+
+    def obligations(self, player: str) -> list[lg.Obligation]:
+        return list(self.ledger.get(player, ()))
 
     def fork_game(self, game: str) -> Engine:
         """A new engine holding only ``game`` as it was just after its setup:
@@ -241,11 +267,16 @@ class Engine:
         g, by_cause, refused, checkpoints = self._refold(rec, events, start)
         if target in refused:
             raise refused[target]
+        ledger = None
+        if g.status == "ended" or rec.game.status == "ended":
+            ledger = self._ledger_check(rec, g, at)  # raises record_closed before any change
         changes = [nt.Change(k, a, b) for k, a, b in diff(before, game_view(g, rec.now))]
         changes.extend(nt.Change(f"events.{x}.applied", True, False) for x in refused)
         rec.game = g
         rec.events = events
         rec.checkpoints = checkpoints
+        if ledger is not None:
+            by_cause.setdefault(target, []).extend(self._ledger_commit(g, *ledger))
         corr = nt.Correction(cause=target, at=at, game=g.id, clause="L1", target=target,
                              reason=reason, changes=changes)  # type: ignore[arg-type]
         return by_cause, corr
@@ -277,22 +308,136 @@ class Engine:
                 due = [n for _, n in gm.deadlines(rec.game, rec.now, e.at)]
             rec.now = e.at
         events = [*rec.events[:i], *rec.events[i + 1:]]
-        _, corr = self._commit_refold(rec, events, i, e.target, "void", e.at)
+        by_cause, corr = self._commit_refold(rec, events, i, e.target, "void", e.at)
         del self.owner[e.target]
         self.voided.add(e.target)
         self.voids.add(e.id)
         self.owner[e.id] = gid
-        return [*due, msgspec.structs.replace(corr, cause=e.id)]
+        ledger = [msgspec.structs.replace(n, cause=e.id) for n in by_cause.get(e.target, ())
+                  if isinstance(n, _OBLIGATION_NOTICES)]
+        return [*due, *ledger, msgspec.structs.replace(corr, cause=e.id)]
 
     def _game_setup(self, e: ev.GameSetup) -> list[Any]:
         if e.game in self.games:
             raise Refused("duplicate_game", f"game {e.game!r} is already set up", "L1")
         g = gm.new_game(e)
+        info = lg.GameInfo(g.id, g.handicap, g.kind, self._event_class(g.event))
+        plan = lg.plan(self.ledger, g, info)  # refuses a lineup that breaks an obligation
+        lg.apply_plan(plan, g)
         out: list[Any] = [nt.GameReady(cause=e.id, at=e.at, game=e.game, clause="A3",
                                        home=e.teams.home.team, away=e.teams.away.team)]
+        for ob in plan.taken:
+            p = g.players[ob.player]
+            out.append(nt.ObligationApplied(cause=e.id, at=e.at, game=g.id, clause=ob.clause,
+                                            player=ob.player, obligation=ob.id, kind=ob.kind,
+                                            owed_ms=ob.owed_ms, origin_game=ob.origin_game))
+            if ob.kind == "sit_out":
+                out.append(nt.BoxEnter(cause=e.id, at=e.at, game=g.id, clause=ob.clause, player=p.id,
+                                       side=p.side, owed_ms=ob.owed_ms, kind="carried"))
         self.games[e.game] = GameRecord(g, e.at, out)
         self.owner[e.id] = None
         return out
+
+    # ---------------------------------------------------------------- ledger
+
+    def _event_class(self, event: str) -> str:
+        t = self.tournaments.get(event)
+        return t.cls if t is not None else "club"
+
+    def _any_team(self, g: Game) -> dict[str, bool]:
+        """R15: a side whose team is entered in no uncompleted event of equal or
+        higher handicap serves its obligations with any team."""
+        out: dict[str, bool] = {}
+        for side in ("home", "away"):
+            team = g.team(side).team
+            out[side] = not any(not t.completed and t.handicap >= g.handicap and team in t.teams
+                                for t in self.tournaments.values())
+        return out
+
+    def _ledger_check(self, rec: GameRecord, g: Game, at: int
+                      ) -> tuple[list[lg.Obligation], list[lg.Obligation], int]:
+        """The game's obligations as its state now implies, and the ones it had.
+        Refuses (``record_closed``) a change to one a later game has already taken."""
+        old = [o for obs in self.ledger.values() for o in obs if o.origin_game == g.id and o.by is None]
+        new: list[lg.Obligation] = []
+        if g.status == "ended":
+            if rec.any_team is None:
+                rec.any_team = self._any_team(g)
+            play_end = play_at(g.clock, g.period_ms, g.ended_at or at)
+            new = lg.derive(g, g.ended_by or g.id, play_end, self._event_class(g.event), rec.any_team)
+            turn = self._sources.setdefault(g.id, len(self._sources))
+            for i, o in enumerate(new):
+                o.order = turn * 1000 + i
+        fresh = {o.id: o for o in new}
+        for o in old:
+            if o.status != "pending":
+                n = fresh.get(o.id)
+                if n is None or (n.kind, n.owed_ms) != (o.kind, o.owed_ms):
+                    raise Refused("record_closed", f"game {o.applied_in!r} has already applied "
+                                  f"{o.player!r}'s {o.kind} from this game; the committee corrects it",
+                                  "R16")
+        return new, old, at
+
+    def _ledger_commit(self, g: Game, new: list[lg.Obligation], old: list[lg.Obligation],
+                       at: int) -> list[Any]:
+        out: list[Any] = []
+        kept = {o.id for o in old if o.status != "pending"}
+        new_ids = {o.id for o in new}
+        old_ids = {o.id for o in old}
+
+        def notice(cls: Any, o: lg.Obligation) -> Any:
+            return cls(cause=o.cause, at=at, game=g.id, clause=o.clause, player=o.player,
+                       obligation=o.id, kind=o.kind, owed_ms=o.owed_ms, origin_game=o.origin_game)
+
+        for o in old:
+            if o.status == "pending":
+                self.ledger[o.player].remove(o)
+                if o.id not in new_ids:
+                    out.append(notice(nt.ObligationWithdrawn, o))
+        for o in new:
+            if o.id not in kept:
+                self.ledger.setdefault(o.player, []).append(o)
+                self.ledger[o.player].sort(key=lambda x: x.order)
+                if o.id not in old_ids:
+                    out.append(notice(nt.ObligationCreated, o))
+        # What this game serves: served once it has ended.
+        for c in g.carried:
+            for o in self.ledger.get(c.player, ()):
+                if o.id == c.id:
+                    status = "served" if g.status == "ended" else "serving"
+                    if status == "served" and o.status != "served":
+                        out.append(notice(nt.ObligationServed, o))
+                    o.status = status  # type: ignore[assignment]
+        return out
+
+    def _committee_increase(self, e: ev.CommitteeIncrease) -> list[Any]:
+        rec = self.games.get(e.origin_game)
+        if rec is None or rec.game.status != "ended":
+            raise Refused("game_not_over", f"game {e.origin_game!r} has not ended", "R6")
+        g = rec.game
+        p = g.players.get(e.player)
+        if p is None:
+            raise Refused("unknown_player", f"{e.player!r} did not play in {g.id!r}", "A3")
+        if e.games == 0 and e.sit_out_ms == 0:
+            raise Refused("nothing_to_add", "an increase adds games or a sit-out", "R6")
+        any_team = rec.any_team if rec.any_team is not None else self._any_team(g)
+        base = dict(player=p.id, origin_game=g.id, origin_event=g.event,
+                    origin_class=self._event_class(g.event), handicap=g.handicap,
+                    team=g.team(p.side).team, any_team=any_team[p.side], postgame=True,
+                    by=e.by, reason=e.reason, cause=e.id, clause="R6")
+        turn = self._sources.setdefault(e.id, len(self._sources)) * 1000
+        added = [lg.Obligation(id=f"{e.id}:{p.id}:suspension:{n}", kind="suspension", owed_ms=0,
+                               severity=30, order=turn + n, **base)  # type: ignore[arg-type]
+                 for n in range(e.games)]
+        if e.sit_out_ms:
+            added.append(lg.Obligation(id=f"{e.id}:{p.id}:sit_out", kind="sit_out",
+                                       owed_ms=e.sit_out_ms, severity=e.sit_out_ms // 10_000,
+                                       order=turn + 999, **base))  # type: ignore[arg-type]
+        self.ledger.setdefault(p.id, []).extend(added)
+        self.owner[e.id] = None
+        return [nt.ObligationCreated(cause=e.id, at=e.at, game=g.id, clause="R6", player=o.player,
+                                     obligation=o.id, kind=o.kind, owed_ms=o.owed_ms,
+                                     origin_game=o.origin_game) for o in added]
 
     def _event_setup(self, e: ev.EventSetup) -> list[Any]:
         if e.event in self.tournaments:

@@ -179,6 +179,19 @@ class Tick(_GameEvent, frozen=True, tag="tick", kw_only=True):
     changes no state."""
 
 
+class CommitteeIncrease(_Event, frozen=True, tag="committee.increase", kw_only=True):
+    """The Host Tournament Committee or the Association increases a penalty (R6:
+    "This penalty may be increased"): more games of suspension, or a sit-out,
+    for a player, on account of a game that has ended."""
+
+    player: Ident
+    origin_game: Ident
+    games: Annotated[int, msgspec.Meta(ge=0, le=10)] = 1
+    sit_out_ms: Annotated[int, msgspec.Meta(ge=0, le=3_600_000)] = 0
+    by: Label
+    reason: Annotated[str, msgspec.Meta(min_length=1, max_length=500)]
+
+
 class Void(_Event, frozen=True, tag="void", kw_only=True):
     target: Ident
     game: Ident | None = None
@@ -202,6 +215,7 @@ Event = Union[
     MountReplaced,
     PostgameCard,
     Tick,
+    CommitteeIncrease,
     Void,
 ]
 

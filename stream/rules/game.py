@@ -67,7 +67,7 @@ def _player(g: Game, pid: str) -> Player:
 
 
 def _on_field(g: Game, p: Player) -> bool:
-    return p.id in g.team(p.side).lineup and not p.sent_off and p.box is None
+    return p.id in g.team(p.side).lineup and not p.sent_off and not p.suspended and p.box is None
 
 
 def _play(g: Game, at: int) -> int:
@@ -123,11 +123,12 @@ def _stoppage(g: Game, e: ev._Event, out: Out) -> None:
         _unwatch_served(g)
 
 
-def _send_off(g: Game, p: Player, e: ev._Event, out: Out) -> None:
+def _send_off(g: Game, p: Player, e: ev._Event, out: Out, clause: str = "R6") -> None:
     """R6: off for the rest of the game; no substitute until the first stoppage
     after the next four minutes of play. A box trip in progress is superseded."""
     play = _play(g, e.at)
     p.sent_off = True
+    p.sent_off_clause = clause
     p.box = None
     p.no_sub = Sitout("no_sub", play + RED_NO_SUB_MS, RED_NO_SUB_MS, e.id, "R6")
     _watch(g, p)
@@ -224,6 +225,7 @@ def game_end(g: Game, e: ev.GameEnd, s: Settings, out: Out) -> None:
     g.status = "ended"
     g.shootout = e.shootout
     g.ended_at = e.at
+    g.ended_by = e.id
     if e.shootout:
         play = _play(g, e.at)
         for p in g.players.values():
@@ -281,7 +283,7 @@ def arena_left(g: Game, e: ev.ArenaLeft, s: Settings, out: Out) -> None:
                                side=p.side, color="red", count=1, yellows=p.yellows,
                                offense=p.offenses, conduct="left_arena", converted="left_arena"))
     _penalty(g, p, e, e.penalty, "left_arena", "R2", out)
-    _send_off(g, p, e, out)
+    _send_off(g, p, e, out, "R14")
 
 
 def box_left_early(g: Game, e: ev.BoxLeftEarly, s: Settings, out: Out) -> None:
@@ -305,25 +307,28 @@ def substitution(g: Game, e: ev.Substitution, s: Settings, out: Out) -> None:
     if po.box is not None:
         raise Refused("sitting_out", f"{po.id!r} is sitting out; the team plays short "
                       "and the suspension can't be avoided by substitution", "R13")
-    if po.sent_off and not po.sub_allowed:
+    out_of_game = po.sent_off or po.suspended
+    if out_of_game and not po.sub_allowed:
         raise Refused("no_substitute_yet", f"no substitute for {po.id!r} until the first "
-                      "stoppage after four minutes of play", "R6")
+                      "stoppage after four minutes of play", "R9" if po.suspended else "R6")
     if pi.sent_off:
         raise Refused("player_sent_off", f"{pi.id!r} has been sent off", "R6")
+    if pi.suspended:
+        raise Refused("player_suspended", f"{pi.id!r} is suspended for this game", "R13")
     if pi.box is not None:
         raise Refused("sitting_out", f"{pi.id!r} is sitting out a suspension", "R13")
     team.lineup[team.lineup.index(e.out)] = e.in_
     team.bench.remove(e.in_)
-    if not po.sent_off:
+    if not out_of_game:
         team.bench.append(e.out)
     out.append(nt.SubstitutionMade(cause=e.id, at=e.at, game=g.id,
-                                   clause="R6" if po.sent_off else "R13",
+                                   clause="R6" if out_of_game else "R13",
                                    side=e.team, out=e.out, in_=e.in_))
 
 
 def mount_removed(g: Game, e: ev.MountRemoved, s: Settings, out: Out) -> None:
     p = _player(g, e.player)
-    if p.id not in g.team(p.side).lineup or p.sent_off:
+    if p.id not in g.team(p.side).lineup or p.sent_off or p.suspended:
         raise Refused("player_not_on_field", f"{p.id!r} is not riding in this game", "R17")
     if p.mount is not None:
         raise Refused("mount_window_open", f"{p.id!r} already has a mount being replaced", "R17")

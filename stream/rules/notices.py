@@ -145,6 +145,30 @@ class PostgameRecorded(_Notice, frozen=True, tag="postgame.recorded", kw_only=Tr
     level: str
 
 
+class _ObligationNotice(_Notice, frozen=True, kw_only=True):
+    player: str
+    obligation: str
+    kind: str            # sit_out, suspension, yellow_status
+    owed_ms: int
+    origin_game: str
+
+
+class ObligationCreated(_ObligationNotice, frozen=True, tag="obligation.created", kw_only=True):
+    """Carried to the player's next qualifying game."""
+
+
+class ObligationApplied(_ObligationNotice, frozen=True, tag="obligation.applied", kw_only=True):
+    """This game serves it: the player starts in the box, suspended, or on a yellow."""
+
+
+class ObligationServed(_ObligationNotice, frozen=True, tag="obligation.served", kw_only=True):
+    pass
+
+
+class ObligationWithdrawn(_ObligationNotice, frozen=True, tag="obligation.withdrawn", kw_only=True):
+    """A correction removed what created it."""
+
+
 class Change(msgspec.Struct, frozen=True):
     path: str
     before: object
@@ -181,6 +205,10 @@ Notice = Union[
     MountDeadline,
     MountReplacedNotice,
     PostgameRecorded,
+    ObligationCreated,
+    ObligationApplied,
+    ObligationServed,
+    ObligationWithdrawn,
     Correction,
     Rejected,
 ]

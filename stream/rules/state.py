@@ -39,6 +39,8 @@ class Player(msgspec.Struct):
     offenses: int = 0
     box: Sitout | None = None
     sent_off: bool = False
+    sent_off_clause: str | None = None  # R6 (a red card) or R14 (left the arena)
+    suspended: bool = False            # carried into this game: may not play (R6, R9, R14)
     no_sub: Sitout | None = None       # after a red, until a substitute is allowed
     sub_allowed: bool = False          # after a red, once the no-sub window is served
     mount: MountWindow | None = None
@@ -49,6 +51,17 @@ class Team(msgspec.Struct):
     team: str
     lineup: list[str]                  # the three slots; a sent-off player holds his until replaced
     bench: list[str]
+
+
+class Carried(msgspec.Struct):
+    """An obligation from an earlier game that this game serves (R9-R16)."""
+
+    id: str
+    player: str
+    kind: str
+    owed_ms: int
+    clause: str
+    origin_game: str
 
 
 class PostgameEntry(msgspec.Struct):
@@ -77,11 +90,13 @@ class Game(msgspec.Struct):
     status: Literal["scheduled", "live", "ended"] = "scheduled"
     shootout: bool = False
     ended_at: int | None = None
+    ended_by: str | None = None        # the game.end event: what the game's obligations cite
     postgame: list[PostgameEntry] = msgspec.field(default_factory=list)
     # Players with a box trip, a no-substitute window or a mount window, in
     # the order they were imposed: the box panel's order, and the only
     # players the fold looks at when time passes or play stops.
     pending: list[str] = msgspec.field(default_factory=list)
+    carried: list[Carried] = msgspec.field(default_factory=list)
 
     def team(self, side: Side) -> Team:
         return self.home if side == "home" else self.away

@@ -50,6 +50,11 @@ REASONS_ES: dict[str, str] = {
     "game_over": "el partido ya terminó",
     "game_not_started": "el reloj todavía no se puso en marcha",
     "game_not_over": "el partido todavía no terminó",
+    "suspended_player": "el jugador está suspendido para este partido",
+    "suspended_player_not_listed":
+        "el jugador suspendido debe figurar en la formación; el equipo juega con uno menos",
+    "player_suspended": "el jugador está suspendido para este partido",
+    "record_closed": "un partido posterior ya aplicó estas sanciones; corrige el Comité",
 }
 
 
@@ -154,6 +159,18 @@ _RENDER: dict[type, Callable[[Any], tuple[str, str]]] = {
         f"After the game: {n.level} for {n.player} ({n.side}), carried to the next qualifying game",
         f"Después del partido: {n.level} para {n.player} ({_SIDE_ES[n.side]}), para su siguiente "
         f"partido válido"),
+    nt.ObligationCreated: lambda n: (
+        f"{n.player}: {_ob_en(n)} carried to the next qualifying game",
+        f"{n.player}: {_ob_es(n)} para el siguiente partido válido"),
+    nt.ObligationApplied: lambda n: (
+        f"{n.player} begins this game {_ob_start_en(n)} (from game {n.origin_game})",
+        f"{n.player} empieza este partido {_ob_start_es(n)} (del partido {n.origin_game})"),
+    nt.ObligationServed: lambda n: (
+        f"{n.player} has served the {_ob_en(n)} from game {n.origin_game}",
+        f"{n.player} cumplió la {_ob_es(n)} del partido {n.origin_game}"),
+    nt.ObligationWithdrawn: lambda n: (
+        f"{n.player}: the {_ob_en(n)} from game {n.origin_game} is withdrawn by a correction",
+        f"{n.player}: se retira la {_ob_es(n)} del partido {n.origin_game} por una corrección"),
     nt.Correction: lambda n: (
         f"Correction ({'voided' if n.reason == 'void' else 'late event'} {n.target}): "
         f"{len(n.changes)} change(s)",
@@ -163,6 +180,33 @@ _RENDER: dict[type, Callable[[Any], tuple[str, str]]] = {
         f"Refused {n.event_type}: {n.detail}",
         f"Rechazado {n.event_type}: {REASONS_ES.get(n.reason, n.reason)}"),
 }
+
+
+def _ob_en(n: Any) -> str:
+    if n.kind == "yellow_status":
+        return "yellow-card status"
+    if n.kind == "sit_out":
+        return f"sit-out of {mmss(n.owed_ms)} of play"
+    return "suspension" + (f" (team short until the stoppage after {mmss(n.owed_ms)})" if n.owed_ms else "")
+
+
+def _ob_es(n: Any) -> str:
+    if n.kind == "yellow_status":
+        return "condición de tarjeta amarilla"
+    if n.kind == "sit_out":
+        return f"sanción de {mmss(n.owed_ms)} de juego fuera"
+    return "suspensión" + (f" (equipo con uno menos hasta la detención tras {mmss(n.owed_ms)})"
+                           if n.owed_ms else "")
+
+
+def _ob_start_en(n: Any) -> str:
+    return {"yellow_status": "with one yellow card", "sit_out": "in the penalty box",
+            "suspension": "suspended"}[n.kind]
+
+
+def _ob_start_es(n: Any) -> str:
+    return {"yellow_status": "con una tarjeta amarilla", "sit_out": "en el área de castigo",
+            "suspension": "suspendido"}[n.kind]
 
 
 def describe(n: Any) -> nt.Text:

@@ -60,6 +60,7 @@ class PlayerView(msgspec.Struct):
     offenses: int
     on_field: bool
     sent_off: bool
+    suspended: bool
     sub_allowed: bool
     carried_yellow: bool
     box: SitoutView | None
@@ -69,7 +70,7 @@ class PlayerView(msgspec.Struct):
 
 class ShortView(msgspec.Struct):
     player: str
-    reason: Literal["box", "sent_off"]
+    reason: Literal["box", "sent_off", "suspended"]
 
 
 class TeamView(msgspec.Struct):
@@ -85,6 +86,17 @@ class TeamView(msgspec.Struct):
 class Teams(msgspec.Struct):
     home: TeamView
     away: TeamView
+
+
+class CarriedView(msgspec.Struct):
+    """An obligation from an earlier game served in this one (R9-R16)."""
+
+    id: str
+    player: str
+    kind: str
+    owed_ms: int
+    clause: str
+    origin_game: str
 
 
 class PostgameView(msgspec.Struct):
@@ -107,6 +119,7 @@ class GameView(msgspec.Struct):
     teams: Teams
     players: list[PlayerView]
     postgame: list[PostgameView]
+    carried: list[CarriedView]
 
 
 def _sitout(so: Sitout | None, play: int) -> SitoutView | None:
@@ -125,8 +138,9 @@ def _player(g: Game, p: Player, play: int, now: int) -> PlayerView:
     m = p.mount
     return PlayerView(
         id=p.id, side=p.side, yellows=p.yellows, offenses=p.offenses,
-        on_field=p.id in g.team(p.side).lineup and not p.sent_off and p.box is None,
-        sent_off=p.sent_off, sub_allowed=p.sub_allowed, carried_yellow=p.carried_yellow,
+        on_field=p.id in g.team(p.side).lineup and not p.sent_off and not p.suspended and p.box is None,
+        sent_off=p.sent_off, suspended=p.suspended, sub_allowed=p.sub_allowed,
+        carried_yellow=p.carried_yellow,
         box=_sitout(p.box, play), no_sub=_sitout(p.no_sub, play),
         mount=None if m is None else MountView(
             deadline_at=m.deadline_at, remaining_ms=max(0, m.deadline_at - now),
@@ -140,6 +154,8 @@ def _team(g: Game, side: Side, t: Team) -> TeamView:
         p = g.players[pid]
         if p.sent_off:
             short.append(ShortView(pid, "sent_off"))
+        elif p.suspended:
+            short.append(ShortView(pid, "suspended"))
         elif p.box is not None:
             short.append(ShortView(pid, "box"))
     blocked = any(p.side == side and (p.box is not None or p.no_sub is not None)
@@ -163,6 +179,8 @@ def game_view(g: Game, now: int) -> GameView:
         teams=Teams(_team(g, "home", g.home), _team(g, "away", g.away)),
         players=[_player(g, p, play, now) for p in g.players.values()],
         postgame=[PostgameView(x.player, x.level, x.cause) for x in g.postgame],
+        carried=[CarriedView(c.id, c.player, c.kind, c.owed_ms, c.clause, c.origin_game)
+                 for c in g.carried],
     )
 
 

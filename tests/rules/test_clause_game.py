@@ -141,7 +141,7 @@ def r9_postgame_card_only_after_end(s: Script) -> None:
     s.run(1_000)
     s.must("game.end")
     out = s.must("postgame.card", player="h1", level="3y")
-    assert tags(out) == ["postgame.recorded"]
+    assert tags(out) == ["postgame.recorded", "obligation.created"]
     assert (out[0].player, out[0].level, out[0].clause) == ("h1", "3y", "R9")
     assert [(x.player, x.level, x.cause) for x in s.view.postgame] == [("h1", "3y", s.last_id())]
     assert s.players["h1"].yellows == 0  # "separate from [...] cards assessed during the game"
@@ -169,12 +169,14 @@ def r11_shootout_excludes_boxed_players(_: Script) -> None:
 def r10_box_owed_at_game_end_stays_in_state(s: Script) -> None:
     """R10: "A player who is in the penalty box at the end of a game [...] shall
     begin his or her next game [...] in the penalty box for the unexpired time":
-    without a shootout, the trip still owed stays in the ended game's state
-    (carrying it into the next game is cross-game work)."""
+    without a shootout, the trip still owed stays in the ended game's state and
+    becomes an obligation for the next qualifying game (tests/rules/test_ledger.py)."""
     second_yellow(s)
     s.run(30_000)
     out = s.must("game.end")
-    assert tags(out) == ["game.ended"]
+    assert tags(out) == ["game.ended", "obligation.created"]
+    (ob,) = s.of(nt.ObligationCreated, out)
+    assert (ob.player, ob.kind, ob.owed_ms, ob.clause) == ("h2", "sit_out", TWO_MIN - 30_000, "R10")
     assert s.view.status == "ended"
     assert box(s).remaining_ms == TWO_MIN - 30_000
 
