@@ -12,6 +12,10 @@ HTTP API (docs/protocol.md, OpenAPI at ``/openapi.json``):
     POST /api/games                    set up a game and its rosters        (admin)
     POST /api/tokens                   issue a device token                 (admin)
     POST /api/tokens/revoke            revoke one                           (admin)
+    GET  /api/players/{player}/obligations   what a player owes, and what was served where
+    GET  /api/obligations?status=served      the ledger, or its history
+    POST /api/games/preview            what a game would apply to its rosters (admin)
+    POST /api/committee/increase       the committee increases a penalty    (admin)
 
 Admin calls carry ``Authorization: Bearer <token>``.
 """
@@ -30,12 +34,14 @@ import msgspec
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
-from . import auth
+from . import auth, schemas
 from . import protocol as pr
 from .config import Config, load_secret
-from .errors import AuthError
+from .errors import AuthError, MalformedEvent, Refused
 from .hub import Frames, Hub, now_ms
 from .ingest import device_ws, submit_fields
+from .rules import codec
+from .rules.events import GameSetup
 from .service import Service
 from .store import Store
 from .store.sqlite import SqliteStore
@@ -208,6 +214,54 @@ async def revoke_token(request: web.Request) -> web.Response:
     return web.json_response({"revoked": req.jti})
 
 
+async def openapi_doc(request: web.Request) -> web.Response:
+    return web.Response(body=schemas.openapi_json(), content_type="application/json")
+
+
+async def asyncapi_doc(request: web.Request) -> web.Response:
+    return web.Response(body=schemas.asyncapi_json(), content_type="application/json")
+
+
+async def player_obligations(request: web.Request) -> web.Response:
+    """What a player owes, where it may be served, and what was served where."""
+    hub = request.app[Service.KEY].hub
+    player = request.match_info["player"]
+    obs = hub.engine.obligations(player)
+    return web.Response(body=_json.encode({"player": player, "obligations": obs}),
+                        content_type="application/json")
+
+
+async def obligations(request: web.Request) -> web.Response:
+    """Every obligation, optionally by ``status`` (pending, serving, served): the history."""
+    hub = request.app[Service.KEY].hub
+    status = request.query.get("status")
+    out = [o for obs in hub.engine.ledger.values() for o in obs if status is None or o.status == status]
+    return web.Response(body=_json.encode(out), content_type="application/json")
+
+
+async def preview_game(request: web.Request) -> web.Response:
+    """The obligations a game would apply to its rosters if set up now (admin)."""
+    _admin(request)
+    hub = request.app[Service.KEY].hub
+    body = await _json_body(request)
+    body = {**body, "type": "game.setup", "id": body.get("id", "preview"), "at": now_ms()}
+    try:
+        event = codec.decode_event(_json.encode(body))
+        if not isinstance(event, GameSetup):
+            raise MalformedEvent("invalid_field", "a game.setup body is expected")
+        taken = hub.engine.preview_setup(event)
+    except (MalformedEvent, Refused) as err:
+        return _problem(409 if isinstance(err, Refused) else 400, err.code, err.detail,
+                        clause=getattr(err, "clause", None))
+    return web.Response(body=_json.encode({"game": event.game, "applies": taken}),
+                        content_type="application/json")
+
+
+async def committee_increase(request: web.Request) -> web.Response:
+    """The committee increases a penalty: logged with who and why (R6)."""
+    return await _submit(request, "committee.increase", await _json_body(request))
+
+
 async def index(request: web.Request) -> web.Response:
     hub = request.app[Service.KEY].hub
     rows = "".join(f'<li><code>{gid}</code>: {f.view.teams.home.team} {f.view.score.home} – '
@@ -272,7 +326,13 @@ def build_app(config: Config, *, store: Store | None = None, secret: bytes | Non
         web.post("/api/events/{event}/complete", complete_event),
         web.post("/api/games", post_game),
         web.post("/api/tokens", post_token),
+        web.get("/api/players/{player}/obligations", player_obligations),
+        web.get("/api/obligations", obligations),
+        web.post("/api/games/preview", preview_game),
+        web.post("/api/committee/increase", committee_increase),
         web.post("/api/tokens/revoke", revoke_token),
+        web.get("/openapi.json", openapi_doc),
+        web.get("/asyncapi.json", asyncapi_doc),
     ])
     app.cleanup_ctx.append(_lifecycle)
     app.on_shutdown.append(_going_away)

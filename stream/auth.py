@@ -31,7 +31,7 @@ ROLE_EVENTS: dict[str, frozenset[str]] = {
 }
 ROLE_EVENTS["referee"] = ROLE_EVENTS["umpire"]
 ROLE_EVENTS["admin"] = ROLE_EVENTS["umpire"] | ROLE_EVENTS["timekeeper"] | {
-    "event.setup", "event.complete", "game.setup"}
+    "event.setup", "event.complete", "game.setup", "committee.increase"}
 #: The only events a timekeeper may void: its own kind.
 TIMEKEEPER_VOIDABLE = frozenset({"clock.start", "clock.stop", "horn"})
 

@@ -211,6 +211,13 @@ class Engine:
     def obligations(self, player: str) -> list[lg.Obligation]:
         return list(self.ledger.get(player, ()))
 
+    def preview_setup(self, e: ev.GameSetup) -> list[lg.Obligation]:
+        """The obligations this game would take if set up now, or ``Refused``
+        (with the clause) if its lineup breaks one. Changes nothing."""
+        g = gm.new_game(e)
+        info = lg.GameInfo(g.id, g.handicap, g.kind, self._event_class(g.event))
+        return list(lg.plan(self.ledger, g, info).taken)
+
     def fork_game(self, game: str) -> Engine:
         """A new engine holding only ``game`` as it was just after its setup:
         feeding it the game's logged events again reproduces its notices."""
