@@ -26,6 +26,7 @@ import asyncio
 import hashlib
 import logging
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -45,6 +46,7 @@ from .store import DuplicateKey, Record, Store
 log = logging.getLogger("arena_stream.hub")
 
 SYSTEM = "system"  # the device name of events the service writes itself (ticks)
+RECENT = 12        # notices a snapshot repeats for a display that joins late
 
 
 def now_ms() -> int:
@@ -84,6 +86,7 @@ class GameFeed:
     first_seq: int = 1                                    # ... offset by the first one held
     complete: bool = True                                 # False after a restart until rebuilt
     snapshot: Frames | None = None
+    recent: deque[Any] = field(default_factory=lambda: deque(maxlen=RECENT))
 
 
 @dataclass(slots=True)
@@ -226,6 +229,7 @@ class Hub:
         feed.seq = p.record.seq or feed.seq
         feed.view, feed.view_builtins, feed.snapshot = p.view, p.view_builtins, None
         feed.deltas.append(p.delta)
+        feed.recent.extend(p.delta.msg.notices)
         self.on_publish(game, p.delta)
         if p.record.seq == 1:
             self.on_game(game)
@@ -259,7 +263,8 @@ class Hub:
             return feed.snapshot
         assert feed.view is not None
         frames = Frames.of(pr.Snapshot(game=game, seq=feed.seq, epoch=self.store.epoch,
-                                       view=feed.view, reset=reset, reason=reason))
+                                       view=feed.view, reset=reset, reason=reason,
+                                       recent=list(feed.recent)))
         if not reset:
             feed.snapshot = frames
         return frames

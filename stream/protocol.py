@@ -133,6 +133,7 @@ class Snapshot(_Frame, tag="snapshot", kw_only=True, frozen=True):
     view: GameView
     reset: bool = False
     reason: str | None = None
+    recent: list[Notice] = []      # the game's latest notices, newest last, for late joiners
 
 
 class Patch(msgspec.Struct, array_like=True, frozen=True):

@@ -14,6 +14,7 @@ import msgspec
 
 from . import clock as clk
 from .events import Side
+from .notices import Text
 from .state import Game, Player, Sitout, Team
 
 
@@ -44,6 +45,7 @@ class SitoutView(msgspec.Struct):
     release: Literal["after_play", "next_stoppage"]
     clause: str
     cause: str
+    text: Text
 
 
 class MountView(msgspec.Struct):
@@ -122,6 +124,16 @@ class GameView(msgspec.Struct):
     carried: list[CarriedView]
 
 
+_RELEASE_TEXT = {
+    ("box", True): Text("returns at next stoppage", "vuelve en la próxima detención"),
+    ("box", False): Text("out until the first stoppage after the play time owed",
+                         "fuera hasta la primera detención tras el tiempo de juego debido"),
+    ("no_sub", True): Text("substitute at next stoppage", "sustituto en la próxima detención"),
+    ("no_sub", False): Text("team plays short: no substitute yet",
+                            "el equipo juega con uno menos: todavía sin sustituto"),
+}
+
+
 def _sitout(so: Sitout | None, play: int) -> SitoutView | None:
     if so is None:
         return None
@@ -130,7 +142,7 @@ def _sitout(so: Sitout | None, play: int) -> SitoutView | None:
         kind=so.kind, owed_ms=so.owed_ms, served_ms=max(0, so.owed_ms - remaining),
         remaining_ms=remaining, eligible=remaining == 0,
         release="next_stoppage" if remaining == 0 else "after_play",
-        clause=so.clause, cause=so.cause,
+        clause=so.clause, cause=so.cause, text=_RELEASE_TEXT[so.kind, remaining == 0],
     )
 
 
