@@ -28,6 +28,7 @@ import logging
 import secrets
 import time
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Annotated, Any
 
 import msgspec
@@ -278,6 +279,18 @@ async def index(request: web.Request) -> web.Response:
 # ------------------------------------------------------------------- app
 
 
+CLIENTS = Path(__file__).resolve().parent.parent / "clients" / "web"
+PAGES = {"/scoreboard": "scoreboard.html", "/overlay": "overlay.html", "/handheld": "handheld.html"}
+
+
+async def page(request: web.Request) -> web.StreamResponse:
+    """The browser clients: one HTML page each, configured by URL parameters."""
+    path = CLIENTS / PAGES[request.path]
+    if not path.exists():
+        return web.Response(status=404, text="this client is not installed\n")
+    return web.FileResponse(path, headers={"Cache-Control": "no-cache"})
+
+
 def make_store(config: Config) -> Store:
     if config.store == "sqlite":
         return SqliteStore(config.data_dir / "arena.sqlite")
@@ -334,6 +347,10 @@ def build_app(config: Config, *, store: Store | None = None, secret: bytes | Non
         web.get("/openapi.json", openapi_doc),
         web.get("/asyncapi.json", asyncapi_doc),
     ])
+    for route in PAGES:
+        app.router.add_get(route, page)
+    if CLIENTS.is_dir():
+        app.router.add_static("/clients/", CLIENTS, append_version=True)
     app.cleanup_ctx.append(_lifecycle)
     app.on_shutdown.append(_going_away)
     return app
