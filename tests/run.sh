@@ -6,6 +6,15 @@ cd "$(dirname "$0")/.."
 
 python3 -m pip install --quiet --disable-pip-version-check -e '.[test]'
 
+# Debian's Chromium for the browser tests (Playwright drives it; it downloads
+# no browser of its own) and redis-server for the Redis store's tests.
+missing=()
+command -v chromium >/dev/null || missing+=(chromium)
+command -v redis-server >/dev/null || missing+=(redis-server)
+if [ ${#missing[@]} -gt 0 ]; then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
 python3 -m ruff check stream tests
 python3 -m mypy
 python3 -m pytest "$@"
