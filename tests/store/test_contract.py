@@ -1,4 +1,5 @@
-"""One contract, every backend: what ``stream.store.Store`` promises.
+"""One contract, every backend: what ``stream.store.Store`` promises, run
+against a real SQLite file and a real redis-server on loopback.
 
 Each backend's test class inherits ``StoreContract`` and provides ``open_store``
 (a fresh store on fresh storage) and ``reopen`` (a new instance on the same
@@ -8,14 +9,18 @@ storage, as after a restart).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+import uuid
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
 
 from stream.errors import NotStored
 from stream.store import DuplicateKey, Record, Store
+from stream.store.redis import RedisStore
 from stream.store.sqlite import SqliteStore
+
+from ..redis_server import RedisServer
 
 
 def rec(n: int, *, game: str | None = "g1", seq: int | None = None, device: str = "d1",
@@ -139,3 +144,55 @@ class TestSqliteStore(StoreContract):
         await store._submit(lambda c: c.execute("PRAGMA max_page_count=1073741823"))  # space again
         await store.append(rec(2))
         assert [r.seq for r in await store.records()] == [1, 2]
+
+
+# ----------------------------------------------------------------------- Redis
+
+
+@pytest.fixture(scope="module")
+def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
+    srv = RedisServer(tmp_path_factory.mktemp("redis"))
+    srv.start()
+    try:
+        yield srv
+    finally:
+        srv.stop()
+
+
+class TestRedisStore(StoreContract):
+    @pytest.fixture(autouse=True)
+    def _server(self, redis_server: RedisServer) -> None:
+        self.url = redis_server.url
+        self.prefix = f"t{uuid.uuid4().hex[:8]}:"
+
+    async def open_store(self) -> Store:
+        s = RedisStore(self.url, prefix=self.prefix)
+        await s.open()
+        return s
+
+    async def reopen(self, store: Store) -> Store:
+        await store.close()
+        return await self.open_store()
+
+    async def test_pipelined_appends_share_a_round_trip(self, store: Store) -> None:
+        assert isinstance(store, RedisStore)
+        await asyncio.gather(*(store.append(rec(n)) for n in range(1, 301)))
+        assert store.committed_records == 300
+        assert store.commits < 300  # one pipelined batch: one AOF fsync for many records
+
+
+async def test_redis_that_could_lose_acked_events_is_refused(tmp_path: Path) -> None:
+    srv = RedisServer(tmp_path / "lossy", fsync="everysec")
+    srv.start()
+    try:
+        store = RedisStore(srv.url, prefix="x:")
+        with pytest.raises(SystemExit, match="appendfsync"):
+            await store.open()
+        await store.close()
+        unsafe = RedisStore(srv.url, prefix="x:", unsafe=True)
+        await unsafe.open()
+        await unsafe.append(rec(1))
+        assert len(await unsafe.records()) == 1
+        await unsafe.close()
+    finally:
+        srv.stop()
