@@ -44,7 +44,7 @@ from .ingest import device_ws, submit_fields
 from .rules import codec
 from .rules.events import GameSetup
 from .service import Service
-from .store import Store
+from .store import Followable, Store
 from .store.sqlite import SqliteStore
 from .watch import watch_ws
 
@@ -294,7 +294,11 @@ async def page(request: web.Request) -> web.StreamResponse:
 def make_store(config: Config) -> Store:
     if config.store == "sqlite":
         return SqliteStore(config.data_dir / "arena.sqlite")
-    raise SystemExit(f"unknown store {config.store!r}")
+    if config.store.startswith(("redis://", "rediss://", "unix://")):
+        from .store.redis import RedisStore
+
+        return RedisStore(config.store, unsafe=config.unsafe_store)
+    raise SystemExit(f"unknown store {config.store!r}: use sqlite or a redis:// URL")
 
 
 async def _heartbeat(svc: Service) -> None:
@@ -369,6 +373,8 @@ async def _lifecycle(app: web.Application) -> AsyncIterator[None]:
     svc.revoked = await svc.hub.store.revoked()
     tasks = [asyncio.create_task(svc.hub.run_timer(), name="deadline-timer"),
              asyncio.create_task(_heartbeat(svc), name="heartbeat")]
+    if isinstance(svc.hub.store, Followable):
+        tasks.append(asyncio.create_task(svc.hub.run_follower(), name="log-follower"))
     try:
         yield
     finally:

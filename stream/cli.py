@@ -116,6 +116,8 @@ def main(argv: list[str] | None = None) -> int:
     s.add_argument("--host", default="127.0.0.1")
     s.add_argument("--port", type=int, default=8080)
     s.add_argument("--store", default="sqlite", help="sqlite (default) or a redis:// URL")
+    s.add_argument("--unsafe-store", action="store_true",
+                   help="run on a Redis that could lose acked events (no AOF fsync always)")
     s.add_argument("--origin", action="append", default=[], help="another allowed browser Origin")
     s.add_argument("--no-demo", action="store_true", help="don't play the demo game")
     s.add_argument("--demo-speed", type=float, default=1.0, help="play the demo faster (2 = twice)")

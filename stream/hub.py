@@ -41,7 +41,7 @@ from .rules.engine import Engine
 from .rules.game import Settings
 from .rules.text import render
 from .rules.view import GameView, diff_builtins
-from .store import DuplicateKey, Record, Store
+from .store import DuplicateKey, Followable, Record, SeqTaken, Store
 
 log = logging.getLogger("arena_stream.hub")
 
@@ -109,6 +109,8 @@ class Hub:
         # (device, client_id) -> (digest, ack or the future of the first copy's ack)
         self.keys: dict[tuple[str, str], tuple[bytes, pr.Ack | asyncio.Future[pr.Ack]]] = {}
         self.on_publish = on_publish or (lambda game, frames: None)
+        self.published: dict[str, int] = {}      # the last seq shown to this node's viewers
+        self.tail = "0-0"                        # the last log entry folded (followable stores)
         self.on_game: Callable[[str], None] = lambda game: None
         self.ready = False
         self.recovering = False
@@ -127,7 +129,12 @@ class Hub:
 
     async def _load(self) -> None:
         """Fold the whole log: the state is what the log says."""
-        records = await self.store.records()
+        if isinstance(self.store, Followable):
+            entries = await self.store.read_after("0-0")
+            records = [r for _, r in entries]
+            self.tail = entries[-1][0] if entries else "0-0"
+        else:
+            records = await self.store.records()
         engine = Engine(self.settings)
         seqs: dict[str, int] = {}
         keys: dict[tuple[str, str], tuple[bytes, pr.Ack | asyncio.Future[pr.Ack]]] = {}
@@ -147,11 +154,35 @@ class Hub:
                                        first_seq=seqs.get(gid, 0) + 1, complete=False)
         log.info("loaded", extra={"records": len(records), "games": len(engine.games)})
 
+    async def _publish_missed(self) -> None:
+        """After a reload, viewers get the deltas of events this node had not yet
+        shown them (written by another node meanwhile), so they see no gap."""
+        for gid, feed in self.feeds.items():
+            shown = self.published.get(gid)
+            if shown is None or shown >= feed.seq:
+                continue
+            await self.ensure_history(gid, shown)
+            for frames in self.since(gid, shown) or []:
+                self.on_publish(gid, frames)
+            self.published[gid] = feed.seq
+
     # -------------------------------------------------------------- submit
 
     async def submit(self, *, device: str, official: str, client_id: str, payload_digest: bytes,
                      event: Any) -> pr.Ack:
-        """Apply, commit and acknowledge one event (see the module docstring)."""
+        """Apply, commit and acknowledge one event (see the module docstring).
+        With several nodes, another node may take the event's ``seq`` first: this
+        node then folds the log again and judges the event anew, a few times."""
+        for _ in range(8):
+            try:
+                return await self._submit_once(device=device, official=official, client_id=client_id,
+                                               payload_digest=payload_digest, event=event)
+            except SeqTaken:
+                await self._recover()
+        raise NotStored("the game is busy on other nodes; send the event again")
+
+    async def _submit_once(self, *, device: str, official: str, client_id: str,
+                           payload_digest: bytes, event: Any) -> pr.Ack:
         if not self.ready or self.recovering:
             raise NotStored("the service is loading its log; send the event again")
         key = (device, client_id)
@@ -196,10 +227,19 @@ class Hub:
     async def _commit(self, p: Pending, key: tuple[str, str], fut: asyncio.Future[pr.Ack]) -> None:
         try:
             await self.store.append(p.record)
-        except (NotStored, DuplicateKey) as err:
+        except DuplicateKey as dup:
+            mine = p.record
+            same = dup.existing
+            if (same.digest, same.game, same.seq, same.body) != (mine.digest, mine.game, mine.seq, mine.body):
+                self.keys.pop(key, None)
+                fut.set_exception(NotStored(f"{mine.client_id} was stored by another node; send it again"))
+                fut.exception()  # retrieved: a waiter may have gone
+                await self._recover()
+                return
+            # Another node wrote exactly this record (a deadline tick both timers saw).
+        except NotStored as err:
             self.keys.pop(key, None)
-            fut.set_exception(err if isinstance(err, NotStored) else NotStored(
-                f"{p.record.client_id} was stored earlier by another node; send it again"))
+            fut.set_exception(err)
             fut.exception()  # retrieved: a waiter may have gone
             await self._recover()
             return
@@ -230,7 +270,9 @@ class Hub:
         feed.view, feed.view_builtins, feed.snapshot = p.view, p.view_builtins, None
         feed.deltas.append(p.delta)
         feed.recent.extend(p.delta.msg.notices)
-        self.on_publish(game, p.delta)
+        if self.published.get(game, 0) < feed.seq:
+            self.published[game] = feed.seq
+            self.on_publish(game, p.delta)
         if p.record.seq == 1:
             self.on_game(game)
 
@@ -247,6 +289,7 @@ class Hub:
                 try:
                     await self._load()
                     await self.store.reset_after_failure()
+                    await self._publish_missed()
                     break
                 except Exception:  # the store is still down: keep trying, acking nothing
                     log.exception("reload failed; retrying")
@@ -307,6 +350,55 @@ class Hub:
         feed.deltas = deltas + feed.deltas
         feed.first_seq = 1
         feed.complete = True
+
+    # ------------------------------------------------------------ followers
+
+    async def run_follower(self) -> None:
+        """With several nodes: fold, in log order, what other nodes write, and
+        show it to this node's viewers with the same sequence numbers."""
+        store = self.store
+        assert isinstance(store, Followable)
+        while True:
+            if not self.ready or self.recovering:
+                await asyncio.sleep(0.05)
+                continue
+            try:
+                entries = await store.read_after(self.tail, block_ms=1000)
+            except NotStored:
+                await asyncio.sleep(0.5)
+                continue
+            for entry_id, r in entries:
+                if self.recovering:
+                    break
+                if not self._fold_remote(r):
+                    await self._recover()
+                    break
+                self.tail = entry_id
+
+    def _fold_remote(self, r: Record) -> bool:
+        """Fold one record another node wrote. False: this node has diverged (it
+        applied something else at that seq) and must reload."""
+        key = (r.device, r.client_id)
+        if key in self.keys:
+            return True  # this node's own, or already folded
+        if r.game is not None and r.seq is not None and r.seq != self.seqs.get(r.game, 0) + 1:
+            return False
+        e = codec.decode_event(r.body)
+        try:
+            notices = self.engine.apply(e)
+        except Refused:
+            return False
+        ack = pr.Ack(id=r.client_id, log_id=e.id, game=r.game, seq=r.seq, at=e.at, duplicate=True)
+        self.keys[key] = (r.digest, ack)
+        self._wake.set()
+        if r.game is None or r.seq is None:
+            return True
+        self.seqs[r.game] = r.seq
+        view = self.engine.view(r.game)
+        feed = self.feeds.setdefault(r.game, GameFeed())
+        delta, builtins = self._delta(r.game, r.seq, [render(n) for n in notices], view, feed)
+        self._committed(Pending(r, ack, delta, view, builtins))
+        return True
 
     # --------------------------------------------------------------- timer
 

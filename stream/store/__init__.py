@@ -16,10 +16,11 @@ The log is the truth; the service's state is a fold over it. Every backend
 from __future__ import annotations
 
 import abc
+from typing import Protocol, runtime_checkable
 
 import msgspec
 
-from ..errors import ArenaStreamError
+from ..errors import ArenaStreamError, NotStored
 
 
 class Record(msgspec.Struct, frozen=True, kw_only=True):
@@ -37,6 +38,22 @@ class DuplicateKey(ArenaStreamError):
     def __init__(self, existing: Record) -> None:
         super().__init__("duplicate_key", f"{existing.device}/{existing.client_id} is stored")
         self.existing = existing
+
+
+@runtime_checkable
+class Followable(Protocol):
+    """A store several nodes share: each folds what the others append."""
+
+    async def read_after(self, entry_id: str, count: int | None = None,
+                         block_ms: int | None = None) -> list[tuple[str, Record]]: ...
+
+
+class SeqTaken(NotStored):
+    """Another node took this sequence number first: fold its event, then try again."""
+
+    def __init__(self, current: int) -> None:
+        super().__init__(f"another node has already written seq {current} of this game")
+        self.current = current
 
 
 class Store(abc.ABC):

@@ -33,7 +33,7 @@ import redis.asyncio as aioredis
 from redis.exceptions import RedisError, ResponseError
 
 from ..errors import NotStored
-from . import DuplicateKey, Record, Store
+from . import DuplicateKey, Record, SeqTaken, Store
 
 APPEND = """
 local prefix = ARGV[1]
@@ -55,14 +55,6 @@ return {'ok', id}
 
 _enc = msgspec.msgpack.Encoder()
 _dec = msgspec.msgpack.Decoder(Record)
-
-
-class SeqTaken(NotStored):
-    """Another node took this sequence number first: fold its event, then try again."""
-
-    def __init__(self, current: int) -> None:
-        super().__init__(f"another node has already written seq {current} of this game")
-        self.current = current
 
 
 class RedisStore(Store):
