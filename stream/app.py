@@ -6,6 +6,7 @@ HTTP API (docs/protocol.md, OpenAPI at ``/openapi.json``):
     GET  /api/games                    every game, with score and status
     GET  /api/games/{game}             the game's committed view (what a snapshot holds)
     GET  /api/games/{game}/log         the game's log as JSON Lines (the pinned format)
+    GET  /games/{game}/report[.json|.csv]  the game report: cards, box trips, clauses, timeline
     GET  /api/log                      the whole log as JSON Lines          (admin)
     POST /api/events                   set up a tournament event            (admin)
     POST /api/events/{event}/complete  mark it completed                    (admin)
@@ -30,12 +31,13 @@ import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Annotated, Any
+from urllib.parse import quote
 
 import msgspec
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
-from . import auth, schemas
+from . import auth, report, schemas
 from . import protocol as pr
 from .config import Config, load_secret
 from .errors import AuthError, MalformedEvent, Refused
@@ -263,10 +265,45 @@ async def committee_increase(request: web.Request) -> web.Response:
     return await _submit(request, "committee.increase", await _json_body(request))
 
 
+async def _report(request: web.Request) -> report.Report | web.Response:
+    hub = request.app[Service.KEY].hub
+    gid = request.match_info["game"]
+    if gid not in hub.feeds or hub.feeds[gid].view is None:
+        return _problem(404, "unknown_game", "no such game")
+    return await report.build(hub, gid)
+
+
+async def game_report(request: web.Request) -> web.Response:
+    """The game report (stream/report.py): every card, penalty, box trip and release with its
+    clause, the obligations the game created, a timeline of play time. Prints on A4."""
+    r = await _report(request)
+    if isinstance(r, web.Response):
+        return r
+    return web.Response(text=report.to_html(r), content_type="text/html")
+
+
+async def game_report_json(request: web.Request) -> web.Response:
+    r = await _report(request)
+    if isinstance(r, web.Response):
+        return r
+    return web.Response(body=report.to_json(r), content_type="application/json")
+
+
+async def game_report_csv(request: web.Request) -> web.Response:
+    r = await _report(request)
+    if isinstance(r, web.Response):
+        return r
+    return web.Response(text=report.to_csv(r), content_type="text/csv", charset="utf-8", headers={
+        "Content-Disposition": f'attachment; filename="{r.game}-report.csv"'})
+
+
 async def index(request: web.Request) -> web.Response:
     hub = request.app[Service.KEY].hub
     rows = "".join(f'<li><code>{gid}</code>: {f.view.teams.home.team} {f.view.score.home} – '
-                   f'{f.view.score.away} {f.view.teams.away.team} ({f.view.status})</li>'
+                   f'{f.view.score.away} {f.view.teams.away.team} ({f.view.status}) · '
+                   f'<a href="/games/{quote(gid)}/report">report</a> · '
+                   f'<a href="/scoreboard?game={quote(gid)}">scoreboard</a> · '
+                   f'<a href="/overlay?game={quote(gid)}">overlay</a></li>'
                    for gid, f in hub.feeds.items() if f.view is not None)
     html = (f"<!doctype html><meta charset=utf-8><title>Arena Stream</title>"
             f"<h1>Arena Stream</h1><ul>{rows or '<li>no games yet</li>'}</ul>"
@@ -338,6 +375,9 @@ def build_app(config: Config, *, store: Store | None = None, secret: bytes | Non
         web.get("/api/games", games),
         web.get("/api/games/{game}", game),
         web.get("/api/games/{game}/log", game_log),
+        web.get("/games/{game}/report", game_report),
+        web.get("/games/{game}/report.json", game_report_json),
+        web.get("/games/{game}/report.csv", game_report_csv),
         web.get("/api/log", whole_log),
         web.post("/api/events", post_event),
         web.post("/api/events/{event}/complete", complete_event),

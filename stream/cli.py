@@ -145,6 +145,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="idle viewers opened to measure memory (fewer if the machine refuses)")
     bf.add_argument("--nodes", type=int, default=1, choices=[1],
                     help="service processes sharing one store (only 1 for now)")
+    bf.add_argument("--rounds", type=int, default=2,
+                    help="load rounds per server, interleaved; the best is reported")
     b.set_defaults(func=_cmd_bench)
 
     args = p.parse_args(argv)

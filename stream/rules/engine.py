@@ -434,11 +434,11 @@ class Engine:
                     by=e.by, reason=e.reason, cause=e.id, clause="R6")
         turn = self._sources.setdefault(e.id, len(self._sources)) * 1000
         added = [lg.Obligation(id=f"{e.id}:{p.id}:suspension:{n}", kind="suspension", owed_ms=0,
-                               severity=30, order=turn + n, **base)  # type: ignore[arg-type]
+                               severity=lg.FULL, order=turn + n, **base)  # type: ignore[arg-type]
                  for n in range(e.games)]
         if e.sit_out_ms:
             added.append(lg.Obligation(id=f"{e.id}:{p.id}:sit_out", kind="sit_out",
-                                       owed_ms=e.sit_out_ms, severity=e.sit_out_ms // 10_000,
+                                       owed_ms=e.sit_out_ms, severity=e.sit_out_ms,
                                        order=turn + 999, **base))  # type: ignore[arg-type]
         self.ledger.setdefault(p.id, []).extend(added)
         self.owner[e.id] = None

@@ -114,7 +114,7 @@ def _stoppage(g: Game, e: ev._Event, out: Out) -> None:
             p.box = None
             served = True
         if p.no_sub is not None and play >= p.no_sub.target_play_ms:
-            out.append(nt.SubAllowed(cause=p.no_sub.cause, at=e.at, game=g.id, clause="R6",
+            out.append(nt.SubAllowed(cause=p.no_sub.cause, at=e.at, game=g.id, clause=p.no_sub.clause,
                                      player=p.id, side=p.side, stoppage=f"{stoppage}:{e.id}"))
             p.no_sub = None
             p.sub_allowed = True
@@ -322,7 +322,7 @@ def substitution(g: Game, e: ev.Substitution, s: Settings, out: Out) -> None:
     if not out_of_game:
         team.bench.append(e.out)
     out.append(nt.SubstitutionMade(cause=e.id, at=e.at, game=g.id,
-                                   clause="R6" if out_of_game else "R13",
+                                   clause=("R9" if po.suspended else "R6") if out_of_game else "R13",
                                    side=e.team, out=e.out, in_=e.in_))
 
 
@@ -381,7 +381,7 @@ def deadlines(g: Game, after: int, upto: int) -> list[tuple[int, Any]]:
                     n: Any = nt.BoxEligible(cause=so.cause, at=t, game=g.id, clause=so.clause,
                                             player=p.id, side=p.side)
                 else:
-                    n = nt.SubEligible(cause=so.cause, at=t, game=g.id, clause="R6",
+                    n = nt.SubEligible(cause=so.cause, at=t, game=g.id, clause=so.clause,
                                        player=p.id, side=p.side)
                 due.append((t, n))
         m = p.mount

@@ -37,10 +37,13 @@ from ..errors import Refused
 from .state import Carried, Game, Player, Sitout
 
 Kind = Literal["sit_out", "suspension", "yellow_status"]
+#: Severity for the sequence rule: a whole game out beats any sit-out (whose
+#: severity is its play time owed); a post-game red also leaves the team short.
+FULL = 10**9
 EXCLUDED_KINDS = frozenset({"consolation", "subsidiary_first_round", "shootout"})
 #: R9: a post-game card -> (kind, owed_ms, severity) in the next qualifying game.
-POSTGAME = {"2y": ("sit_out", 120_000, 12), "3y": ("sit_out", 240_000, 24),
-            "red": ("suspension", 240_000, 40)}
+POSTGAME = {"2y": ("sit_out", 120_000, 120_000), "3y": ("sit_out", 240_000, 240_000),
+            "red": ("suspension", 240_000, 2 * FULL)}
 
 
 class Obligation(msgspec.Struct, kw_only=True):
@@ -105,13 +108,13 @@ def derive(g: Game, end_cause: str, play_end: int, event_class: str,
         if p.sent_off:
             clause = p.sent_off_clause or "R6"
             mine.append(Obligation(id=f"{end_cause}:{p.id}:suspension", kind="suspension", owed_ms=0,
-                                   clause=clause, cause=end_cause, postgame=False, severity=30,
+                                   clause=clause, cause=end_cause, postgame=False, severity=FULL,
                                    **base))  # type: ignore[arg-type]
         elif p.box is not None:
             owed = max(0, p.box.target_play_ms - play_end)
             mine.append(Obligation(id=f"{end_cause}:{p.id}:sit_out", kind="sit_out", owed_ms=owed,
                                    clause="R10", cause=end_cause, postgame=False,
-                                   severity=owed // 10_000, **base))  # type: ignore[arg-type]
+                                   severity=owed, **base))  # type: ignore[arg-type]
         received = p.yellows - (1 if p.carried_yellow else 0)
         if received >= 3 and not p.sent_off:
             mine.append(Obligation(id=f"{end_cause}:{p.id}:yellow_status", kind="yellow_status",
@@ -161,6 +164,11 @@ def plan(ledger: dict[str, list[Obligation]], g: Game, info: GameInfo) -> Plan:
                                   "and the team plays short until the first stoppage after 4:00 of "
                                   f"play: list {p.id!r} in the starting lineup so the slot stays empty",
                                   ob.clause)
+                if ob.kind == "sit_out" and not in_lineup:
+                    # R13: a sit-out "may not be avoided by the substitution of another player".
+                    raise Refused("suspended_player_not_listed", f"{p.id!r} begins this game in the "
+                                  f"penalty box and the team plays short meanwhile: list {p.id!r} in "
+                                  "the starting lineup", ob.clause)
             taken.append(ob)
     return Plan(taken)
 

@@ -69,7 +69,7 @@ class RedisStore(Store):
         self.redis: Any = None
         self._queue: asyncio.Queue[tuple[Record, asyncio.Future[str]]] = asyncio.Queue()
         self._writer: asyncio.Task[None] | None = None
-        self._sha = ""
+        self._append: Any = None
         self.commits = 0
         self.committed_records = 0
 
@@ -80,7 +80,7 @@ class RedisStore(Store):
                                        health_check_interval=10)
         try:
             await self.check_durability()
-            self._sha = await self.redis.script_load(APPEND)
+            self._append = self.redis.register_script(APPEND)
             await self.redis.set(self.prefix + "epoch", secrets.token_hex(6), nx=True)
             self.epoch = (await self.redis.get(self.prefix + "epoch")).decode()
         except RedisError as err:
@@ -123,15 +123,23 @@ class RedisStore(Store):
             batch = [await self._queue.get()]
             while len(batch) < self.max_batch and not self._queue.empty():
                 batch.append(self._queue.get_nowait())
-            await self._commit(batch)
+            try:
+                await self._commit(batch)
+            except Exception as err:  # never leave a waiter hanging: the batch is not stored
+                for _, fut in batch:
+                    if not fut.done():
+                        fut.set_exception(NotStored(f"the write failed ({type(err).__name__})"))
 
     async def _commit(self, batch: list[tuple[Record, asyncio.Future[str]]]) -> None:
         assert self.redis is not None
         try:
             async with self.redis.pipeline(transaction=False) as pipe:
+                # A registered script reloads itself into a Redis that lost its
+                # script cache (a restart): the pipeline checks before it runs.
                 for record, _ in batch:
-                    pipe.evalsha(self._sha, 0, self.prefix, _key(record.device, record.client_id),
-                                 record.game or "", record.seq or 0, _enc.encode(record))
+                    await self._append(keys=[], client=pipe, args=[
+                        self.prefix, _key(record.device, record.client_id), record.game or "",
+                        record.seq or 0, _enc.encode(record)])
                 replies = await pipe.execute(raise_on_error=False)
         except (RedisError, OSError) as err:
             failure = NotStored(f"Redis did not confirm the write ({type(err).__name__}); "

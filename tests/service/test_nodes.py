@@ -1,0 +1,225 @@
+"""Two service nodes on one Redis, as subprocesses on loopback: any node serves
+any game, in one order, and nothing acked is lost when a node or Redis dies."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from stream.device_client import Device, DeviceError
+
+from ..redis_server import RedisServer
+from ..rules.script import AWAY, HOME
+from .conftest import Viewer, free_port
+
+
+class Node:
+    def __init__(self, data: Path, redis_url: str) -> None:
+        self.data, self.redis_url = data, redis_url
+        self.port = free_port()
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def device_url(self) -> str:
+        return f"ws://127.0.0.1:{self.port}/ws/device"
+
+    @property
+    def watch_url(self) -> str:
+        return f"ws://127.0.0.1:{self.port}/ws/watch"
+
+    def start(self) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "stream", "serve", "--no-demo", "--data", str(self.data),
+             "--port", str(self.port), "--store", self.redis_url],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/readyz", timeout=1) as r:
+                    if r.status == 200:
+                        return
+            except OSError:
+                time.sleep(0.05)
+        raise RuntimeError("node did not start")
+
+    def kill9(self) -> None:
+        assert self.proc is not None
+        os.kill(self.proc.pid, signal.SIGKILL)
+        self.proc.wait()
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+    def get(self, path: str) -> Any:
+        with urllib.request.urlopen(f"http://127.0.0.1:{self.port}{path}", timeout=10) as r:
+            return json.load(r)
+
+    def post(self, path: str, body: Any) -> Any:
+        token = (self.data / "admin.token").read_text().strip()
+        req = urllib.request.Request(f"http://127.0.0.1:{self.port}{path}", data=json.dumps(body).encode(),
+                                     method="POST", headers={"Authorization": f"Bearer {token}",
+                                                             "Content-Type": "application/json"})
+        with urllib.request.urlopen(req, timeout=10) as r:
+            return json.load(r)
+
+
+class Cluster:
+    def __init__(self, tmp: Path) -> None:
+        self.redis = RedisServer(tmp / "redis")
+        self.redis.start()
+        data = tmp / "shared"  # both nodes sign and check tokens with the same secret.key
+        self.a = Node(data, self.redis.url)
+        self.b = Node(data, self.redis.url)
+
+    def token(self, role: str, device: str, game: str = "g1") -> str:
+        return str(self.a.post("/api/tokens", {"role": role, "device": device, "game": game})["token"])
+
+    def setup_game(self, game: str = "g1") -> None:
+        self.a.post("/api/games", {"id": f"s-{game}", "game": game, "event": "cup", "handicap": 8,
+                                   "teams": {"home": {"team": "h", "players": HOME, "subs": ["h4"]},
+                                             "away": {"team": "a", "players": AWAY, "subs": ["a4"]}}})
+
+    def stop(self) -> None:
+        self.a.stop()
+        self.b.stop()
+        self.redis.stop()
+
+
+@pytest.fixture
+async def cluster(tmp_path: Path) -> AsyncIterator[Cluster]:
+    c = Cluster(tmp_path)
+    try:
+        await asyncio.to_thread(c.a.start)
+        await asyncio.to_thread(c.b.start)
+        yield c
+    finally:
+        c.stop()
+
+
+async def _wait_seq(node: Node, game: str, seq: int) -> dict[str, Any]:
+    async with asyncio.timeout(10):
+        while True:
+            doc = await asyncio.to_thread(node.get, f"/api/games/{game}")
+            if doc["seq"] >= seq:
+                return dict(doc)
+            await asyncio.sleep(0.05)
+
+
+async def test_device_on_a_viewers_on_b_same_order_same_seq(cluster: Cluster) -> None:
+    cluster.setup_game()
+    await _wait_seq(cluster.b, "g1", 1)
+    viewer = await Viewer.open(cluster.b.watch_url, game="g1")
+    snap = await viewer.next("snapshot")
+    assert snap["seq"] == 1
+    dev = Device(cluster.a.device_url, cluster.token("umpire", "ump"), prefix="u")
+    tk = Device(cluster.a.device_url, cluster.token("timekeeper", "tk"), prefix="t")
+    acks = [await tk.send({"type": "clock.start", "game": "g1"})]
+    for n in range(20):
+        acks.append(await dev.send({"type": "goal", "game": "g1", "team": "home" if n % 2 else "away"}))
+    frames = await viewer.until_seq("g1", acks[-1]["seq"], timeout=10)
+    deltas = [f for f in frames if f["type"] == "delta"]
+    assert [d["seq"] for d in deltas] == [a["seq"] for a in acks] == list(range(2, 23))
+    assert [d["notices"][0]["cause"] for d in deltas[1:]] == [a["log_id"] for a in acks[1:]]
+    # Both nodes computed the same state.
+    assert (await _wait_seq(cluster.a, "g1", 22))["view"] == (await _wait_seq(cluster.b, "g1", 22))["view"]
+    # A viewer resumes on the other node with no gap and no duplicate.
+    last = deltas[9]["seq"]
+    await viewer.close()
+    again = await Viewer.open(cluster.a.watch_url, game="g1", since=last, epoch=snap["epoch"])
+    got = await again.until_seq("g1", 22, timeout=10)
+    assert [f["type"] for f in got] == ["delta"] * (22 - last)
+    assert [f["seq"] for f in got] == list(range(last + 1, 23))
+    await again.close()
+    await dev.close()
+    await tk.close()
+
+
+async def test_device_moves_to_b_and_its_retry_is_no_duplicate(cluster: Cluster) -> None:
+    cluster.setup_game()
+    token = cluster.token("umpire", "ump")
+    tk = Device(cluster.a.device_url, cluster.token("timekeeper", "tk"), prefix="t")
+    await tk.send({"type": "clock.start", "game": "g1"})
+    on_a = Device(cluster.a.device_url, token, prefix="u")
+    first = await on_a.send({"type": "goal", "game": "g1", "team": "home", "id": "goal-1"})
+    await on_a.close()
+    on_b = Device(cluster.b.device_url, token, prefix="u")
+    await _wait_seq(cluster.b, "g1", first["seq"])
+    again = await on_b.send({"type": "goal", "game": "g1", "team": "home", "id": "goal-1"})
+    assert (again["seq"], again["log_id"], again["duplicate"]) == (first["seq"], first["log_id"], True)
+    view = (await _wait_seq(cluster.b, "g1", first["seq"]))["view"]
+    assert view["score"]["home"] == 1
+    await on_b.close()
+    await tk.close()
+
+
+async def test_two_nodes_taking_one_game_yield_one_total_order(cluster: Cluster) -> None:
+    cluster.setup_game()
+    tk = Device(cluster.a.device_url, cluster.token("timekeeper", "tk"), prefix="t")
+    await tk.send({"type": "clock.start", "game": "g1"})
+    ua = Device(cluster.a.device_url, cluster.token("umpire", "ua"), prefix="a")
+    ub = Device(cluster.b.device_url, cluster.token("umpire", "ub"), prefix="b")
+
+    async def send(d: Device, team: str, n: int) -> list[dict[str, Any]]:
+        return [await d.send({"type": "goal", "game": "g1", "team": team}) for _ in range(n)]
+
+    got_a, got_b = await asyncio.gather(send(ua, "home", 25), send(ub, "away", 25))
+    seqs = sorted(a["seq"] for a in got_a + got_b)
+    assert seqs == list(range(3, 53)), "every ack has its own place in one order"
+    va = (await _wait_seq(cluster.a, "g1", 52))["view"]
+    vb = (await _wait_seq(cluster.b, "g1", 52))["view"]
+    assert va == vb and va["score"] == {"home": 25, "away": 25}
+    for d in (ua, ub, tk):
+        await d.close()
+
+
+async def test_kill_9_node_a_loses_nothing_acked(cluster: Cluster) -> None:
+    cluster.setup_game()
+    token = cluster.token("umpire", "ump")
+    tk = Device(cluster.b.device_url, cluster.token("timekeeper", "tk"), prefix="t")
+    await tk.send({"type": "clock.start", "game": "g1"})
+    on_a = Device(cluster.a.device_url, token, prefix="u")
+    acked = [await on_a.send({"type": "goal", "game": "g1", "team": "home"}) for _ in range(10)]
+    await asyncio.to_thread(cluster.a.kill9)
+    await on_a.close()
+    doc = await _wait_seq(cluster.b, "g1", acked[-1]["seq"])
+    assert doc["view"]["score"]["home"] == len(acked)
+    await tk.close()
+
+
+async def test_redis_down_means_retry_then_exactly_once(cluster: Cluster) -> None:
+    cluster.setup_game()
+    tk = Device(cluster.a.device_url, cluster.token("timekeeper", "tk"), prefix="t")
+    await tk.send({"type": "clock.start", "game": "g1"})
+    ump = Device(cluster.a.device_url, cluster.token("umpire", "ump"), prefix="u")
+    await ump.send({"type": "goal", "game": "g1", "team": "home", "id": "before"})
+    await asyncio.to_thread(cluster.redis.stop)
+    reply = await ump.send_once({"type": "goal", "game": "g1", "team": "home", "id": "during"}, wait_s=15)
+    assert reply["type"] == "error" and reply["retry"] is True and reply["code"] == "not_stored"
+    await asyncio.to_thread(cluster.redis.start)  # same dir: the AOF brings back every acked write
+    ack = await ump.send({"type": "goal", "game": "g1", "team": "home", "id": "during"}, attempts=60)
+    assert ack["type"] == "ack"
+    dup = await ump.send({"type": "goal", "game": "g1", "team": "home", "id": "during"})
+    assert dup["duplicate"] is True and dup["seq"] == ack["seq"]
+    doc = await _wait_seq(cluster.b, "g1", ack["seq"])
+    assert doc["view"]["score"]["home"] == 2
+    with pytest.raises(DeviceError):
+        await ump.send({"type": "horn", "game": "g1", "id": "during"})  # a conflicting reuse
+    await ump.close()
+    await tk.close()
