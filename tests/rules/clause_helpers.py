@@ -16,10 +16,15 @@ from typing import Any
 import msgspec
 import pytest
 
+from stream.rules import codec
+from stream.rules import notices as nt
 from stream.rules.clauses import CLAUSES
-from stream.rules.view import MountView, SitoutView
+from stream.rules.engine import Engine
+from stream.rules.game import Settings
+from stream.rules.ledger import Obligation
+from stream.rules.view import GameView, MountView, PlayerView, SitoutView
 
-from .script import Script
+from .script import T0, Script, game_setup
 
 Case = Callable[[Script], None]
 
@@ -148,3 +153,158 @@ def fresh_replay(s: Script, skip: set[str]) -> Script:
             r.send_raw(body)
     r.engine.advance(s.t)
     return r
+
+
+# --------------------------------------------------------------------------
+# Several games: the carry-over ledger (tests/rules/test_ledger.py)
+
+
+def roster(team: str, players: list[str], subs: list[str] | None = None) -> dict[str, Any]:
+    """One side of a ``game.setup``: ``{"team", "players", "subs"}``."""
+    return {"team": team, "players": list(players), "subs": list(subs or [])}
+
+
+#: The player the ledger cases follow, and his team's usual sides.
+P = "p"
+TEAM_A = roster("A", [P, "a2", "a3"], ["a4"])
+TEAM_B = roster("B", ["b1", "b2", "b3"], ["b4"])
+
+
+class Season:
+    """Events and games of a season on one ``Engine``, sent through the real
+    decoder with ids and times filled in: a ``Script`` for many games.
+
+        s = Season()
+        s.event("cup", cls="uspa", handicap=8, teams=["A", "B"])
+        s.setup("g1", event="cup")            # A (p, a2, a3 | a4) v B
+        s.start("g1"); s.run(10_000)
+        s.card("g1", P, "red")
+        s.end("g1")                           # obligation.created
+        s.setup("g2", home=roster("A", ["a4", "a2", "a3"], [P]))
+
+    One time line for the whole season: ``run(ms)`` moves it (and lets the
+    clocks of every running game run); every event is sent at ``self.t``.
+    """
+
+    def __init__(self, settings: Settings | None = None) -> None:
+        self.engine = Engine(settings)
+        self.t = T0
+        self.n = 0
+        self.notices: list[Any] = []
+        self.log: list[dict[str, Any]] = []
+
+    # --- sending
+
+    def send_raw(self, body: dict[str, Any]) -> list[Any]:
+        self.log.append(body)
+        out = self.engine.feed(codec.decode_event(msgspec.json.encode(body)))
+        self.notices.extend(out)
+        return out
+
+    def body(self, type: str, game: str | None = None, **fields: Any) -> dict[str, Any]:
+        self.n += 1
+        body: dict[str, Any] = {"type": type, "id": f"e{self.n}", "at": self.t, **fields}
+        if game is not None:
+            body["game"] = game
+        return body
+
+    def send(self, type: str, game: str | None = None, **fields: Any) -> list[Any]:
+        return self.send_raw(self.body(type, game, **fields))
+
+    def must(self, type: str, game: str | None = None, **fields: Any) -> list[Any]:
+        out = self.send(type, game, **fields)
+        refused = [n for n in out if isinstance(n, nt.Rejected)]
+        assert not refused, refused
+        return out
+
+    def refused(self, type: str, game: str | None = None, **fields: Any) -> nt.Rejected:
+        """Send, expect one ``rejected`` notice, and check that nothing changed."""
+        before = msgspec.msgpack.encode(self.engine.state())
+        out = self.send(type, game, **fields)
+        assert len(out) == 1 and isinstance(out[0], nt.Rejected), out
+        assert msgspec.msgpack.encode(self.engine.state()) == before
+        return out[0]
+
+    def last_id(self) -> str:
+        return f"e{self.n}"
+
+    # --- set-up
+
+    def event(self, event: str, *, cls: str = "club", handicap: int = 8,
+              teams: list[str] | None = None, completed: bool = False) -> list[Any]:
+        return self.must("event.setup", event=event, **{"class": cls}, handicap=handicap,
+                         teams=["A", "B"] if teams is None else teams, completed=completed)
+
+    def complete(self, event: str) -> list[Any]:
+        return self.must("event.complete", event=event)
+
+    def setup_body(self, game: str, *, event: str = "cup", handicap: int = 8, kind: str = "regular",
+                   home: dict[str, Any] | None = None, away: dict[str, Any] | None = None,
+                   **over: Any) -> dict[str, Any]:
+        body = game_setup(game, at=self.t, event=event, handicap=handicap, kind=kind,
+                          teams={"home": TEAM_A if home is None else home,
+                                 "away": TEAM_B if away is None else away}, **over)
+        self.n += 1
+        body["id"] = f"e{self.n}"
+        return body
+
+    def setup(self, game: str, **kw: Any) -> list[Any]:
+        """Set up a game (A: p, a2, a3 | a4 at home, B away, unless told); must be accepted."""
+        out = self.send_raw(self.setup_body(game, **kw))
+        refused = [n for n in out if isinstance(n, nt.Rejected)]
+        assert not refused, refused
+        return out
+
+    def setup_refused(self, game: str, **kw: Any) -> nt.Rejected:
+        before = msgspec.msgpack.encode(self.engine.state())
+        out = self.send_raw(self.setup_body(game, **kw))
+        assert len(out) == 1 and isinstance(out[0], nt.Rejected), out
+        assert msgspec.msgpack.encode(self.engine.state()) == before
+        assert game not in self.engine.games
+        return out[0]
+
+    # --- playing
+
+    def run(self, ms: int) -> list[Any]:
+        self.t += ms
+        out = self.engine.advance(self.t)
+        self.notices.extend(out)
+        return out
+
+    def start(self, game: str) -> list[Any]:
+        return self.must("clock.start", game)
+
+    def card(self, game: str, player: str = P, color: str = "yellow", count: int = 1) -> list[Any]:
+        return self.must("card", game, player=player, color=color, count=count,
+                         conduct="striking" if color == "red" else "arguing")
+
+    def end(self, game: str, **kw: Any) -> list[Any]:
+        return self.must("game.end", game, **kw)
+
+    def postgame(self, game: str, level: str, player: str = P) -> list[Any]:
+        return self.must("postgame.card", game, player=player, level=level)
+
+    def play(self, game: str, ms: int = 60_000) -> list[Any]:
+        """Start the clock, let ``ms`` of play pass, end the game."""
+        out = self.start(game)
+        out += self.run(ms)
+        return out + self.end(game)
+
+    # --- reading
+
+    def view(self, game: str) -> GameView:
+        return self.engine.view(game)
+
+    def player(self, game: str, pid: str = P) -> PlayerView:
+        return next(x for x in self.view(game).players if x.id == pid)
+
+    def obligations(self, player: str = P) -> list[Obligation]:
+        return self.engine.obligations(player)
+
+    def pending(self, player: str = P) -> list[tuple[str, int, str]]:
+        """``(kind, owed_ms, origin_game)`` of the player's pending obligations."""
+        return [(o.kind, o.owed_ms, o.origin_game) for o in self.obligations(player)
+                if o.status == "pending"]
+
+    def of(self, cls: type, notices: list[Any] | None = None) -> list[Any]:
+        return [n for n in (self.notices if notices is None else notices) if isinstance(n, cls)]
