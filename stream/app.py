@@ -26,9 +26,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import re
 import secrets
 import time
 from collections.abc import AsyncIterator
+from html import escape
 from pathlib import Path
 from typing import Annotated, Any
 from urllib.parse import quote
@@ -61,7 +63,7 @@ class TokenRequest(msgspec.Struct, kw_only=True):
     official: str = ""
     game: str | None = None
     arena: str | None = None
-    ttl_s: int = 12 * 3600
+    ttl_s: Annotated[int, msgspec.Meta(ge=60, le=90 * 86_400)] = 12 * 3600
 
 
 class TokenIssued(msgspec.Struct, kw_only=True):
@@ -72,6 +74,10 @@ class TokenIssued(msgspec.Struct, kw_only=True):
 class RevokeRequest(msgspec.Struct, kw_only=True):
     jti: str
     reason: str = ""
+
+
+def _filename(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", name)
 
 
 def _problem(status: int, code: str, detail: str, **extra: Any) -> web.Response:
@@ -164,7 +170,7 @@ async def game_log(request: web.Request) -> web.StreamResponse:
     records = [r for r in await hub.store.game_records(gid) if r.seq is not None]
     body = b"".join(r.body + b"\n" for r in records)
     return web.Response(body=body, content_type="application/x-ndjson",
-                        headers={"Content-Disposition": f'attachment; filename="{gid}.jsonl"'})
+                        headers={"Content-Disposition": f'attachment; filename="{_filename(gid)}.jsonl"'})
 
 
 async def whole_log(request: web.Request) -> web.Response:
@@ -175,15 +181,21 @@ async def whole_log(request: web.Request) -> web.Response:
 
 
 async def post_event(request: web.Request) -> web.Response:
+    _admin(request)  # the token first: an anonymous caller learns nothing from the body
     return await _submit(request, "event.setup", await _json_body(request))
 
 
 async def complete_event(request: web.Request) -> web.Response:
+    _admin(request)
     body = await _json_body(request) if request.can_read_body else {}
-    return await _submit(request, "event.complete", {**body, "event": request.match_info["event"]})
+    event = request.match_info["event"]
+    # One completion per event: a repeated call is the same event, acked as a duplicate.
+    body.setdefault("id", f"complete-{event}"[:64])
+    return await _submit(request, "event.complete", {**body, "event": event})
 
 
 async def post_game(request: web.Request) -> web.Response:
+    _admin(request)
     return await _submit(request, "game.setup", await _json_body(request))
 
 
@@ -212,9 +224,9 @@ async def revoke_token(request: web.Request) -> web.Response:
     except (msgspec.DecodeError, RecursionError) as err:
         return _problem(400, "invalid_field", str(err))
     await svc.hub.store.revoke(req.jti, now_ms(), claims.sub, req.reason)
-    svc.revoked.add(req.jti)
-    log.info("token revoked", extra={"by": claims.sub, "jti": req.jti})
-    return web.json_response({"revoked": req.jti})
+    closed = await svc.revoke(req.jti)
+    log.info("token revoked", extra={"by": claims.sub, "jti": req.jti, "closed": closed})
+    return web.json_response({"revoked": req.jti, "sockets_closed": closed})
 
 
 async def openapi_doc(request: web.Request) -> web.Response:
@@ -262,6 +274,7 @@ async def preview_game(request: web.Request) -> web.Response:
 
 async def committee_increase(request: web.Request) -> web.Response:
     """The committee increases a penalty: logged with who and why (R6)."""
+    _admin(request)
     return await _submit(request, "committee.increase", await _json_body(request))
 
 
@@ -294,13 +307,14 @@ async def game_report_csv(request: web.Request) -> web.Response:
     if isinstance(r, web.Response):
         return r
     return web.Response(text=report.to_csv(r), content_type="text/csv", charset="utf-8", headers={
-        "Content-Disposition": f'attachment; filename="{r.game}-report.csv"'})
+        "Content-Disposition": f'attachment; filename="{_filename(r.game)}-report.csv"'})
 
 
 async def index(request: web.Request) -> web.Response:
     hub = request.app[Service.KEY].hub
-    rows = "".join(f'<li><code>{gid}</code>: {f.view.teams.home.team} {f.view.score.home} – '
-                   f'{f.view.score.away} {f.view.teams.away.team} ({f.view.status}) · '
+    e = escape
+    rows = "".join(f'<li><code>{e(gid)}</code>: {e(f.view.teams.home.team)} {f.view.score.home} – '
+                   f'{f.view.score.away} {e(f.view.teams.away.team)} ({e(f.view.status)}) · '
                    f'<a href="/games/{quote(gid)}/report">report</a> · '
                    f'<a href="/scoreboard?game={quote(gid)}">scoreboard</a> · '
                    f'<a href="/overlay?game={quote(gid)}">overlay</a></li>'

@@ -81,7 +81,8 @@ class GameFeed:
 
     seq: int = 0
     view: GameView | None = None
-    view_builtins: Any = None
+    view_builtins: Any = None      # the committed view, as builtins
+    base: Any = None               # the view after the last *applied* event: the next patch's base
     deltas: list[Frames] = field(default_factory=list)   # deltas[i] has seq i + 1 ...
     first_seq: int = 1                                    # ... offset by the first one held
     complete: bool = True                                 # False after a restart until rebuilt
@@ -149,9 +150,9 @@ class Hub:
         self.feeds = {}
         for gid in engine.games:
             view = engine.view(gid)
-            self.feeds[gid] = GameFeed(seq=seqs.get(gid, 0), view=view,
-                                       view_builtins=msgspec.to_builtins(view),
-                                       first_seq=seqs.get(gid, 0) + 1, complete=False)
+            builtins = msgspec.to_builtins(view)
+            self.feeds[gid] = GameFeed(seq=seqs.get(gid, 0), view=view, view_builtins=builtins,
+                                       base=builtins, first_seq=seqs.get(gid, 0) + 1, complete=False)
         log.info("loaded", extra={"records": len(records), "games": len(engine.games)})
 
     async def _publish_missed(self) -> None:
@@ -255,8 +256,10 @@ class Hub:
 
     def _delta(self, game: str, seq: int, rendered: list[Any], view: GameView,
                feed: GameFeed) -> tuple[Frames, Any]:
+        # Against the last *applied* view: events in flight together chain their patches.
         after = msgspec.to_builtins(view)
-        patch = [pr.Patch(p, v) for p, _, v in _diff(feed.view_builtins, after)]
+        patch = [pr.Patch(p, v) for p, _, v in _diff(feed.base, after)]
+        feed.base = after
         return Frames.of(pr.Delta(game=game, seq=seq, notices=rendered, patch=patch)), after
 
     def _committed(self, p: Pending) -> None:
@@ -344,8 +347,7 @@ class Hub:
             else:
                 out = fork.feed(e)
             view = fork.view(game)
-            delta, builtins = self._delta(game, r.seq or 0, [render(n) for n in out], view, before)
-            before.view_builtins = builtins
+            delta, _ = self._delta(game, r.seq or 0, [render(n) for n in out], view, before)
             deltas.append(delta)
         feed.deltas = deltas + feed.deltas
         feed.first_seq = 1

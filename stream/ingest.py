@@ -27,9 +27,11 @@ from . import protocol as pr
 from .errors import ArenaStreamError, AuthError, Conflict, MalformedEvent, NotStored, ProtocolError, Refused
 from .hub import digest, now_ms
 from .rules import codec
+from .rules.events import TYPE_NAMES
 from .service import Service
 
 log = logging.getLogger("arena_stream.ingest")
+_canonical = msgspec.json.Encoder(order="sorted")
 
 CLOSE_AUTH = 4401       # no valid token in time
 CLOSE_POLICY = 1008
@@ -56,22 +58,6 @@ class ClockSync:
         return min(device_at - self.offset, received)
 
 
-class TokenBucket:
-    def __init__(self, rate: float, burst: int) -> None:
-        self.rate, self.burst = rate, float(burst)
-        self.tokens = float(burst)
-        self.t = time.monotonic()
-
-    def take(self) -> bool:
-        t = time.monotonic()
-        self.tokens = min(self.burst, self.tokens + (t - self.t) * self.rate)
-        self.t = t
-        if self.tokens < 1:
-            return False
-        self.tokens -= 1
-        return True
-
-
 def _error(err: ArenaStreamError, client_id: str | None) -> pr.Error:
     return pr.Error(code=err.code, detail=err.detail, id=client_id,
                     clause=getattr(err, "clause", None), retry=isinstance(err, NotStored))
@@ -83,7 +69,6 @@ class DeviceSession:
         self.ws = ws
         self.claims = claims
         self.sync = ClockSync()
-        self.bucket = TokenBucket(svc.config.device_rate, svc.config.device_burst)
 
     async def send(self, msg: Any) -> None:
         await self.ws.send_frame(pr.json_out.encode(msg), WSMsgType.TEXT)
@@ -127,15 +112,16 @@ class DeviceSession:
 
     async def event(self, frame: pr.Send) -> pr.Ack | pr.Error:
         metrics = self.svc.metrics
-        if not self.bucket.take():
-            metrics.events.labels("limited").inc()
-            return pr.Error(code="rate_limited", retry=True,
-                            detail="too many events from this device; send the same event again shortly")
         try:
             fields = _fields(frame.event)
         except MalformedEvent as err:
             metrics.events.labels("malformed").inc()
             return _error(err, None)
+        if not self.svc.bucket(self.claims.sub).take():
+            metrics.events.labels("limited").inc()
+            cid = fields.get("id")
+            return pr.Error(code="rate_limited", retry=True, id=cid if isinstance(cid, str) else None,
+                            detail="too many events from this device; send the same event again shortly")
         return await submit_fields(self.svc, self.claims, fields, self.sync)
 
 
@@ -152,13 +138,19 @@ async def submit_fields(svc: Service, claims: auth.Claims, fields: dict[str, Any
         if not isinstance(cid, str) or not 0 < len(cid) <= 64:
             raise MalformedEvent("invalid_field", "`id` must be a string of 1 to 64 characters")
         client_id = cid
-        payload = pr.json_out.encode(fields)
+        # The digest of the event as the device sent it, keys sorted: a retry in
+        # any key order is the same event.
+        payload = _canonical.encode(fields)
         etype = fields.get("type")
         if not isinstance(etype, str):
             raise MalformedEvent("missing_type", 'every event needs a "type"')
-        authorize(svc, claims, etype, fields)
+        if etype not in TYPE_NAMES:
+            raise MalformedEvent("unknown_type", f"unknown event type {etype!r}")
         device_at = fields.get("at")
-        device_at = device_at if isinstance(device_at, int) and not isinstance(device_at, bool) else None
+        if device_at is not None and (not isinstance(device_at, int) or isinstance(device_at, bool)
+                                      or not 0 <= device_at <= 2**53):
+            raise MalformedEvent("invalid_field", "`at` must be the device's time in ms since the epoch")
+        authorize(svc, claims, etype, fields)
         fields["at"] = sync.to_server(device_at, received) if sync else received
         fields["id"] = f"{claims.sub}/{cid}"
         event = codec.decode_event(pr.json_out.encode(fields))
@@ -185,6 +177,8 @@ def authorize(svc: Service, c: auth.Claims, etype: str, fields: dict[str, Any]) 
             raise AuthError("out_of_scope", "setting up needs an unscoped admin token")
         return
     game = fields.get("game")
+    if c.game is not None and etype != "void" and game != c.game:
+        raise AuthError("out_of_scope", f"this token is for game {c.game!r}")
     if etype == "void":
         target = fields.get("target")
         owner = engine.owner.get(target) if isinstance(target, str) else None
@@ -205,15 +199,15 @@ def _fields(raw: msgspec.Raw) -> dict[str, Any]:
     try:
         fields = pr.event_fields.decode(raw)
     except (msgspec.DecodeError, RecursionError) as err:
-        raise _malformed(err) from None
+        raise _malformed(err, "invalid_field") from None
     return fields
 
 
-def _malformed(err: BaseException) -> MalformedEvent:
+def _malformed(err: BaseException, code: str = "invalid_frame") -> MalformedEvent:
     if isinstance(err, RecursionError):
         return MalformedEvent("too_deep", "the JSON is nested too deeply")
     if isinstance(err, msgspec.ValidationError):
-        return MalformedEvent("invalid_frame", str(err))
+        return MalformedEvent(code, str(err))
     return MalformedEvent("malformed_json", str(err))
 
 
@@ -238,12 +232,15 @@ async def device_ws(request: web.Request) -> web.StreamResponse:
                 WSMsgType.TEXT)
             await ws.close(code=CLOSE_POLICY, message=b"too many connections")
             return ws
+        svc.track(claims.jti, ws)
         try:
             session = DeviceSession(svc, ws, claims)
             await session.send(pr.Welcome(device=claims.sub, role=claims.role, official=claims.official,
                                           game=claims.game, arena=claims.arena, server_time=now_ms(),
                                           epoch=svc.hub.store.epoch))
             await session.run()
+        except ConnectionResetError:
+            pass  # the device went away mid-reply; its outbox resends and gets the same ack
         finally:
             svc.device_closed(claims.sub)
     finally:

@@ -16,6 +16,7 @@ from aiohttp import web
 
 from . import logs
 from .app import build_app
+from .auth import fingerprint
 from .config import Config, admin_token, load_secret
 from .service import Service
 from .simulator import Simulator, bar, demo_tokens
@@ -60,7 +61,8 @@ async def _serve(config: Config) -> None:
     print(f"  games:     {base}/api/games", flush=True)
     print(f"  watch:     ws://{config.host}:{config.port}/ws/watch?game=GAME", flush=True)
     print(f"  devices:   ws://{config.host}:{config.port}/ws/device", flush=True)
-    print(f"  admin token in {config.data_dir / 'admin.token'} (fingerprint {token[-6:]})", flush=True)
+    print(f"  admin token in {config.data_dir / 'admin.token'} (fingerprint {fingerprint(token)})",
+          flush=True)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):

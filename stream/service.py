@@ -16,6 +16,24 @@ from .hub import Hub
 from .metrics import Metrics
 
 
+class TokenBucket:
+    """``rate`` events a second, ``burst`` at once."""
+
+    def __init__(self, rate: float, burst: int) -> None:
+        self.rate, self.burst = rate, float(burst)
+        self.tokens = float(burst)
+        self.t = time.monotonic()
+
+    def take(self) -> bool:
+        t = time.monotonic()
+        self.tokens = min(self.burst, self.tokens + (t - self.t) * self.rate)
+        self.t = t
+        if self.tokens < 1:
+            return False
+        self.tokens -= 1
+        return True
+
+
 class Service:
     KEY: web.AppKey[Service] = web.AppKey("service")
 
@@ -28,6 +46,8 @@ class Service:
         self.revoked: set[str] = set()
         self.open_sockets = 0
         self.sockets: weakref.WeakSet[web.WebSocketResponse] = weakref.WeakSet()
+        self.buckets: dict[str, TokenBucket] = {}
+        self.by_jti: dict[str, weakref.WeakSet[web.WebSocketResponse]] = {}
         self.device_sockets: Counter[str] = Counter()
         self.metrics.commits.set_function(lambda: getattr(hub.store, "commits", 0))
         self.metrics.committed.set_function(lambda: getattr(hub.store, "committed_records", 0))
@@ -61,6 +81,25 @@ class Service:
         if not self.hub.ready:
             return web.Response(status=503, text="loading\n", headers={"Retry-After": "1"})
         return None
+
+    def bucket(self, device: str) -> TokenBucket:
+        """The device's rate limit, shared by all its sockets."""
+        b = self.buckets.get(device)
+        if b is None:
+            b = self.buckets[device] = TokenBucket(self.config.device_rate, self.config.device_burst)
+        return b
+
+    def track(self, jti: str, ws: web.WebSocketResponse) -> None:
+        self.by_jti.setdefault(jti, weakref.WeakSet()).add(ws)
+
+    async def revoke(self, jti: str) -> int:
+        """Refuse the token from now on, and close the sockets it opened."""
+        self.revoked.add(jti)
+        closed = 0
+        for ws in list(self.by_jti.pop(jti, ())):
+            await ws.close(code=4401, message=b"revoked")
+            closed += 1
+        return closed
 
     def device_opened(self, sub: str) -> bool:
         if self.device_sockets[sub] >= self.config.max_device_connections:

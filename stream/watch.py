@@ -10,12 +10,14 @@ to MessagePack (binary frames) of the same schema.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from typing import Any
 
 import msgspec
 from aiohttp import WSMsgType, web
 
+from . import auth
 from . import protocol as pr
 from .errors import AuthError
 from .fanout import Watcher
@@ -23,7 +25,16 @@ from .hub import Frames, now_ms
 from .service import Service
 
 
-async def subscribe(svc: Service, w: Watcher, sub: pr.Subscribe) -> pr.Error | None:
+async def subscribe(svc: Service, w: Watcher, sub: pr.Subscribe,
+                    claims: auth.Claims | None = None) -> pr.Error | None:
+    if claims is not None:  # a scoped display token watches only its game or arena
+        arena = sub.arena
+        if sub.game is not None and sub.game in svc.hub.engine.games:
+            arena = svc.hub.engine.games[sub.game].game.arena
+        try:
+            auth.check_scope(claims, sub.game if sub.arena is None else None, arena)
+        except AuthError as err:
+            return pr.Error(code=err.code, detail=err.detail)
     if sub.arena is not None:
         svc.fanout.follow_arena(w, sub.arena)
         for gid, rec in list(svc.hub.engine.games.items()):
@@ -54,13 +65,19 @@ async def subscribe(svc: Service, w: Watcher, sub: pr.Subscribe) -> pr.Error | N
     return None
 
 
-def _query_subscription(request: web.Request) -> pr.Subscribe | None:
+def _query_subscription(request: web.Request) -> pr.Subscribe | pr.Error | None:
+    """A subscription in the URL (it carries no secret), checked like a frame."""
     q = request.query
     if "game" not in q and "arena" not in q:
         return None
-    since = q.get("since")
-    return pr.Subscribe(game=q.get("game"), arena=q.get("arena"),
-                        since=int(since) if since and since.isdigit() else None, epoch=q.get("epoch"))
+    try:
+        raw: dict[str, object] = {k: q[k] for k in ("game", "arena", "epoch") if k in q}
+        since = q.get("since", "")
+        if since.isascii() and since.isdigit():  # anything else: no resume, a fresh snapshot
+            raw["since"] = int(since) if len(since) <= 18 else 2**62  # far beyond: can't resume
+        return msgspec.convert({"type": "subscribe", **raw}, pr.Subscribe)
+    except (msgspec.ValidationError, ValueError) as err:
+        return pr.Error(code="invalid_frame", detail=f"the subscription in the URL: {err}")
 
 
 async def watch_ws(request: web.Request) -> web.StreamResponse:
@@ -69,7 +86,7 @@ async def watch_ws(request: web.Request) -> web.StreamResponse:
     if refusal is not None:
         return refusal
     fmt: pr.Format = "msgpack" if request.query.get("format") == "msgpack" else "json"
-    ws = web.WebSocketResponse(max_msg_size=4096, compress=svc.config.compress, decode_text=False,
+    ws = web.WebSocketResponse(max_msg_size=8192, compress=svc.config.compress, decode_text=False,
                                autoping=True, heartbeat=svc.config.heartbeat * 3)
     await ws.prepare(request)
     svc.sockets.add(ws)
@@ -79,8 +96,14 @@ async def watch_ws(request: web.Request) -> web.StreamResponse:
     svc.fanout.start(w)
     decoder = pr.watch_in_msgpack if fmt == "msgpack" else pr.watch_in_json
     authed = svc.config.public_watch
+    claims: auth.Claims | None = None
+    deadline = None if authed else asyncio.get_running_loop().call_later(
+        svc.config.auth_timeout, lambda: asyncio.ensure_future(ws.close(code=4401, message=b"authenticate")))
     try:
         first = _query_subscription(request)
+        if isinstance(first, pr.Error):
+            await _reply(svc, w, first)
+            first = None
         if first is not None and authed:
             await _reply(svc, w, await subscribe(svc, w, first))
         async for msg in ws:
@@ -93,20 +116,28 @@ async def watch_ws(request: web.Request) -> web.StreamResponse:
                 continue
             if isinstance(frame, pr.Auth):
                 try:
-                    svc.verify(frame.token)
-                    authed = True
-                    if first is not None:
-                        await _reply(svc, w, await subscribe(svc, w, first))
+                    claims = svc.verify(frame.token)
                 except AuthError as err:
-                    await _reply(svc, w, pr.Error(code=err.code, detail=err.detail))
+                    # Straight to the socket, not the queue: the close must not overtake it.
+                    await ws.send_frame(pr.json_out.encode(pr.Error(code=err.code, detail=err.detail)),
+                                        WSMsgType.TEXT)
                     await ws.close(code=4401, message=err.code.encode())
+                    break
+                authed = True
+                if deadline is not None:
+                    deadline.cancel()
+                svc.track(claims.jti, ws)
+                if first is not None:
+                    await _reply(svc, w, await subscribe(svc, w, first, claims))
             elif isinstance(frame, pr.Ping):
                 await _reply(svc, w, pr.ServerPong(server_time=now_ms(), device_time=frame.device_time))
             elif not authed:
                 await _reply(svc, w, pr.Error(code="auth_required", detail="send an auth frame first"))
             else:
-                await _reply(svc, w, await subscribe(svc, w, frame))
+                await _reply(svc, w, await subscribe(svc, w, frame, claims))
     finally:
+        if deadline is not None:
+            deadline.cancel()
         await svc.fanout.stop(w)
         svc.open_sockets -= 1
         svc.metrics.connections.labels("watch").dec()

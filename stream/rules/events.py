@@ -51,6 +51,8 @@ Conduct = Literal[
 # Ids, times and lists are bounded so that a hostile line can't hold much
 # memory or smuggle a number no display can show.
 Ident = Annotated[str, msgspec.Meta(min_length=1, max_length=128)]
+# A player id also names the player in display patches (``players.<id>.box``): no dots.
+PlayerId = Annotated[str, msgspec.Meta(min_length=1, max_length=64, pattern=r"^[^.\s]+$")]
 Millis = Annotated[int, msgspec.Meta(ge=0, le=2**53)]
 Handicap = Annotated[int, msgspec.Meta(ge=-40, le=200)]
 Label = Annotated[str, msgspec.Meta(max_length=64)]
@@ -80,8 +82,8 @@ class EventComplete(_Event, frozen=True, tag="event.complete", kw_only=True):
 
 class Roster(msgspec.Struct, frozen=True, kw_only=True):
     team: Ident
-    players: Annotated[list[Ident], msgspec.Meta(min_length=3, max_length=3)]
-    subs: Annotated[list[Ident], msgspec.Meta(max_length=16)] = []
+    players: Annotated[list[PlayerId], msgspec.Meta(min_length=3, max_length=3)]
+    subs: Annotated[list[PlayerId], msgspec.Meta(max_length=16)] = []
 
 
 class Teams(msgspec.Struct, frozen=True, kw_only=True):

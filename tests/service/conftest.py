@@ -150,7 +150,7 @@ class RunningServer:
 
     async def __aenter__(self) -> Server:
         app = build_app(Config(**self.settings))
-        self.runner = web.AppRunner(app, access_log=None)
+        self.runner = web.AppRunner(app, access_log=None, shutdown_timeout=2.0)
         await self.runner.setup()
         await web.TCPSite(self.runner, "127.0.0.1", self.port).start()
         return Server(app, self.port, self.data)
@@ -159,3 +159,88 @@ class RunningServer:
         if self.runner is not None:
             await self.runner.cleanup()
             self.runner = None
+
+
+class Raw:
+    """A bare WebSocket client for protocol tests: send any bytes, read the replies
+    (skipping the server's clock-sync pings), and see how the connection ended."""
+
+    def __init__(self, ws: Any) -> None:
+        self.ws = ws
+
+    @classmethod
+    async def connect(cls, url: str, **kw: Any) -> Raw:
+        return cls(await websockets.connect(url, open_timeout=10, **kw))
+
+    @classmethod
+    async def device(cls, server: Server, token: str) -> Raw:
+        """A device socket past authentication (the welcome frame read)."""
+        raw = await cls.connect(server.device_url, max_size=2**22)
+        await raw.send(json.dumps({"type": "auth", "token": token}))
+        welcome = await raw.reply()
+        assert welcome["type"] == "welcome", welcome
+        return raw
+
+    async def send(self, data: str | bytes, *, text: bool | None = None) -> None:
+        await self.ws.send(data, text=text)
+
+    async def reply(self, timeout: float = 5.0) -> dict[str, Any]:
+        """The next frame that isn't a server ping, or ``{"type": "closed", "code": N}``."""
+        async with asyncio.timeout(timeout):
+            while True:
+                try:
+                    raw = await self.ws.recv()
+                except websockets.ConnectionClosed as err:
+                    return {"type": "closed", "code": err.rcvd.code if err.rcvd else None}
+                msg: dict[str, Any] = (msgspec.json.decode(raw) if isinstance(raw, str)
+                                       else msgspec.msgpack.decode(raw))
+                if msg.get("type") != "ping":
+                    return msg
+
+    async def close(self) -> None:
+        await self.ws.close()
+
+
+def apply_patch(view: Any, path: str, value: Any) -> Any:
+    """A delta's patch, as a display applies it: dot-separated paths; list items by ``id``."""
+    if path == "":
+        return value
+    *parents, last = path.split(".")
+    node = view
+    for key in parents:
+        node = next(i for i in node if i.get("id") == key) if isinstance(node, list) else node[key]
+    if isinstance(node, list):
+        at = next((n for n, i in enumerate(node) if i.get("id") == last), None)
+        if at is None:
+            node.append(value)
+        else:
+            node[at] = value
+    else:
+        node[last] = value
+    return view
+
+
+def view_after(frames: list[dict[str, Any]]) -> Any:
+    """The view a display shows: the last snapshot, then each delta's patch."""
+    last = max(i for i, f in enumerate(frames) if f["type"] == "snapshot")
+    view = msgspec.json.decode(msgspec.json.encode(frames[last]["view"]))
+    for f in frames[last + 1:]:
+        if f["type"] == "delta":
+            for path, value in f["patch"]:
+                view = apply_patch(view, path, value)
+    return view
+
+
+async def admin_device(server: Server, name: str = "admin-dev") -> Device:
+    """A device with an unscoped admin token (the only kind that may set things up)."""
+    dev = Device(server.device_url, server.token("admin", name), prefix=name)
+    await dev.connect()
+    return dev
+
+
+async def eventually(check: Any, timeout: float = 5.0) -> None:
+    """Poll ``check()`` (state a test can't await: a metric, the SQLite file) until it holds."""
+    deadline = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < deadline, "timed out waiting"
+        await asyncio.sleep(0.01)

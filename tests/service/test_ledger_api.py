@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import json
 from pathlib import Path
+from typing import Any
 
 import aiohttp
 import msgspec
@@ -44,12 +45,13 @@ async def test_the_committee_sees_what_a_player_owes_and_where_it_applies(server
     assert ob["origin_class"] == "uspa" and ob["handicap"] == 8
 
     # Before set-up: the lineup with a2 starting is refused, citing the clause.
-    g2 = {"game": "g2", "event": "cup", "handicap": 8,
-          "teams": {"home": {"team": "g1-away", "players": ["a1", "a2", "a3"], "subs": ["a4"]},
-                    "away": {"team": "other", "players": ["x1", "x2", "x3"]}}}
+    away = {"team": "other", "players": ["x1", "x2", "x3"]}
+    g2: dict[str, Any] = {"game": "g2", "event": "cup", "handicap": 8, "teams": {
+        "home": {"team": "g1-away", "players": ["a1", "a2", "a3"], "subs": ["a4"]}, "away": away}}
     status, doc = await server.api("POST", "/api/games/preview", g2)
     assert status == 409 and doc["code"] == "suspended_player" and doc["clause"] == "R6"
-    g2["teams"]["home"] = {"team": "g1-away", "players": ["a1", "a4", "a3"], "subs": ["a2"]}
+    g2["teams"] = {"home": {"team": "g1-away", "players": ["a1", "a4", "a3"], "subs": ["a2"]},
+                   "away": away}
     status, doc = await server.api("POST", "/api/games/preview", g2)
     assert status == 200 and [o["player"] for o in doc["applies"]] == ["a2"]
     status, serving = await server.api("GET", "/api/obligations?status=serving")

@@ -1,0 +1,425 @@
+"""The officials' handheld (clients/web/handheld.*) in a real Chromium against the
+real service: events recorded offline are kept in the page's outbox and sent
+once, in order, when the network comes back (also across a reload while
+offline); a lost ack is answered by resending the same event, which the
+service stores once; a refusal shows its reason and clause and is never
+resent; the Spanish handheld speaks Spanish; voids go through a confirmation;
+the timekeeper runs the clock; the app is installable (manifest, icons,
+service worker). Screenshots go to ``artifacts/screenshots`` (see ``shot``)."""
+
+from __future__ import annotations
+
+import json
+import re
+import struct
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import aiohttp
+import pytest
+from playwright.async_api import Browser, BrowserContext, Page, WebSocketRoute, expect
+
+from ..service.conftest import Server
+from .conftest import shot
+
+GAME = "g1"
+MOBILE: dict[str, Any] = {"viewport": {"width": 390, "height": 844}, "device_scale_factor": 2,
+                          "is_mobile": True, "has_touch": True}
+
+
+SUGGESTED = re.compile(r"\bsuggest\b")
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+@dataclass
+class Handheld:
+    context: BrowserContext
+    page: Page
+    device: str
+    sent: list[dict[str, Any]] = field(default_factory=list)   # every `send` frame on /ws/device
+
+    def sends_of(self, event_id: str) -> int:
+        return sum(1 for f in self.sent if f["event"]["id"] == event_id)
+
+    async def entries(self) -> list[dict[str, Any]]:
+        got: list[dict[str, Any]] = await self.page.evaluate("arenaHandheld.entries()")
+        return got
+
+    async def online(self) -> None:
+        await expect(self.page.locator("[data-conn=device]")).to_have_attribute("data-state", "online")
+
+    async def go_offline(self) -> None:
+        await self.context.set_offline(True)
+        await expect(self.page.locator("[data-conn=device]")).to_have_attribute("data-state", "offline")
+
+    async def go_online(self) -> None:
+        await self.context.set_offline(False)
+        await self.online()
+
+    async def card(self, player: str, card: str = "yellow1", conduct: str = "arguing") -> None:
+        p = self.page
+        await p.click(f"[data-player={player}]")
+        await p.click("#sheet [data-act=card]")
+        await p.click(f"#sheet [data-card={card}]")
+        await p.click(f"#sheet [data-conduct={conduct}]")
+        await p.click("#sheet [data-act=record]")
+        await expect(p.locator("#sheet")).not_to_be_visible()
+
+    async def goal(self, team: str, points: int = 1, scorer: str | None = None) -> None:
+        p = self.page
+        await p.click("#actions [data-act=goal]")
+        await p.click(f"#sheet [data-team={team}]")
+        await p.click(f"#sheet [data-points='{points}']")
+        if scorer:
+            await p.click(f"#sheet [data-scorer={scorer}]")
+        await p.click("#sheet [data-act=record]")
+        await expect(p.locator("#sheet")).not_to_be_visible()
+
+
+Open = Callable[..., Awaitable[Handheld]]
+
+
+@pytest.fixture
+async def handheld(browser: Browser, server: Server) -> AsyncIterator[Open]:
+    """Open a handheld in its own phone-sized browser context (its own storage),
+    signed in with a fresh device token carried in the URL fragment."""
+    contexts: list[BrowserContext] = []
+    errors: list[str] = []
+
+    async def _open(role: str = "umpire", device: str = "ump-1", *, lang: str | None = None,
+                    route: Callable[[WebSocketRoute], Any] | None = None) -> Handheld:
+        context = await browser.new_context(**MOBILE)
+        contexts.append(context)
+        page = await context.new_page()
+        page.on("pageerror", lambda err: errors.append(str(err)))
+        hh = Handheld(context, page, device)
+
+        def on_socket(ws: Any) -> None:
+            if ws.url.endswith("/ws/device"):
+                ws.on("framesent", lambda payload: _record_send(hh, payload))
+
+        page.on("websocket", on_socket)
+        if route is not None:
+            await page.route_web_socket("**/ws/device", route)
+        token = server.token(role, device, game=GAME, official="A. Rivera")
+        query = f"?lang={lang}" if lang else ""
+        await page.goto(f"{server.http}/handheld{query}#token={token}")
+        await hh.online()
+        # the token never stays in the address bar
+        assert "token" not in page.url
+        return hh
+
+    yield _open
+    for c in contexts:
+        await c.close()
+    assert not errors, errors
+
+
+def _record_send(hh: Handheld, payload: str | bytes) -> None:
+    if isinstance(payload, bytes):
+        return
+    frame = json.loads(payload)
+    if frame.get("type") == "send":
+        hh.sent.append(frame)
+
+
+async def start_clock(server: Server) -> None:
+    tk = await server.device("timekeeper", GAME)
+    try:
+        await tk.send({"type": "clock.start", "game": GAME})
+    finally:
+        await tk.close()
+
+
+def rows_of(server: Server, device: str) -> list[tuple[int, str, dict[str, Any]]]:
+    """(seq, client id, event) of each stored event from ``device``, in log order."""
+    return [(seq, cid, json.loads(body)) for _, seq, dev, cid, body in server.log_rows() if dev == device]
+
+
+async def test_offline_card_and_goal_are_sent_once_in_order(server: Server, handheld: Open) -> None:
+    await server.setup_game(GAME)
+    await start_clock(server)
+    hh = await handheld()
+    page = hh.page
+    await expect(page.locator("[data-player=h2]")).to_be_visible()
+    await shot_page(page, "handheld-umpire-online")
+
+    await hh.go_offline()
+    recorded_at = now_ms()
+    await hh.card("h2", "yellow1", "arguing")
+    await hh.goal("home", 2, scorer="h1")
+    queued = page.locator("#outbox .entry[data-state=queued]")
+    await expect(queued).to_have_count(2)
+    await expect(page.locator("[data-conn=outbox]")).to_have_attribute("data-pending", "2")
+    await page.wait_for_timeout(1500)              # some time offline: the events keep their moment
+    assert rows_of(server, hh.device) == []
+    assert hh.sent == []
+    await shot_page(page, "handheld-offline-queued")
+
+    online_at = now_ms()
+    await hh.go_online()
+    await expect(page.locator("#outbox .entry[data-state=acked]")).to_have_count(2)
+    await expect(page.locator("[data-conn=outbox]")).to_have_attribute("data-pending", "0")
+
+    stored = rows_of(server, hh.device)
+    assert [e["type"] for _, _, e in stored] == ["card", "goal"]
+    entries = await hh.entries()
+    assert [e["type"] for e in entries] == ["card", "goal"]
+    assert [cid for _, cid, _ in stored] == [e["id"] for e in entries]        # each exactly once
+    assert [seq for seq, _, _ in stored] == [e["seq"] for e in entries]       # acked with its seq ...
+    assert stored[0][0] < stored[1][0]                                         # ... in order
+    assert all(e["state"] == "acked" for e in entries)
+    assert [hh.sends_of(e["id"]) for e in entries] == [1, 1]
+    card, goal = stored[0][2], stored[1][2]
+    assert (card["player"], card["color"], card["conduct"]) == ("h2", "yellow", "arguing")
+    assert (goal["team"], goal["points"], goal["player"]) == ("home", 2, "h1")
+    # clock sync: the events keep the device's moment, not the moment they reached the server
+    for event in (card, goal):
+        assert recorded_at - 1000 <= event["at"] < online_at, (event["at"], recorded_at, online_at)
+
+    # the page shows the seqs, and the game state the watch feed brought back
+    seqs = await page.locator("#outbox .entry").evaluate_all("els => els.map(e => Number(e.dataset.seq))")
+    assert seqs == sorted(seqs, reverse=True) == [stored[1][0], stored[0][0]]   # newest first
+    await expect(page.locator("[data-player=h2] .pips")).to_have_attribute("data-yellows", "1")
+    await expect(page.locator("[data-score=home]")).to_have_text("2")
+    await shot_page(page, "handheld-online-acked")
+
+
+async def test_reload_while_offline_keeps_the_outbox(server: Server, handheld: Open) -> None:
+    await server.setup_game(GAME)
+    await start_clock(server)
+    hh = await handheld()
+    page = hh.page
+    # the service worker controls the page: the app shell is cached
+    await expect(page.locator("body")).to_have_attribute("data-offline-ready", "yes")
+
+    await hh.go_offline()
+    await page.click("#actions [data-act=whistle]")
+    await hh.card("a3", "yellow2", "dangerous_riding")
+    await expect(page.locator("#outbox .entry[data-state=queued]")).to_have_count(2)
+    before = await hh.entries()
+
+    await page.reload()                            # no network: the shell comes from the cache
+    await expect(page.locator("#outbox .entry[data-state=queued]")).to_have_count(2)
+    await expect(page.locator("[data-conn=device]")).to_have_attribute("data-state", "offline")
+    await expect(page.locator("[data-player=a3]")).to_be_visible()     # the last game state, kept
+    assert await hh.entries() == before
+    assert rows_of(server, hh.device) == []
+    await shot_page(page, "handheld-reloaded-offline")
+
+    await hh.go_online()
+    await expect(page.locator("#outbox .entry[data-state=acked]")).to_have_count(2)
+    stored = rows_of(server, hh.device)
+    assert [cid for _, cid, _ in stored] == [e["id"] for e in before]
+    assert [e["type"] for _, _, e in stored] == ["whistle", "card"]
+    await expect(page.locator("[data-player=a3] .tags")).to_contain_text("BOX")
+
+
+async def test_a_lost_ack_is_resent_with_the_same_id_and_stored_once(server: Server, handheld: Open) -> None:
+    await server.setup_game(GAME)
+    await start_clock(server)
+    dropped: list[str] = []
+
+    def route(ws: WebSocketRoute) -> None:
+        """Pass everything through, but lose the first ack: the socket dies before it arrives."""
+        upstream = ws.connect_to_server()
+
+        async def from_server(message: str | bytes) -> None:
+            frame = json.loads(message)
+            if frame.get("type") == "ack" and not dropped:
+                dropped.append(frame["id"])
+                await ws.close(code=4000, reason="lost")
+                await upstream.close()
+                return
+            ws.send(message)
+
+        upstream.on_message(from_server)
+
+    hh = await handheld(route=route)
+    page = hh.page
+    await page.click("#actions [data-act=whistle]")
+    await expect(page.locator("#outbox .entry[data-state=acked]")).to_have_count(1)
+    [entry] = await hh.entries()
+    assert dropped == [entry["id"]]
+    assert hh.sends_of(entry["id"]) == 2                     # resent after reconnecting, same id ...
+    assert [cid for _, cid, _ in rows_of(server, hh.device)] == [entry["id"]]   # ... stored once
+    sent = [f["event"] for f in hh.sent]
+    assert sent[0] == sent[1]                                # the same bytes, `at` included
+    await expect(page.locator("#outbox .entry .state")).to_contain_text("already stored")
+
+
+async def test_a_refused_event_shows_its_reason_and_is_not_resent(server: Server, handheld: Open) -> None:
+    await server.setup_game(GAME)                  # the clock has not started: a goal is refused
+    hh = await handheld()
+    page = hh.page
+    await hh.goal("away", 1)
+    refused = page.locator("#outbox .entry[data-state=refused]")
+    await expect(refused).to_have_count(1)
+    await expect(refused).to_have_attribute("data-code", "game_not_started")
+    await expect(refused.locator(".why")).to_contain_text("before the clock has first started")
+    await expect(refused.locator(".clause")).to_contain_text("A1 · Arena · Periods and the game clock")
+    await expect(refused.locator(".state")).to_have_text("Refused")
+    [entry] = await hh.entries()
+    assert entry["error"]["code"] == "game_not_started"
+    await shot_page(page, "handheld-refused")
+
+    # a new connection resends whatever is unanswered: not this one
+    await hh.go_offline()
+    await hh.go_online()
+    await page.click("#actions [data-act=whistle]")    # something after it, to be sure the queue ran
+    await expect(page.locator("#outbox .entry[data-type=whistle]")).to_have_attribute("data-state", "refused")
+    assert hh.sends_of(entry["id"]) == 1
+    assert rows_of(server, hh.device) == []
+    assert (await hh.entries())[0]["state"] == "refused"
+
+
+async def test_the_spanish_handheld_speaks_spanish(server: Server, handheld: Open) -> None:
+    await server.setup_game(GAME)
+    hh = await handheld(lang="es")
+    page = hh.page
+    await expect(page.locator("html")).to_have_attribute("lang", "es")
+    await expect(page.locator("#actions [data-act=whistle]")).to_have_text("Silbato")
+    await expect(page.locator("#actions [data-act=goal]")).to_have_text("Gol")
+    await expect(page.locator("#actions [data-act=void]")).to_have_text("Anular")
+    await expect(page.locator("#outbox-section h2")).to_have_text("Eventos de este dispositivo")
+    await expect(page.locator("[data-conn=device]")).to_contain_text("Dispositivo: en línea")
+
+    await page.click("[data-player=h1]")
+    await expect(page.locator("#sheet [data-act=card]")).to_have_text("Tarjeta")
+    await expect(page.locator("#sheet [data-act=arena]")).to_have_text("Abandonó la arena")
+    await page.click("#sheet [data-act=card]")
+    await expect(page.locator("#sheet [data-card=yellow2]")).to_have_text("2 amarillas")
+    await expect(page.locator("#sheet [data-card=red1]")).to_have_text("Roja")
+    await expect(page.locator("#sheet [data-conduct=arguing]")).to_have_text("Discutir con los oficiales")
+    await expect(page.locator("#sheet [data-conduct=dangerous_riding]")).to_have_text("Monta peligrosa")
+    await page.click("#sheet [data-conduct=abusive_language]")
+    await expect(page.locator("#sheet [data-act=record]")).to_have_text(
+        "Registrar: Amarilla · Lenguaje vulgar u ofensivo")
+    await shot_page(page, "handheld-es-card")
+    await page.click("#sheet [data-act=record]")
+    acked = page.locator("#outbox .entry[data-state=acked]")
+    await expect(acked.locator(".state")).to_have_text("Confirmado n.º 2")
+    await expect(acked.locator(".sub")).to_have_text(
+        "Tarjeta amarilla para h1 (local): 1 amarilla(s) en el partido, infracción 1.")
+
+    # a goal before the clock starts is refused: the reason and the clause in Spanish
+    await page.click("#actions [data-act=goal]")
+    await expect(page.locator("#sheet [data-points='2']")).to_have_text("2 puntos")
+    await expect(page.locator("#sheet [data-team=home]")).to_have_text("g1-home (Local)")
+    await page.click("#sheet [data-team=home]")
+    await page.click("#sheet [data-act=record]")
+    refused = page.locator("#outbox .entry[data-state=refused]")
+    await expect(refused.locator(".state")).to_have_text("Rechazado")
+    await expect(refused.locator(".why")).to_have_text("el reloj todavía no se puso en marcha")
+    await expect(refused.locator(".clause")).to_contain_text("Arena · Períodos y reloj de juego")
+    await shot_page(page, "handheld-es-refused")
+
+    # and back to English with the toggle
+    await page.click("[data-act=lang]")
+    await expect(page.locator("#actions [data-act=whistle]")).to_have_text("Whistle")
+    await expect(refused.locator(".state")).to_have_text("Refused")
+
+
+async def test_void_asks_for_confirmation_and_names_the_log_id(server: Server, handheld: Open) -> None:
+    await server.setup_game(GAME)
+    await start_clock(server)
+    other = await server.device("umpire", GAME, name="ump-2")    # the other umpire's card, from the feed
+    try:
+        await other.send({"type": "card", "game": GAME, "player": "a1", "color": "yellow",
+                          "conduct": "appealing"})
+    finally:
+        await other.close()
+    hh = await handheld()
+    page = hh.page
+    await hh.card("h3", "red1", "striking")
+    await expect(page.locator("#outbox .entry[data-state=acked]")).to_have_count(1)
+    [card] = await hh.entries()
+
+    await page.click("#actions [data-act=void]")
+    items = page.locator("#sheet .recent-item")
+    # newest first: this device's card, the other umpire's, the timekeeper's start of the period
+    await expect(items).to_have_count(3)
+    await expect(items.nth(0)).to_contain_text("Red · h3 · Striking a player or mount")
+    await expect(items.nth(1)).to_contain_text("Yellow card to a1")
+    await expect(items.nth(2)).to_contain_text("Period 1 under way")
+    await shot_page(page, "handheld-void-list")
+    await items.nth(0).click()
+    await expect(page.locator("#sheet [data-sheet=void-confirm]")).to_be_visible()
+    await expect(page.locator("#sheet .target")).to_have_text("Red · h3 · Striking a player or mount")
+    await shot_page(page, "handheld-void-confirm")
+    await page.click("#sheet [data-act=keep]")                   # changed their mind: nothing sent
+    await expect(page.locator("#sheet")).not_to_be_visible()
+    assert len(hh.sent) == 1
+
+    await page.click("#actions [data-act=void]")
+    await page.locator("#sheet .recent-item").nth(0).click()
+    await page.click("#sheet [data-act=confirm-void]")
+    await expect(page.locator("#outbox .entry[data-type=void]")).to_have_attribute("data-state", "acked")
+    stored = rows_of(server, hh.device)
+    assert stored[-1][2]["type"] == "void"
+    assert stored[-1][2]["target"] == card["log_id"] == f"{hh.device}/{card['id']}"
+    await expect(page.locator(f"#outbox .entry[data-id='{card['id']}'] .state")).to_contain_text("voided")
+    await expect(page.locator("[data-player=h3] .tags")).to_be_empty()
+
+
+async def test_timekeeper_runs_the_clock(server: Server, handheld: Open) -> None:
+    await server.setup_game(GAME)
+    hh = await handheld("timekeeper", "tk-1")
+    page = hh.page
+    await expect(page.locator("#official")).to_be_hidden()
+    start = page.locator("#actions [data-act='clock.start']")
+    stop = page.locator("#actions [data-act='clock.stop']")
+    await expect(start).to_have_class(SUGGESTED)
+    await expect(stop).not_to_have_class(SUGGESTED)
+    await start.click()
+    await expect(page.locator(".bigclock")).to_have_class("bigclock running")
+    await expect(stop).to_have_class(SUGGESTED)
+    await page.wait_for_timeout(1200)
+    shown = await page.locator(".bigclock span").text_content()
+    assert shown is not None and shown < "7:30", shown                # it runs
+    await shot_page(page, "handheld-timekeeper-running")
+    await stop.click()
+    await expect(page.locator(".bigclock")).to_have_class("bigclock stopped")
+    stored = rows_of(server, hh.device)
+    assert [e["type"] for _, _, e in stored] == ["clock.start", "clock.stop"]
+    # a timekeeper's void list holds only clock events
+    await page.click("#tk [data-act=void]")
+    await expect(page.locator("#sheet .recent-item")).to_have_count(2)
+    await expect(page.locator("#sheet .recent-item").nth(0)).to_contain_text("Clock stop")
+
+
+async def test_the_handheld_is_installable(server: Server, handheld: Open) -> None:
+    await server.setup_game(GAME)
+    hh = await handheld()
+    page = hh.page
+    href = await page.locator("link[rel=manifest]").get_attribute("href")
+    assert href == "/clients/manifest.webmanifest"
+    async with aiohttp.ClientSession() as s:
+        async with s.get(server.http + href) as r:
+            assert r.status == 200
+            manifest = json.loads(await r.text())
+        assert manifest["display"] == "standalone"
+        assert manifest["start_url"].startswith(manifest["scope"])
+        sizes = set()
+        for icon in manifest["icons"]:
+            async with s.get(server.http + icon["src"]) as r:
+                assert r.status == 200 and r.content_type == "image/png"
+                png = await r.read()
+            assert png[:8] == b"\x89PNG\r\n\x1a\n"
+            width, height = struct.unpack(">II", png[16:24])
+            assert f"{width}x{height}" == icon["sizes"]
+            sizes.add(icon["sizes"])
+        assert {"192x192", "512x512"} <= sizes
+        async with s.get(server.http + "/clients/sw.js") as r:
+            assert r.status == 200 and "javascript" in r.content_type
+    await expect(page.locator("body")).to_have_attribute("data-offline-ready", "yes")
+    assert page.url.startswith(server.http + "/clients/handheld.html")     # inside the worker's scope
+
+
+async def shot_page(page: Page, name: str) -> None:
+    await page.screenshot(path=shot(name), full_page=False)

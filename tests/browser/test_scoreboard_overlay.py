@@ -1,0 +1,367 @@
+"""The scoreboard and the overlay in a real Chromium against the real service:
+a second yellow counts down in the box on both, then returns at the next
+stoppage, then is released at the whistle; the overlay is transparent; the
+Spanish pages speak Spanish; a scoreboard that loses its connection says so
+and comes back with the right state. Screenshots of each state go to
+``artifacts/screenshots`` (see ``shot``)."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import struct
+import time
+import zlib
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+from playwright.async_api import Browser, Page, WebSocketRoute, expect
+
+from ..service.conftest import Server
+from .conftest import shot
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+@pytest.fixture
+async def pages(browser: Browser) -> AsyncIterator[list[Page]]:
+    """Pages of their own contexts (a scoreboard and an overlay are separate screens)."""
+    made: list[Any] = []
+
+    async def _new() -> Page:
+        context = await browser.new_context(viewport={"width": 1280, "height": 720})
+        made.append(context)
+        pg = await context.new_page()
+        pg.on("pageerror", lambda err: errors.append(str(err)))
+        return pg
+
+    errors: list[str] = []
+    holder: list[Page] = []
+    holder.append(await _new())
+    holder.append(await _new())
+    yield holder
+    for c in made:
+        await c.close()
+    assert not errors, errors
+
+
+async def ready(page: Page) -> None:
+    await expect(page.locator("body")).to_have_attribute("data-ready", "true", timeout=10_000)
+    await expect(page.locator("body")).to_have_attribute("data-stale", "false", timeout=10_000)
+
+
+def seconds(text: str) -> int:
+    m = re.fullmatch(r"(\d+):(\d\d)", text.strip())
+    assert m, text
+    return int(m[1]) * 60 + int(m[2])
+
+
+# ------------------------------------------------------------------ the box, live
+
+
+async def test_second_yellow_counts_down_then_returns_then_is_released(
+        server: Server, pages: list[Page]) -> None:
+    await server.setup_game()
+    board, overlay = pages
+    await board.goto(f"{server.http}/scoreboard?game=g1")
+    await overlay.goto(f"{server.http}/overlay?game=g1&hold=2")
+    await ready(board)
+    await ready(overlay)
+    await board.screenshot(path=shot("scoreboard-scheduled"))
+
+    ump = await server.device("umpire")
+    tk = await server.device("timekeeper")
+    await asyncio.sleep(0.3)  # the server's first ping and the devices' pong: clock sync
+    now = now_ms()
+    # Play began 120 s ago; a first yellow at 4 s of play, the second at 6 s: the box
+    # keeps a1 until the first stoppage after 2:00 of play, i.e. about 6 s from now.
+    await tk.send({"type": "clock.start", "game": "g1", "at": now - 120_000})
+    await ump.send({"type": "card", "game": "g1", "player": "a1", "color": "yellow",
+                    "conduct": "arguing", "at": now - 116_000})
+    ack = await ump.send({"type": "card", "game": "g1", "player": "a1", "color": "yellow",
+                          "conduct": "rough_play", "at": now - 114_000})
+    assert "box.enter" in [n["type"] for n in ack["notices"]]
+
+    # The scoreboard: a countdown of play time owed, running locally.
+    row = board.locator('#box .box-row[data-player="a1"]')
+    await expect(row.locator(".countdown")).to_have_text(re.compile(r"^0:0[1-7]$"), timeout=5000)
+    await expect(row.locator(".status")).to_have_text("play time owed")
+    await expect(row.locator(".clause")).to_have_text("R3")
+    await expect(board.locator("#away-strength [data-short]")).to_be_visible()
+    first = seconds(await row.locator(".countdown").inner_text())
+    # The overlay: the same countdown in its box panel, and the card as a lower third.
+    orow = overlay.locator('#box .row[data-player="a1"]')
+    await expect(orow.locator(".countdown")).to_have_text(re.compile(r"^0:0[1-7]$"))
+    lower = overlay.locator('#lower .lt[data-type="card.recorded"]')
+    await expect(lower).to_contain_text("Second yellow · A1")
+    await expect(lower).to_contain_text("Rule 14 · Second yellow: penalty box")
+    await board.screenshot(path=shot("scoreboard-box-countdown"))
+    await overlay.screenshot(path=shot("overlay-box-countdown"), omit_background=True)
+    await asyncio.sleep(1.6)
+    assert seconds(await row.locator(".countdown").inner_text()) < first, "counts down locally"
+
+    # Two minutes of play served: returns at the next stoppage (pushed by the server's tick).
+    await expect(row).to_have_attribute("data-eligible", "true", timeout=10_000)
+    await expect(row.locator(".status")).to_have_text("returns at next stoppage")
+    await expect(orow.locator(".countdown")).to_have_text("returns at next stoppage")
+    await expect(overlay.locator('#lower .lt[data-type="box.eligible"]')).to_be_visible(timeout=8000)
+    await board.screenshot(path=shot("scoreboard-returns-at-next-stoppage"))
+    await overlay.screenshot(path=shot("overlay-returns-at-next-stoppage"), omit_background=True)
+
+    # The next whistle releases him: out of both box panels, and the overlay says so.
+    out = await ump.send({"type": "whistle", "game": "g1"})
+    assert "box.release" in [n["type"] for n in out["notices"]]
+    await expect(board.locator('#box .box-row[data-player="a1"]')).to_have_count(0)
+    await expect(board.locator("#box-away .empty")).to_be_visible()
+    await expect(overlay.locator('#box .row[data-player="a1"]')).to_have_count(0)
+    release = overlay.locator('#lower .lt[data-type="box.release"]')
+    await expect(release).to_be_visible(timeout=10_000)
+    await expect(release).to_contain_text("Back in play · A1")
+    await expect(release).to_contain_text("released from the penalty box")
+    await expect(board.locator("#clock")).to_have_attribute("data-running", "false")
+    await board.screenshot(path=shot("scoreboard-released"))
+    await overlay.screenshot(path=shot("overlay-release-lower-third"), omit_background=True)
+    await ump.close()
+    await tk.close()
+
+
+# ------------------------------------------------------------------ transparency
+
+
+def png_rgba(data: bytes) -> tuple[int, int, list[bytes]]:
+    """Decode an 8-bit RGBA, non-interlaced PNG (what Chromium writes) into rows."""
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    pos, idat = 8, bytearray()
+    width = height = 0
+    while pos < len(data):
+        length, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        chunk = data[pos + 8:pos + 8 + length]
+        pos += 12 + length
+        if kind == b"IHDR":
+            width, height, depth, color, _, _, interlace = struct.unpack(">IIBBBBB", chunk)
+            assert (depth, color, interlace) == (8, 6, 0), "8-bit RGBA expected"
+        elif kind == b"IDAT":
+            idat += chunk
+        elif kind == b"IEND":
+            break
+    raw = zlib.decompress(bytes(idat))
+    stride = width * 4
+    rows: list[bytes] = []
+    prev = bytearray(stride)
+    for y in range(height):
+        start = y * (stride + 1)
+        kind_ = raw[start]
+        line = bytearray(raw[start + 1:start + 1 + stride])
+        if kind_ == 1:
+            for i in range(4, stride):
+                line[i] = (line[i] + line[i - 4]) & 0xFF
+        elif kind_ == 2:
+            line = bytearray((a + b) & 0xFF for a, b in zip(line, prev, strict=True))
+        elif kind_ == 3:
+            for i in range(stride):
+                left = line[i - 4] if i >= 4 else 0
+                line[i] = (line[i] + ((left + prev[i]) >> 1)) & 0xFF
+        elif kind_ == 4:
+            for i in range(stride):
+                a = line[i - 4] if i >= 4 else 0
+                b = prev[i]
+                c = prev[i - 4] if i >= 4 else 0
+                p = a + b - c
+                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                pred = a if pa <= pb and pa <= pc else b if pb <= pc else c
+                line[i] = (line[i] + pred) & 0xFF
+        rows.append(bytes(line))
+        prev = line
+    return width, height, rows
+
+
+def alpha(rows: list[bytes], x: int, y: int) -> int:
+    return rows[y][x * 4 + 3]
+
+
+async def test_overlay_is_transparent_around_an_opaque_score_bug(server: Server, page: Page) -> None:
+    await server.setup_game()
+    tk = await server.device("timekeeper")
+    await tk.send({"type": "clock.start", "game": "g1"})
+    await page.goto(f"{server.http}/overlay?game=g1")
+    await ready(page)
+    bug = await page.locator("#bug").bounding_box()
+    assert bug is not None and bug["width"] > 100
+    png = await page.screenshot(path=shot("overlay-transparent"), omit_background=True)
+    width, height, rows = png_rgba(png)
+    assert (width, height) == (1280, 720)
+    for x, y in [(0, 0), (width - 1, 0), (0, height - 1), (width - 1, height - 1),
+                 (width // 2, height // 2)]:
+        assert alpha(rows, x, y) == 0, f"pixel {x},{y} is not transparent"
+    xs = range(int(bug["x"]) + 2, int(bug["x"] + bug["width"]) - 2)
+    ys = range(int(bug["y"]) + 2, int(bug["y"] + bug["height"]) - 2)
+    opaque = sum(1 for y in ys for x in xs if alpha(rows, x, y) == 255)
+    assert opaque > 0.9 * len(xs) * len(ys), "the score bug is drawn opaque"
+    # Nothing else is drawn (the box is empty, no lower third): outside the bug and
+    # its shadow every pixel is transparent.
+    pad = 32
+    x0, x1 = int(bug["x"]) - pad, int(bug["x"] + bug["width"]) + pad
+    y0, y1 = int(bug["y"]) - pad, int(bug["y"] + bug["height"]) + pad
+    stray = [(x, y) for y in range(0, height, 4) for x in range(0, width, 4)
+             if alpha(rows, x, y) and not (x0 <= x <= x1 and y0 <= y <= y1)]
+    assert not stray, stray[:10]
+    await tk.close()
+
+
+async def test_overlay_elements_and_position(server: Server, page: Page) -> None:
+    await server.setup_game()
+    await page.goto(f"{server.http}/overlay?game=g1&elements=bug&position=bottom-right")
+    await ready(page)
+    assert await page.locator("#box").count() == 0 and await page.locator("#lower").count() == 0
+    bug = await page.locator("#bug").bounding_box()
+    assert bug is not None and bug["x"] > 640 and bug["y"] > 600
+    await expect(page.locator("#bug-home-name")).to_have_text("G1 HOME")
+    await expect(page.locator("#bug-home-score")).to_have_text("0")
+    await page.screenshot(path=shot("overlay-bug-bottom-right"), omit_background=True)
+
+
+# ------------------------------------------------------------------ Spanish
+
+
+async def test_spanish_pages(server: Server, pages: list[Page]) -> None:
+    await server.setup_game()
+    board, overlay = pages
+    await board.goto(f"{server.http}/scoreboard?game=g1&lang=es")
+    await overlay.goto(f"{server.http}/overlay?game=g1&lang=es&hold=4")
+    await ready(board)
+    await ready(overlay)
+    ump = await server.device("umpire")
+    tk = await server.device("timekeeper")
+    await asyncio.sleep(0.3)
+    now = now_ms()
+    await tk.send({"type": "clock.start", "game": "g1", "at": now - 119_700})
+    await ump.send({"type": "card", "game": "g1", "player": "h2", "color": "yellow", "count": 2,
+                    "conduct": "striking", "at": now - 119_700})
+    await expect(board.locator("#period")).to_have_text("Período 1 de 4")
+    await expect(board.locator("#clock-state")).to_have_text("Reloj en marcha")
+    row = board.locator('#box .box-row[data-player="h2"]')
+    await expect(row.locator(".status")).to_have_text("vuelve en la próxima detención", timeout=5000)
+    await expect(board.locator("#box-home h2")).to_contain_text("Área de castigo")
+    await expect(overlay.locator('#box .row[data-player="h2"] .countdown')).to_have_text(
+        "vuelve en la próxima detención")
+    await expect(overlay.locator("#bug-period")).to_have_text("P1")
+    lower = overlay.locator('#lower .lt[data-type="card.recorded"]')
+    await expect(lower).to_contain_text("2 tarjetas amarillas · H2")
+    await expect(lower).to_contain_text("al área de castigo")
+    await board.screenshot(path=shot("scoreboard-es"))
+    await overlay.screenshot(path=shot("overlay-es"), omit_background=True)
+    await ump.close()
+    await tk.close()
+
+
+# ------------------------------------------------------------------ connection
+
+
+async def test_scoreboard_goes_stale_then_resumes_with_what_it_missed(server: Server, page: Page) -> None:
+    """The server drops the socket and the network stays down (reconnects are refused
+    by the test's WebSocket route) while a goal is scored: the scoreboard keeps the
+    last state, flagged stale; when the network returns it resumes with since/epoch
+    and shows the goal."""
+    await server.setup_game()
+    tk = await server.device("timekeeper")
+    ump = await server.device("umpire")
+    await tk.send({"type": "clock.start", "game": "g1"})
+    down = asyncio.Event()
+    urls: list[str] = []
+
+    async def route(ws: WebSocketRoute) -> None:
+        urls.append(ws.url)
+        if down.is_set():
+            await ws.close(code=1011, reason="network down")
+            return
+        ws.connect_to_server()
+
+    await page.route_web_socket(re.compile(r"/ws/watch"), route)
+    await page.goto(f"{server.http}/scoreboard?game=g1")
+    await ready(page)
+    await expect(page.locator("#home-score")).to_have_text("0")
+    await expect(page.locator("#clock")).to_have_attribute("data-running", "true")
+
+    down.set()
+    for w in list(server.svc.fanout.watchers):
+        await w.ws.close(code=1001, message=b"test: connection lost")
+    await expect(page.locator("body")).to_have_attribute("data-stale", "true", timeout=3000)
+    await ump.send({"type": "goal", "game": "g1", "team": "home", "player": "h1"})
+    await asyncio.sleep(0.8)
+    # Still the last state (not blanked, not a new one), marked stale, the clock frozen.
+    await expect(page.locator("#home-score")).to_have_text("0")
+    await expect(page.locator("body")).to_have_attribute("data-ready", "true")
+    await expect(page.locator("#stale-banner")).to_be_visible()
+    frozen = await page.locator("#clock").inner_text()
+    await asyncio.sleep(1.2)
+    assert await page.locator("#clock").inner_text() == frozen, "a stale clock does not run"
+    await page.screenshot(path=shot("scoreboard-stale"))
+
+    down.clear()
+    await expect(page.locator("#home-score")).to_have_text("1", timeout=15_000)
+    await expect(page.locator("body")).to_have_attribute("data-stale", "false")
+    resumed = urls[-1]
+    assert "since=" in resumed and "epoch=" in resumed, resumed
+    await expect(page.locator("#clock")).to_have_attribute("data-running", "false")  # the goal stopped it
+    await page.screenshot(path=shot("scoreboard-resumed"))
+    await tk.close()
+    await ump.close()
+
+
+async def test_a_silent_connection_is_stale_after_two_heartbeats(server: Server, page: Page) -> None:
+    """Frames stop but the socket stays open: no heartbeat for two intervals (the test
+    server beats every 0.5 s) flags the data stale, and the page reconnects itself."""
+    await server.setup_game()
+    silent = asyncio.Event()
+    opened: list[str] = []
+
+    async def route(ws: WebSocketRoute) -> None:
+        opened.append(ws.url)
+        upstream = ws.connect_to_server()
+
+        def forward(message: str | bytes) -> None:
+            if not silent.is_set():
+                ws.send(message)
+
+        upstream.on_message(forward)
+
+    await page.route_web_socket(re.compile(r"/ws/watch"), route)
+    await page.goto(f"{server.http}/scoreboard?game=g1")
+    await ready(page)
+    await asyncio.sleep(1.0)  # a first heartbeat: the page learns the interval (else it assumes 5 s)
+    silent.set()
+    await expect(page.locator("body")).to_have_attribute("data-stale", "true", timeout=3000)
+    assert len(opened) >= 1
+    silent.clear()
+    await expect(page.locator("body")).to_have_attribute("data-stale", "false", timeout=10_000)
+    assert len(opened) >= 2 and "since=1" in opened[-1], opened
+
+
+async def test_scoreboard_without_a_game_says_how_to_use_it(server: Server, page: Page) -> None:
+    await page.goto(f"{server.http}/scoreboard")
+    await expect(page.locator("#message")).to_contain_text("?game=")
+    await page.goto(f"{server.http}/scoreboard?game=nope")
+    await expect(page.locator("#message")).to_contain_text("No game “nope” has been set up yet.")
+
+
+# ------------------------------------------------------------------ the game report
+
+
+async def test_report_page_screen_and_print(server: Server, page: Page) -> None:
+    from ..test_report import play
+
+    await play(server)
+    await page.set_viewport_size({"width": 1280, "height": 900})
+    await page.goto(f"{server.http}/games/g1/report")
+    await expect(page.locator("svg.timeline")).to_be_visible()
+    box = await page.locator("svg.timeline").bounding_box()
+    assert box is not None and box["width"] > 800
+    await page.screenshot(path=shot("report"), full_page=True)
+    await page.emulate_media(media="print")
+    await expect(page.locator(".links")).to_be_hidden()
+    await page.screenshot(path=shot("report-print"), full_page=True)
+    pdf = await page.pdf(format="A4", print_background=True)
+    assert pdf[:5] == b"%PDF-"

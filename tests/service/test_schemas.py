@@ -1,0 +1,218 @@
+"""/openapi.json and /asyncapi.json: served, complete, self-consistent, and
+true to what the running service actually sends."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import aiohttp
+import pytest
+import websockets
+from aiohttp import web
+
+from stream import protocol as pr
+from stream import schemas
+
+from .conftest import Server, Viewer
+
+UNIONS: dict[str, Any] = {"DeviceIn": pr.DeviceIn, "DeviceOut": pr.DeviceOut,
+                          "WatchIn": pr.WatchIn, "WatchOut": pr.WatchOut}
+NOT_IN_OPENAPI = {"/", "/openapi.json", "/asyncapi.json"}
+
+
+async def fetch(server: Server, path: str) -> dict[str, Any]:
+    async with aiohttp.ClientSession() as s, s.get(server.http + path) as r:
+        assert r.status == 200
+        assert r.content_type == "application/json"
+        doc: dict[str, Any] = json.loads(await r.read())
+        return doc
+
+
+def refs(node: Any) -> list[str]:
+    if isinstance(node, dict):
+        own = [node["$ref"]] if isinstance(node.get("$ref"), str) else []
+        return own + [r for v in node.values() for r in refs(v)]
+    if isinstance(node, list):
+        return [r for v in node for r in refs(v)]
+    return []
+
+
+def resolve(doc: dict[str, Any], ref: str) -> Any:
+    assert ref.startswith("#/"), f"not a local ref: {ref}"
+    node: Any = doc
+    for part in ref[2:].split("/"):
+        part = part.replace("~1", "/").replace("~0", "~")
+        assert isinstance(node, dict) and part in node, f"{ref} does not resolve (at {part!r})"
+        node = node[part]
+    return node
+
+
+def payload_schema(doc: dict[str, Any], message: dict[str, Any]) -> dict[str, Any]:
+    payload = message["payload"]
+    out: dict[str, Any] = resolve(doc, payload["$ref"]) if "$ref" in payload else payload
+    return out
+
+
+async def test_both_documents_are_served_as_json_with_their_versions(server: Server) -> None:
+    openapi = await fetch(server, "/openapi.json")
+    asyncapi = await fetch(server, "/asyncapi.json")
+    assert openapi["openapi"] == "3.1.0"
+    assert asyncapi["asyncapi"] == "3.0.0"
+    assert openapi["info"]["title"] and asyncapi["info"]["title"]
+    # served exactly as built, and built once
+    assert openapi == json.loads(schemas.openapi_json())
+    assert schemas.openapi() is schemas.openapi() and schemas.asyncapi() is schemas.asyncapi()
+
+
+async def test_every_route_of_the_app_is_in_the_openapi_paths(server: Server) -> None:
+    doc = await fetch(server, "/openapi.json")
+    routes = set()
+    for route in server.app.router.routes():
+        path = route.resource.canonical if route.resource is not None else ""
+        if isinstance(route.resource, web.StaticResource):  # a directory: one file per request
+            path = f"{path.rstrip('/')}/{{filename}}"
+        if route.method == "HEAD" or path in NOT_IN_OPENAPI or path.startswith("/ws/"):
+            continue
+        routes.add((path, route.method.lower()))
+    assert routes, "the router has routes"
+    missing = {(p, m) for p, m in routes if m not in doc["paths"].get(p, {})}
+    assert not missing, f"routes missing from /openapi.json: {sorted(missing)}"
+    documented = {(p, m) for p, ops in doc["paths"].items() for m in ops
+                  if p not in NOT_IN_OPENAPI and not p.startswith("/ws/")}
+    optional = {("/clients/{filename}", "get")}  # routed only when the browser clients are installed
+    assert documented - optional == routes - optional, f"not routed: {sorted(documented - routes)}"
+
+
+async def test_admin_routes_need_the_bearer_token(server: Server) -> None:
+    doc = await fetch(server, "/openapi.json")
+    assert doc["components"]["securitySchemes"]["bearerAuth"] == {
+        **doc["components"]["securitySchemes"]["bearerAuth"], "type": "http", "scheme": "bearer"}
+    admin = {("/api/log", "get"), ("/api/events", "post"), ("/api/events/{event}/complete", "post"),
+             ("/api/games", "post"), ("/api/tokens", "post"), ("/api/tokens/revoke", "post"),
+             ("/api/games/preview", "post"), ("/api/committee/increase", "post")}
+    for path, ops in doc["paths"].items():
+        for method, op in ops.items():
+            if (path, method) in admin:
+                assert op["security"] == [{"bearerAuth": []}], (path, method)
+                assert {"401", "403"} <= set(op["responses"]), (path, method)
+            else:
+                assert op["security"] == [], (path, method)
+    submit = doc["paths"]["/api/events"]["post"]["responses"]
+    for status in ("200", "201"):
+        assert submit[status]["content"]["application/json"]["schema"] == {"$ref": "#/components/schemas/Ack"}
+    for status in ("409", "503"):
+        assert submit[status]["content"]["application/json"]["schema"] == {
+            "$ref": "#/components/schemas/Error"}
+    log = doc["paths"]["/api/games/{game}/log"]["get"]["responses"]["200"]["content"]
+    assert "application/x-ndjson" in log
+
+
+async def test_every_protocol_struct_is_an_asyncapi_message(server: Server) -> None:
+    doc = await fetch(server, "/asyncapi.json")
+    messages = doc["components"]["messages"]
+    tags = set()
+    for union_name, union in UNIONS.items():
+        channel = doc["channels"]["device" if union_name.startswith("Device") else "watch"]
+        for cls in union.__args__:
+            tag = cls.__struct_config__.tag
+            tags.add(tag)
+            assert cls.__name__ in messages, f"{union_name}: {cls.__name__} ({tag}) is not a message"
+            schema = payload_schema(doc, messages[cls.__name__])
+            assert schema["properties"]["type"]["enum"] == [tag]
+            assert cls.__name__ in channel["messages"], f"{cls.__name__} not on {channel['address']}"
+    message_tags = {payload_schema(doc, m)["properties"]["type"]["enum"][0] for m in messages.values()}
+    assert tags == message_tags
+    assert {c["address"] for c in doc["channels"].values()} == {"/ws/device", "/ws/watch"}
+    assert {op["action"] for op in doc["operations"].values()} == {"send", "receive"}
+    query = doc["channels"]["watch"]["bindings"]["ws"]["query"]["properties"]
+    assert {"game", "arena", "since", "epoch", "format"} <= set(query)
+    assert query["format"]["enum"] == ["json", "msgpack"]
+    for code in ("4401", "1008", "1009", "1013"):
+        assert code in doc["info"]["description"]
+
+
+async def test_every_ref_in_both_documents_resolves(server: Server) -> None:
+    for path in ("/openapi.json", "/asyncapi.json"):
+        doc = await fetch(server, path)
+        found = refs(doc)
+        assert found, path
+        for ref in found:
+            resolve(doc, ref)
+
+
+async def test_openapi_document_is_valid() -> None:
+    validator = pytest.importorskip("openapi_spec_validator")
+    validator.validate(schemas.openapi())
+
+
+def _validator(doc: dict[str, Any], name: str, draft: str) -> Any:
+    jsonschema = pytest.importorskip("jsonschema")
+    cls = jsonschema.Draft202012Validator if draft == "2020-12" else jsonschema.Draft7Validator
+    return cls({"$ref": f"#/components/schemas/{name}", "components": doc["components"]})
+
+
+async def test_live_http_responses_match_the_openapi_schemas(server: Server) -> None:
+    doc = schemas.openapi()
+    await server.setup_game()
+    status, games = await server.api("GET", "/api/games")
+    assert status == 200 and games
+    for row in games:
+        _validator(doc, "GameSummary", "2020-12").validate(row)
+    status, game = await server.api("GET", "/api/games/g1")
+    _validator(doc, "GameDocument", "2020-12").validate(game)
+    status, problem = await server.api("GET", "/api/games/nope")
+    assert status == 404
+    _validator(doc, "Problem", "2020-12").validate(problem)
+    status, issued = await server.api("POST", "/api/tokens", {"role": "umpire", "device": "u1", "game": "g1"})
+    assert status == 201
+    _validator(doc, "TokenIssued", "2020-12").validate(issued)
+    status, ack = await server.api("POST", "/api/events", {"id": "ev1", "event": "spring", "class": "club",
+                                                           "handicap": 8, "teams": ["a", "b"]})
+    assert status == 201
+    _validator(doc, "Ack", "2020-12").validate(ack)
+    _validator(doc, "EventSetupRequest", "2020-12").validate(
+        {"id": "ev1", "event": "spring", "class": "club", "handicap": 8, "teams": ["a", "b"]})
+    status, obligations = await server.api("GET", "/api/players/h1/obligations")
+    assert status == 200
+    _validator(doc, "PlayerObligations", "2020-12").validate(obligations)
+    status, ledger = await server.api("GET", "/api/obligations?status=served")
+    assert status == 200 and isinstance(ledger, list)
+    setup = {"game": "g2", "event": "cup", "handicap": 8, "teams": {
+        "home": {"team": "g1-home", "players": ["h1", "h2", "h3"]},
+        "away": {"team": "g1-away", "players": ["a1", "a2", "a3"]}}}
+    _validator(doc, "GameSetupRequest", "2020-12").validate(setup)
+    status, preview = await server.api("POST", "/api/games/preview", setup)
+    assert status == 200, preview
+    _validator(doc, "GamePreview", "2020-12").validate(preview)
+
+
+async def test_live_frames_match_the_asyncapi_schemas(server: Server) -> None:
+    doc = schemas.asyncapi()
+    await server.setup_game()
+    viewer = await Viewer.open(server.watch_url, game="g1")
+    tk = await server.device("timekeeper")
+    ump = await server.device("umpire")
+    event = {"id": "c1", "type": "clock.start", "game": "g1"}
+    _validator(doc, "Send", "07").validate({"type": "send", "event": event})
+    ack = await tk.send_once(event)
+    duplicate = await tk.send_once(event)
+    card = {"id": "k1", "type": "card", "game": "g1", "player": "h2", "color": "yellow", "conduct": "arguing"}
+    _validator(doc, "Send", "07").validate({"type": "send", "event": card})
+    card_ack = await ump.send_once(card)
+    refused = await ump.send_once({"id": "k2", "type": "card", "game": "g1", "player": "nobody",
+                                   "color": "yellow", "conduct": "arguing"})
+    for frame in (tk.welcome, ack, duplicate, card_ack, refused):
+        _validator(doc, "DeviceOut", "07").validate(frame)
+    assert refused["type"] == "error"
+    frames = await viewer.until_seq("g1", 3)
+    frames.append(await viewer.next("heartbeat"))
+    assert {f["type"] for f in frames} >= {"snapshot", "delta", "heartbeat"}
+    for frame in frames:
+        _validator(doc, "WatchOut", "07").validate(frame)
+    async with websockets.connect(server.device_url) as ws:
+        await ws.send(json.dumps({"type": "auth", "token": "v1.forged.token"}))
+        _validator(doc, "DeviceOut", "07").validate(json.loads(await ws.recv()))
+    await viewer.close()
+    await tk.close()
+    await ump.close()

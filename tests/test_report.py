@@ -1,0 +1,133 @@
+"""The game report (stream/report.py) from a real server: the HTML lists every card
+with its clause and draws a timeline; the JSON and the CSV list the same cards;
+box trips, releases, the voided card and the ledger obligations are there."""
+
+from __future__ import annotations
+
+import asyncio
+import csv
+import io
+import json
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+
+from .service.conftest import RunningServer, Server
+
+
+@pytest.fixture
+async def srv(tmp_path: Path) -> AsyncIterator[Server]:
+    async with RunningServer(tmp_path) as s:
+        yield s
+
+
+async def get(server: Server, path: str) -> tuple[int, str, str]:
+    async with aiohttp.ClientSession() as s, s.get(server.http + path) as r:
+        return r.status, r.headers.get("Content-Type", ""), await r.text()
+
+
+async def play(server: Server) -> dict[str, Any]:
+    """A game with a yellow, a second yellow (box, released at a goal), a red, a
+    voided card, and a player still in the box at the end (carried: R10)."""
+    await server.setup_game()
+    ump = await server.device("umpire")
+    tk = await server.device("timekeeper")
+    await asyncio.sleep(0.3)  # clock sync, so that the devices' own `at` is used
+    t0 = int(time.time() * 1000) - 300_000
+    acks: dict[str, Any] = {}
+    await tk.send({"type": "clock.start", "game": "g1", "at": t0})
+    acks["y1"] = await ump.send({"type": "card", "game": "g1", "player": "h1", "color": "yellow",
+                                 "conduct": "arguing", "at": t0 + 20_000})
+    acks["y2"] = await ump.send({"type": "card", "game": "g1", "player": "a1", "color": "yellow",
+                                 "count": 2, "conduct": "rough_play", "at": t0 + 30_000})
+    acks["goal"] = await ump.send({"type": "goal", "game": "g1", "team": "home", "player": "h1",
+                                   "at": t0 + 160_000})   # after 2:00 of play: a1 is released
+    await tk.send({"type": "clock.start", "game": "g1", "at": t0 + 170_000})
+    acks["red"] = await ump.send({"type": "card", "game": "g1", "player": "a2", "color": "red",
+                                  "conduct": "striking", "at": t0 + 180_000})
+    acks["oops"] = await ump.send({"type": "card", "game": "g1", "player": "h3", "color": "yellow",
+                                   "conduct": "other", "at": t0 + 190_000})
+    await ump.send({"type": "void", "game": "g1", "target": acks["oops"]["log_id"], "at": t0 + 195_000})
+    acks["late"] = await ump.send({"type": "card", "game": "g1", "player": "h2", "color": "yellow",
+                                   "count": 2, "conduct": "disrespect", "at": t0 + 200_000})
+    await ump.send({"type": "whistle", "game": "g1", "at": t0 + 210_000})
+    ref = await server.device("referee")
+    await asyncio.sleep(0.3)
+    await ref.send({"type": "game.end", "game": "g1", "at": t0 + 215_000})
+    for d in (ump, tk, ref):
+        await d.close()
+    return acks
+
+
+async def test_report_html_json_csv_list_the_same_cards_with_their_clauses(srv: Server) -> None:
+    server = srv
+    acks = await play(server)
+    status, ctype, page = await get(server, "/games/g1/report")
+    assert status == 200 and ctype.startswith("text/html")
+    status, _, body = await get(server, "/games/g1/report.json")
+    assert status == 200
+    report = json.loads(body)
+    status, ctype, text = await get(server, "/games/g1/report.csv")
+    assert status == 200 and ctype.startswith("text/csv")
+    rows = list(csv.DictReader(io.StringIO(text)))
+
+    cards = report["cards"]
+    by_cause = {c["cause"]: c for c in cards}
+    assert set(by_cause) == {acks[k]["log_id"] for k in ("y1", "y2", "red", "oops", "late")}
+    assert by_cause[acks["y1"]["log_id"]]["clause"] == "R2"
+    assert by_cause[acks["y2"]["log_id"]]["clause"] in ("R3", "R7")
+    assert by_cause[acks["red"]["log_id"]]["clause"] in ("R6", "R7")
+    assert by_cause[acks["oops"]["log_id"]]["voided"] is True
+    assert all(not c["voided"] for k, c in by_cause.items() if k != acks["oops"]["log_id"])
+
+    # The HTML: a row per card, with its clause, and the SVG timeline.
+    assert "<svg" in page and 'class="timeline"' in page
+    for c in cards:
+        row = page.split(f'data-cause="{c["cause"]}"', 1)[1].split("</tr>", 1)[0]
+        assert f"<b>{c['clause']}</b>" in row, (c, row)
+        assert c["player"] in row
+    assert "@media print" in page
+
+    # The CSV: the same cards, with the same clauses.
+    csv_cards = {(r["cause"], r["player"], r["clause"], r["voided"] == "yes")
+                 for r in rows if r["kind"] == "card.recorded"}
+    assert csv_cards == {(c["cause"], c["player"], c["clause"], c["voided"]) for c in cards}
+
+    # Box trips, releases and penalties, each with its clause.
+    trips = {t["player"]: t for t in report["box_trips"]}
+    a1 = trips["a1"]
+    assert a1["owed_ms"] == 120_000 and a1["release"] is not None and a1["eligible"] is not None
+    assert a1["eligible"]["play_ms"] == a1["enter"]["play_ms"] + 120_000
+    assert a1["release"]["play_ms"] == 160_000 and a1["stoppage"] == f"goal:{acks['goal']['log_id']}"
+    assert trips["h2"]["release"] is None  # still in the box when the game ended
+    assert {r["player"] for r in report["releases"] if r["kind"] == "box.release"} == {"a1"}
+    assert all(p["clause"] for p in report["penalties"]) and len(report["penalties"]) >= 4
+    assert [s["player"] for s in report["sent_off"]] == ["a2"]
+    assert [g["detail"] for g in report["goals"]] == ["1 point · 1–0"]
+    assert {r["kind"] for r in rows} >= {"card.recorded", "penalty.awarded", "box.enter", "box.release",
+                                         "sent_off"}
+
+    # The ledger: what this game carries to the players' next games.
+    obligations = report["obligations"]
+    assert obligations and all(o["origin_game"] == "g1" for o in obligations)
+    h2 = [o for o in obligations if o["player"] == "h2"]
+    assert h2 and h2[0]["kind"] == "sit_out" and h2[0]["clause"] == "R10"
+    assert any(r["kind"] == "obligation" and r["player"] == "h2" for r in rows)
+    assert "Obligations created by this game" in page and h2[0]["id"] in page
+
+
+async def test_report_of_an_unknown_game_is_404_and_the_index_links_it(srv: Server) -> None:
+    server = srv
+    status, _, _ = await get(server, "/games/nope/report")
+    assert status == 404
+    status, _, _ = await get(server, "/games/nope/report.csv")
+    assert status == 404
+    await server.setup_game()
+    status, _, index = await get(server, "/")
+    assert status == 200 and 'href="/games/g1/report"' in index
+    status, _, page = await get(server, "/games/g1/report")
+    assert status == 200 and "No cards." in page and "<svg" in page
