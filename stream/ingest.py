@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections import deque
 from typing import Any
 
 import msgspec
@@ -38,9 +39,13 @@ CLOSE_POLICY = 1008
 
 
 class ClockSync:
-    """The device's clock offset from the best (shortest round trip) of recent samples."""
+    """The device's clock offset from the best (shortest round trip) of its
+    last few samples, so a device whose clock is reset is followed."""
+
+    WINDOW = 8
 
     def __init__(self) -> None:
+        self.samples: deque[tuple[int, int]] = deque(maxlen=self.WINDOW)  # (rtt, offset)
         self.offset: int | None = None
         self.rtt: int | None = None
 
@@ -48,9 +53,8 @@ class ClockSync:
         rtt = received - sent
         if rtt < 0 or rtt > 5_000:
             return
-        if self.rtt is None or rtt <= self.rtt:
-            self.rtt = rtt
-            self.offset = device_time - (sent + rtt // 2)
+        self.samples.append((rtt, device_time - (sent + rtt // 2)))
+        self.rtt, self.offset = min(self.samples)
 
     def to_server(self, device_at: int | None, received: int) -> int:
         if device_at is None or self.offset is None:

@@ -89,8 +89,8 @@ class Ack(_Frame, tag="ack", kw_only=True, frozen=True):
     game: str | None
     seq: int | None          # its place in the game's log
     at: int                  # the time the rules used
-    duplicate: bool          # true: a retry of an event already stored (same ack as the first)
-    notices: list[Notice] = []
+    duplicate: bool          # true: a retry of an event already stored: same seq and log_id as the first
+    notices: list[Notice] = []  # what the event caused; sent with the first ack only
 
 
 class Error(_Frame, tag="error", kw_only=True, frozen=True):
