@@ -97,6 +97,7 @@ class Pending:
     delta: Frames | None
     view: GameView | None
     view_builtins: Any
+    generation: int = 0            # the fold it was computed on (see Hub._load)
 
 
 class Hub:
@@ -112,6 +113,7 @@ class Hub:
         self.on_publish = on_publish or (lambda game, frames: None)
         self.published: dict[str, int] = {}      # the last seq shown to this node's viewers
         self.tail = "0-0"                        # the last log entry folded (followable stores)
+        self.generation = 0                      # how many times the log has been folded whole
         self.on_game: Callable[[str], None] = lambda game: None
         self.ready = False
         self.recovering = False
@@ -147,6 +149,7 @@ class Hub:
             keys[(r.device, r.client_id)] = (r.digest, pr.Ack(
                 id=r.client_id, log_id=e.id, game=r.game, seq=r.seq, at=e.at, duplicate=True))
         self.engine, self.seqs, self.keys = engine, seqs, keys
+        self.generation += 1
         self.feeds = {}
         for gid in engine.games:
             view = engine.view(gid)
@@ -220,7 +223,8 @@ class Hub:
         self._wake.set()
         # The commit runs as its own task: if the device goes away mid-commit,
         # the event still lands (or fails) whole, and a retry finds its ack.
-        task = asyncio.create_task(self._commit(Pending(record, ack, delta, view, builtins), key, fut))
+        task = asyncio.create_task(self._commit(
+            Pending(record, ack, delta, view, builtins, self.generation), key, fut))
         self._inflight.add(task)
         task.add_done_callback(self._inflight.discard)
         return await asyncio.shield(fut)
@@ -243,6 +247,11 @@ class Hub:
             fut.set_exception(err)
             fut.exception()  # retrieved: a waiter may have gone
             await self._recover()
+            return
+        if p.generation != self.generation:
+            # The log was folded again while this commit was in flight: that fold
+            # (or the follower, reading on from it) shows the event; only ack it.
+            fut.set_result(p.ack)
             return
         self._committed(p)
         self.keys[key] = (p.record.digest, p.ack)
@@ -399,7 +408,7 @@ class Hub:
         view = self.engine.view(r.game)
         feed = self.feeds.setdefault(r.game, GameFeed())
         delta, builtins = self._delta(r.game, r.seq, [render(n) for n in notices], view, feed)
-        self._committed(Pending(r, ack, delta, view, builtins))
+        self._committed(Pending(r, ack, delta, view, builtins, self.generation))
         return True
 
     # --------------------------------------------------------------- timer
