@@ -105,6 +105,7 @@ class Report(msgspec.Struct, kw_only=True):
     periods: int
     period_ms: int
     play_ms: int             # play time at the end of the log
+    period_starts: list[int]  # the play time at which each period began (periods may end early)
     seq: int                 # the last log position folded
     generated_at: int
     cards: list[Entry]       # every card (voided ones too, marked)
@@ -136,6 +137,12 @@ class _Clock:
         c = view.clock
         self.ats.append(c.at)
         self.states.append((c.play_ms, c.running and not c.period_over, c.remaining_ms, c.period))
+
+    def period_starts(self) -> list[int]:
+        starts: dict[int, int] = {1: 0}
+        for play, _, _, period in self.states:
+            starts.setdefault(period, play)
+        return [starts[p] for p in sorted(starts)]
 
     def at(self, t: int) -> Moment:
         i = bisect_right(self.ats, t) - 1
@@ -269,6 +276,7 @@ async def build(hub: Hub, game: str) -> Report:
         away=TeamSheet("away", final.teams.away.team, final.teams.away.lineup, final.teams.away.bench,
                        final.score.away),
         periods=final.clock.periods, period_ms=final.clock.period_ms, play_ms=final.clock.play_ms,
+        period_starts=clock.period_starts(),
         seq=feed.seq, generated_at=now_ms(),
         cards=[x for x in entries if x.kind == "card.recorded"],
         penalties=[x for x in entries if x.kind == "penalty.awarded"],
@@ -377,20 +385,33 @@ def _side(x: Entry | BoxTrip) -> str:
 
 def timeline_svg(report: Report) -> str:
     """Play time on the x axis: periods, goals and cards as marks, box trips as bars."""
-    periods_ms = report.periods * report.period_ms
-    total = max(report.play_ms, periods_ms if report.status != "ended" else report.play_ms, 60_000)
+    # Where each period starts on the play-time axis: as played, then (a game still to
+    # finish) a full period each.
+    starts = list(report.period_starts) or [0]
+    if report.status != "ended":
+        while len(starts) < report.periods:
+            starts.append(starts[-1] + report.period_ms)
+        total = max(report.play_ms, starts[-1] + report.period_ms)
+    else:
+        total = report.play_ms
+    total = max(total, 60_000)
     trips = report.box_trips
     red_windows = _red_windows(report)
     lanes = [(t.player, t.side) for t in trips] + [(p, s) for p, s, _, _ in red_windows]
     left, right, top = 120, 980, 34
     width = right - left
     lane_h = 22
-    goals_y, cards_y = top + 26, top + 58
-    box_top = cards_y + 30
-    height = box_top + max(1, len(lanes)) * lane_h + 26
 
     def x(ms: int) -> float:
         return round(left + width * min(ms, total) / total, 1)
+
+    # Labels that would overlap go on another line.
+    goal_rows = _stagger([x(g.moment.play_ms) for g in report.goals], 30)
+    card_rows = _stagger([x(c.moment.play_ms) for c in report.cards], 44)
+    goals_y = top + 26 + 11 * max(goal_rows, default=0)
+    cards_y = goals_y + 32
+    box_top = cards_y + 30 + 11 * max(card_rows, default=0)
+    height = box_top + max(1, len(lanes)) * lane_h + 26
 
     parts = [f'<svg class="timeline" viewBox="0 0 1000 {height}" xmlns="http://www.w3.org/2000/svg" '
              f'role="img" aria-label="Timeline of play time: goals, cards and box trips">',
@@ -398,15 +419,13 @@ def timeline_svg(report: Report) -> str:
              "patternTransform=\"rotate(45)\"><rect width=\"6\" height=\"6\" fill=\"#fff3c4\"/>"
              f"<rect width=\"3\" height=\"6\" fill=\"{_YELLOW}\"/></pattern></defs>"]
     # period bands and the minute ruler
-    k = 0
-    while k * report.period_ms < total:
-        x0, x1 = x(k * report.period_ms), x(min(total, (k + 1) * report.period_ms))
+    for k, start in enumerate(starts):
+        x0, x1 = x(start), x(starts[k + 1] if k + 1 < len(starts) else total)
         fill = "#f4f6fa" if k % 2 == 0 else "#ffffff"
         label = f"P{k + 1}" if k < report.periods else f"OT{k + 1 - report.periods}"
         parts.append(f'<rect x="{x0}" y="{top}" width="{round(x1 - x0, 1)}" height="{height - top - 18}" '
                      f'fill="{fill}"/><text x="{round((x0 + x1) / 2, 1)}" y="{top - 8}" '
                      f'class="t-period">{label}</text>')
-        k += 1
     minute = 60_000
     every = 1 if total <= 10 * minute else 5   # a label every minute, or every five
     for m in range(0, total + 1, minute):
@@ -419,19 +438,21 @@ def timeline_svg(report: Report) -> str:
     # row labels
     parts.append(f'<text x="{left - 8}" y="{goals_y + 4}" class="t-lane">Goals</text>')
     parts.append(f'<text x="{left - 8}" y="{cards_y + 4}" class="t-lane">Cards</text>')
-    for g in report.goals:
+    for g, row in zip(report.goals, goal_rows, strict=True):
         color = _HOME if g.side == "home" else _AWAY
         score = g.detail.rsplit("· ", 1)[-1]
-        parts.append(f'<g><title>{_e(g.text.en)}</title><circle cx="{x(g.moment.play_ms)}" cy="{goals_y}" '
-                     f'r="6" fill="{color}"/><text x="{x(g.moment.play_ms)}" y="{goals_y - 9}" '
-                     f'class="t-mark">{_e(score)}</text></g>')
-    for c in report.cards:
+        cx = x(g.moment.play_ms)
+        parts.append(f'<g><title>{_e(g.text.en)}</title><circle cx="{cx}" cy="{goals_y}" r="6" '
+                     f'fill="{color}"/><text x="{cx}" y="{goals_y - 9 - 11 * row}" class="t-mark">'
+                     f"{_e(score)}</text></g>")
+    for c, row in zip(report.cards, card_rows, strict=True):
         color = _RED if c.color == "red" else _YELLOW
         dash = ' stroke-dasharray="2 2" fill-opacity="0.25"' if c.voided else ""
         cx = x(c.moment.play_ms)
         parts.append(f'<g><title>{_e(c.text.en)}</title><rect x="{round(cx - 4, 1)}" y="{cards_y - 7}" '
                      f'width="8" height="12" rx="1.5" fill="{color}" stroke="#333" stroke-width="0.6"{dash}/>'
-                     f'<text x="{cx}" y="{cards_y + 17}" class="t-mark">{_e(c.player or "")}</text></g>')
+                     f'<text x="{cx}" y="{cards_y + 17 + 11 * row}" class="t-mark">'
+                     f'{_e(c.player or "")}</text></g>')
     # box trips: solid while play time is owed, hatched while waiting for the stoppage
     end = report.play_ms
     for i, t in enumerate(trips):
@@ -462,6 +483,19 @@ def timeline_svg(report: Report) -> str:
         parts.append(f'<text x="{left + 6}" y="{box_top + 14}" class="t-none">No box trips</text>')
     parts.append("</svg>")
     return "".join(parts)
+
+
+def _stagger(xs: Sequence[float], gap: float) -> list[int]:
+    """A line for each label at ``xs`` (in order): the first line where it doesn't touch the last one."""
+    ends: list[float] = []
+    rows = []
+    for v in xs:
+        row = next((i for i, end in enumerate(ends) if v - end >= gap), len(ends))
+        if row == len(ends):
+            ends.append(v)
+        ends[row] = v
+        rows.append(row)
+    return rows
 
 
 def _red_windows(report: Report) -> list[tuple[str, str, int, int]]:

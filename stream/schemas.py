@@ -435,15 +435,15 @@ def openapi() -> dict[str, Any]:
         "/games/{game}/report": {"get": _op(
             "gameReport", "The game report: every card, penalty, box trip and release with its clause, "
             "the obligations it created, and an SVG timeline of play time; prints well", "games",
-            {"200": _html("the report"), "404": _text("no such game")}, params=["game"])},
+            {"200": _html("the report"), "404": _json("Problem", "no such game")}, params=["game"])},
         "/games/{game}/report.json": {"get": _op(
             "gameReportJson", "The game report as JSON", "games",
-            {"200": _document("the report"), "404": _text("no such game")}, params=["game"])},
+            {"200": _document("the report"), "404": _json("Problem", "no such game")}, params=["game"])},
         "/games/{game}/report.csv": {"get": _op(
             "gameReportCsv", "The game report's rows as CSV", "games",
             {"200": {"description": "one row per card, penalty, box trip or release",
                      "content": {"text/csv": {"schema": {"type": "string"}}}},
-             "404": _text("no such game")}, params=["game"])},
+             "404": _json("Problem", "no such game")}, params=["game"])},
         "/openapi.json": {"get": _op("openapi", "This document", "docs", {"200": _document("OpenAPI 3.1")})},
         "/asyncapi.json": {"get": _op("asyncapi", "The WebSocket protocols", "docs",
                                       {"200": _document("AsyncAPI 3.0")})},

@@ -102,7 +102,9 @@ async def test_report_html_json_csv_list_the_same_cards_with_their_clauses(srv: 
     a1 = trips["a1"]
     assert a1["owed_ms"] == 120_000 and a1["release"] is not None and a1["eligible"] is not None
     assert a1["eligible"]["play_ms"] == a1["enter"]["play_ms"] + 120_000
-    assert a1["release"]["play_ms"] == 160_000 and a1["stoppage"] == f"goal:{acks['goal']['log_id']}"
+    # (the two devices' clock offsets may differ by a millisecond or two)
+    assert abs(a1["release"]["play_ms"] - 160_000) < 10
+    assert a1["stoppage"] == f"goal:{acks['goal']['log_id']}"
     assert trips["h2"]["release"] is None  # still in the box when the game ended
     assert {r["player"] for r in report["releases"] if r["kind"] == "box.release"} == {"a1"}
     assert all(p["clause"] for p in report["penalties"]) and len(report["penalties"]) >= 4

@@ -69,7 +69,10 @@ class GameRecord:
         self.any_team: dict[str, bool] | None = None
         self.setup_notices = setup_notices or []
         self.events: list[Any] = []
-        self.now = at
+        # The time cursor starts before everything: a game's events may be stamped
+        # before its set-up (a scoresheet entered afterwards, a device's own clock),
+        # and are then simply in order, not late.
+        self.now = 0
         self.opened_at = at
         self.checkpoints: list[bytes] = [_pack.encode(game)]
 
