@@ -42,7 +42,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from . import auth, report, schemas
 from . import protocol as pr
 from .config import Config, load_secret
-from .errors import AuthError, MalformedEvent, Refused
+from .errors import AuthError, MalformedEvent, NotStored, Refused
 from .hub import Frames, Hub, now_ms
 from .ingest import device_ws, submit_fields
 from .rules import codec
@@ -352,6 +352,18 @@ def make_store(config: Config) -> Store:
     raise SystemExit(f"unknown store {config.store!r}: use sqlite or a redis:// URL")
 
 
+async def _revocations(svc: Service, every: float = 2.0) -> None:
+    """Pick up tokens revoked through another node, and close their sockets here."""
+    while True:
+        await asyncio.sleep(every)
+        try:
+            revoked = await svc.hub.store.revoked()
+        except NotStored:
+            continue
+        for jti in revoked - svc.revoked:
+            await svc.revoke(jti)
+
+
 async def _heartbeat(svc: Service) -> None:
     interval = svc.config.heartbeat
     while True:
@@ -429,6 +441,7 @@ async def _lifecycle(app: web.Application) -> AsyncIterator[None]:
              asyncio.create_task(_heartbeat(svc), name="heartbeat")]
     if isinstance(svc.hub.store, Followable):
         tasks.append(asyncio.create_task(svc.hub.run_follower(), name="log-follower"))
+    tasks.append(asyncio.create_task(_revocations(svc), name="revocations"))
     try:
         yield
     finally:

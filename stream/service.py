@@ -68,8 +68,10 @@ class Service:
         origin = request.headers.get("Origin")
         if origin is None:
             return True
-        own = f"{request.scheme}://{request.host}"
-        return origin == own or origin in self.config.origins
+        # This service's own pages, over http or (behind a TLS proxy) https: the
+        # host must match, so a page from another site still can't open a socket.
+        own = (f"http://{request.host}", f"https://{request.host}")
+        return origin in own or origin in self.config.origins
 
     def admit(self, request: web.Request, kind: str) -> web.Response | None:
         """None to go ahead; otherwise the HTTP refusal of the upgrade."""
