@@ -223,3 +223,18 @@ async def test_redis_down_means_retry_then_exactly_once(cluster: Cluster) -> Non
         await ump.send({"type": "horn", "game": "g1", "id": "during"})  # a conflicting reuse
     await ump.close()
     await tk.close()
+
+
+async def test_a_token_revoked_on_a_is_refused_and_closed_on_b(cluster: Cluster) -> None:
+    cluster.setup_game()
+    issued = cluster.a.post("/api/tokens", {"role": "umpire", "device": "lost", "game": "g1"})
+    on_b = Device(cluster.b.device_url, issued["token"], prefix="l")
+    await on_b.connect()
+    cluster.a.post("/api/tokens/revoke", {"jti": issued["claims"]["jti"], "reason": "lost handheld"})
+    reader = on_b._reader
+    assert reader is not None
+    async with asyncio.timeout(10):  # node B reads the revocation from the store and closes the socket
+        await reader
+    again = Device(cluster.b.device_url, issued["token"], prefix="l")
+    with pytest.raises(DeviceError, match="revoked"):
+        await again.connect()
