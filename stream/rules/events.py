@@ -221,23 +221,6 @@ Event = Union[
     Void,
 ]
 
-GameEvent = Union[
-    ClockStart,
-    ClockStop,
-    Whistle,
-    Goal,
-    Horn,
-    GameEnd,
-    Card,
-    BoxLeftEarly,
-    ArenaLeft,
-    Substitution,
-    MountRemoved,
-    MountReplaced,
-    PostgameCard,
-    Tick,
-]
-
 EVENT_TYPES: tuple[type[_Event], ...] = Event.__args__  # type: ignore[attr-defined]
 TYPE_NAMES: frozenset[str] = frozenset(str(t.__struct_config__.tag) for t in EVENT_TYPES)
 

@@ -4,23 +4,16 @@ killed with SIGKILL while devices send loses nothing it acked."""
 from __future__ import annotations
 
 import asyncio
-import json
-import os
 import random
-import signal
 import sqlite3
-import subprocess
-import sys
-import time
-import urllib.request
 from pathlib import Path
-from typing import Any
 
 from stream.device_client import Device
 from stream.store.sqlite import SqliteStore
 
 from ..rules.script import AWAY, HOME
-from .conftest import Server, free_port
+from .conftest import Server
+from .processes import ServiceProcess
 
 
 async def test_a_store_failure_is_answered_with_retry_and_nothing_is_lost(server: Server) -> None:
@@ -61,60 +54,16 @@ async def test_a_store_failure_is_answered_with_retry_and_nothing_is_lost(server
 # --------------------------------------------------------------------- kill -9
 
 
-class Subprocess:
-    def __init__(self, data: Path, port: int) -> None:
-        self.data, self.port = data, port
-        self.proc: subprocess.Popen[bytes] | None = None
-
-    def start(self) -> None:
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "stream", "serve", "--no-demo", "--data", str(self.data),
-             "--port", str(self.port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/readyz", timeout=1) as r:
-                    if r.status == 200:
-                        return
-            except OSError:
-                time.sleep(0.05)
-        raise RuntimeError("the service did not start")
-
-    def kill9(self) -> None:
-        assert self.proc is not None
-        os.kill(self.proc.pid, signal.SIGKILL)
-        self.proc.wait()
-
-    def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-
-
-def api(port: int, path: str, body: Any, token: str) -> Any:
-    req = urllib.request.Request(f"http://127.0.0.1:{port}{path}", data=json.dumps(body).encode(),
-                                 method="POST", headers={"Authorization": f"Bearer {token}",
-                                                         "Content-Type": "application/json"})
-    with urllib.request.urlopen(req, timeout=10) as r:
-        return json.load(r)
-
-
 async def test_kill_9_while_three_devices_send_loses_no_acked_event(tmp_path: Path) -> None:
-    port = free_port()
-    srv = Subprocess(tmp_path, port)
+    srv = ServiceProcess(tmp_path)
     srv.start()
     try:
-        admin = (tmp_path / "admin.token").read_text().strip()
-        api(port, "/api/games", {"id": "s1", "game": "g1", "event": "cup", "handicap": 8, "teams": {
-            "home": {"team": "h", "players": HOME}, "away": {"team": "a", "players": AWAY}}}, admin)
-        tokens = [api(port, "/api/tokens", {"role": "umpire", "device": f"ump{i}", "game": "g1"},
-                      admin)["token"] for i in range(3)]
-        tk = api(port, "/api/tokens", {"role": "timekeeper", "device": "tk", "game": "g1"}, admin)["token"]
-        url = f"ws://127.0.0.1:{port}/ws/device"
+        srv.post("/api/games", {"id": "s1", "game": "g1", "event": "cup", "handicap": 8, "teams": {
+            "home": {"team": "h", "players": HOME}, "away": {"team": "a", "players": AWAY}}})
+        tokens = [srv.post("/api/tokens", {"role": "umpire", "device": f"ump{i}", "game": "g1"})["token"]
+                  for i in range(3)]
+        tk = srv.post("/api/tokens", {"role": "timekeeper", "device": "tk", "game": "g1"})["token"]
+        url = srv.device_url
         timer = Device(url, tk, prefix="tk")
         await timer.send({"type": "clock.start", "game": "g1"})
         await timer.close()

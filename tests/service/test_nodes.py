@@ -4,13 +4,6 @@ any game, in one order, and nothing acked is lost when a node or Redis dies."""
 from __future__ import annotations
 
 import asyncio
-import json
-import os
-import signal
-import subprocess
-import sys
-import time
-import urllib.request
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -21,63 +14,8 @@ from stream.device_client import Device, DeviceError
 
 from ..redis_server import RedisServer
 from ..rules.script import AWAY, HOME
-from .conftest import Viewer, free_port
-
-
-class Node:
-    def __init__(self, data: Path, redis_url: str) -> None:
-        self.data, self.redis_url = data, redis_url
-        self.port = free_port()
-        self.proc: subprocess.Popen[bytes] | None = None
-
-    @property
-    def device_url(self) -> str:
-        return f"ws://127.0.0.1:{self.port}/ws/device"
-
-    @property
-    def watch_url(self) -> str:
-        return f"ws://127.0.0.1:{self.port}/ws/watch"
-
-    def start(self) -> None:
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "stream", "serve", "--no-demo", "--data", str(self.data),
-             "--port", str(self.port), "--store", self.redis_url],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/readyz", timeout=1) as r:
-                    if r.status == 200:
-                        return
-            except OSError:
-                time.sleep(0.05)
-        raise RuntimeError("node did not start")
-
-    def kill9(self) -> None:
-        assert self.proc is not None
-        os.kill(self.proc.pid, signal.SIGKILL)
-        self.proc.wait()
-
-    def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-
-    def get(self, path: str) -> Any:
-        with urllib.request.urlopen(f"http://127.0.0.1:{self.port}{path}", timeout=10) as r:
-            return json.load(r)
-
-    def post(self, path: str, body: Any) -> Any:
-        token = (self.data / "admin.token").read_text().strip()
-        req = urllib.request.Request(f"http://127.0.0.1:{self.port}{path}", data=json.dumps(body).encode(),
-                                     method="POST", headers={"Authorization": f"Bearer {token}",
-                                                             "Content-Type": "application/json"})
-        with urllib.request.urlopen(req, timeout=10) as r:
-            return json.load(r)
+from .conftest import Viewer
+from .processes import ServiceProcess
 
 
 class Cluster:
@@ -85,8 +23,8 @@ class Cluster:
         self.redis = RedisServer(tmp / "redis")
         self.redis.start()
         data = tmp / "shared"  # both nodes sign and check tokens with the same secret.key
-        self.a = Node(data, self.redis.url)
-        self.b = Node(data, self.redis.url)
+        self.a = ServiceProcess(data, store=self.redis.url)
+        self.b = ServiceProcess(data, store=self.redis.url)
 
     def token(self, role: str, device: str, game: str = "g1") -> str:
         return str(self.a.post("/api/tokens", {"role": role, "device": device, "game": game})["token"])
@@ -113,7 +51,7 @@ async def cluster(tmp_path: Path) -> AsyncIterator[Cluster]:
         c.stop()
 
 
-async def _wait_seq(node: Node, game: str, seq: int) -> dict[str, Any]:
+async def _wait_seq(node: ServiceProcess, game: str, seq: int) -> dict[str, Any]:
     async with asyncio.timeout(10):
         while True:
             doc = await asyncio.to_thread(node.get, f"/api/games/{game}")

@@ -1,0 +1,73 @@
+"""The service as a subprocess on loopback, for tests that kill it."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+from .conftest import free_port
+
+
+class ServiceProcess:
+    """``arena-stream serve --no-demo`` on a free port; ``kill9`` is SIGKILL."""
+
+    def __init__(self, data: Path, port: int | None = None, store: str | None = None) -> None:
+        self.data, self.port, self.store = data, port or free_port(), store
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def device_url(self) -> str:
+        return f"ws://127.0.0.1:{self.port}/ws/device"
+
+    @property
+    def watch_url(self) -> str:
+        return f"ws://127.0.0.1:{self.port}/ws/watch"
+
+    def start(self) -> None:
+        args = [sys.executable, "-m", "stream", "serve", "--no-demo", "--data", str(self.data),
+                "--port", str(self.port)]
+        if self.store:
+            args += ["--store", self.store]
+        self.proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/readyz", timeout=1) as r:
+                    if r.status == 200:
+                        return
+            except OSError:
+                time.sleep(0.05)
+        raise RuntimeError("the service did not start")
+
+    def kill9(self) -> None:
+        assert self.proc is not None
+        os.kill(self.proc.pid, signal.SIGKILL)
+        self.proc.wait()
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+    def get(self, path: str) -> Any:
+        with urllib.request.urlopen(f"http://127.0.0.1:{self.port}{path}", timeout=10) as r:
+            return json.load(r)
+
+    def post(self, path: str, body: Any, token: str | None = None) -> Any:
+        token = token or (self.data / "admin.token").read_text().strip()
+        req = urllib.request.Request(f"http://127.0.0.1:{self.port}{path}", data=json.dumps(body).encode(),
+                                     method="POST", headers={"Authorization": f"Bearer {token}",
+                                                             "Content-Type": "application/json"})
+        with urllib.request.urlopen(req, timeout=10) as r:
+            return json.load(r)
