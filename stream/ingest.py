@@ -237,6 +237,8 @@ async def device_ws(request: web.Request) -> web.StreamResponse:
             await ws.close(code=CLOSE_POLICY, message=b"too many connections")
             return ws
         svc.track(claims.jti, ws)
+        svc.devices_online[ws] = (claims, now_ms())
+        svc.presence_changed(claims)
         try:
             session = DeviceSession(svc, ws, claims)
             await session.send(pr.Welcome(device=claims.sub, role=claims.role, official=claims.official,
@@ -247,6 +249,8 @@ async def device_ws(request: web.Request) -> web.StreamResponse:
             pass  # the device went away mid-reply; its outbox resends and gets the same ack
         finally:
             svc.device_closed(claims.sub)
+            svc.devices_online.pop(ws, None)
+            svc.presence_changed(claims)
     finally:
         svc.open_sockets -= 1
         svc.metrics.connections.labels("device").dec()

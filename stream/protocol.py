@@ -160,7 +160,22 @@ class Heartbeat(_Frame, tag="heartbeat", kw_only=True, frozen=True):
     seqs: dict[str, int]
 
 
-WatchOut = Union[Snapshot, Delta, Heartbeat, ServerPong, Error]
+class ConnectedDevice(msgspec.Struct, frozen=True, kw_only=True):
+    device: str
+    role: str
+    official: str
+    since: int                 # ms, when its socket authenticated
+
+
+class Presence(_Frame, tag="presence", kw_only=True, frozen=True):
+    """The officials' devices connected for a game: sent after the snapshot and
+    whenever one connects or goes away."""
+
+    game: str
+    devices: list[ConnectedDevice]
+
+
+WatchOut = Union[Snapshot, Delta, Heartbeat, Presence, ServerPong, Error]
 
 # ----------------------------------------------------------- codecs, built once
 

@@ -10,9 +10,10 @@ from collections import Counter
 from aiohttp import web
 
 from . import auth
+from . import protocol as pr
 from .config import Config
 from .fanout import Fanout
-from .hub import Hub
+from .hub import Frames, Hub
 from .metrics import Metrics
 
 
@@ -47,6 +48,8 @@ class Service:
         self.open_sockets = 0
         self.sockets: weakref.WeakSet[web.WebSocketResponse] = weakref.WeakSet()
         self.buckets: dict[str, TokenBucket] = {}
+        # Connected officials' devices: socket -> (claims, since)
+        self.devices_online: dict[web.WebSocketResponse, tuple[auth.Claims, int]] = {}
         self.by_jti: dict[str, weakref.WeakSet[web.WebSocketResponse]] = {}
         self.device_sockets: Counter[str] = Counter()
         self.metrics.commits.set_function(lambda: getattr(hub.store, "commits", 0))
@@ -102,6 +105,26 @@ class Service:
             await ws.close(code=4401, message=b"revoked")
             closed += 1
         return closed
+
+    def presence(self, game: str) -> pr.Presence:
+        """Who is connected for ``game``: devices scoped to it or to its arena."""
+        rec = self.hub.engine.games.get(game)
+        arena = rec.game.arena if rec is not None else None
+        seen: dict[str, pr.ConnectedDevice] = {}
+        for claims, since in self.devices_online.values():
+            if claims.game == game or (claims.arena is not None and claims.arena == arena):
+                seen.setdefault(claims.sub, pr.ConnectedDevice(
+                    device=claims.sub, role=claims.role, official=claims.official, since=since))
+        return pr.Presence(game=game, devices=sorted(seen.values(), key=lambda d: d.since))
+
+    def presence_changed(self, claims: auth.Claims) -> None:
+        """Tell the viewers of every game this device is for."""
+        games = [g for g, rec in self.hub.engine.games.items()
+                 if claims.game == g or (claims.arena is not None and claims.arena == rec.game.arena)]
+        for g in games:
+            frames = Frames.of(self.presence(g))
+            for w in tuple(self.fanout.topics.get(g, ())):
+                self.fanout.send_one(w, frames)
 
     def device_opened(self, sub: str) -> bool:
         if self.device_sockets[sub] >= self.config.max_device_connections:

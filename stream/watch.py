@@ -55,6 +55,7 @@ async def subscribe(svc: Service, w: Watcher, sub: pr.Subscribe,
         feed = svc.hub.feeds[game]
         if catch_up is not None:
             svc.fanout.follow(w, game, catch_up, feed.seq, None)
+            svc.fanout.send_one(w, Frames.of(svc.presence(game)))
             return None
         reason: str | None = "resume_unavailable"
     else:
@@ -62,6 +63,7 @@ async def subscribe(svc: Service, w: Watcher, sub: pr.Subscribe,
     feed = svc.hub.feeds[game]
     snap = svc.hub.snapshot(game, reset=reason is not None, reason=reason)
     svc.fanout.follow(w, game, None, feed.seq, snap)
+    svc.fanout.send_one(w, Frames.of(svc.presence(game)))
     return None
 
 

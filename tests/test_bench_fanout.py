@@ -28,5 +28,4 @@ def test_bench_fanout_runs_and_prints_the_table() -> None:
     m = re.search(rf"^idle viewers\s+(\d+) opened: {NUM} KiB each \(bare websockets: {NUM} KiB\)", out, re.M)
     assert m and int(m[1]) > 0, out
     # Every frame timed: 40 events to each of 20 viewers, on both servers, in each of two rounds.
-    assert out.count("40/40 events acked in") == 4, out
-    assert out.count("800 frames timed over 20 viewers") == 4, out
+    assert out.count("40 acked, 800 frames timed over 20 viewers") == 4, out

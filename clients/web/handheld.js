@@ -249,7 +249,8 @@
       saved: "Saved: {what}",
       signed_in_as: "{official} · {role} · device {device}",
       token_exp: "Token valid until {time}",
-      others: "Other officials' devices: the service does not report who is connected; this shows this device's own connection and the feed's heartbeat.",
+      others: "Connected for this game",
+      nobody: "no other device",
       sign_out: "Sign out of this handheld",
       sign_out_pending: "{n} events are not sent yet. They stay on this handheld and are sent when device {device} signs in again. Sign out?",
       reload_offline: "Works offline: events are kept on this handheld and sent when the network is back.",
@@ -402,7 +403,8 @@
       saved: "Guardado: {what}",
       signed_in_as: "{official} · {role} · dispositivo {device}",
       token_exp: "Token válido hasta {time}",
-      others: "Dispositivos de los otros oficiales: el servicio no informa quién está conectado; aquí se ve la conexión de este dispositivo y el latido del partido.",
+      others: "Conectados para este partido",
+      nobody: "ningún otro dispositivo",
       sign_out: "Cerrar sesión en este dispositivo",
       sign_out_pending: "Hay {n} eventos sin enviar. Quedan en este dispositivo y se envían cuando el dispositivo {device} vuelva a iniciar sesión. ¿Cerrar sesión?",
       reload_offline: "Funciona sin conexión: los eventos quedan guardados aquí y se envían cuando vuelve la red.",
@@ -925,6 +927,9 @@
           S.offset = msg.server_time + (Date.now() - msg.device_time) / 2 - Date.now();
         }
         break;
+      case "presence":
+        if (msg.game === S.game) { S.presence = msg.devices || []; renderAbout(); }
+        break;
       case "heartbeat":
         S.feed.interval = msg.interval_ms || 5000;
         if (!S.offsetFromDevice) S.offset = msg.server_time - Date.now();
@@ -1381,7 +1386,10 @@
       <p class="muted">${esc(t("reload_offline"))}</p>
       ${waitingElsewhere().length ? `<p class="error" data-elsewhere="${waitingElsewhere().length}">${esc(t("elsewhere", {
         n: waitingElsewhere().length, games: [...new Set(waitingElsewhere().map((e) => e.game))].join(", ") }))}</p>` : ""}
-      <p class="muted">${esc(t("others"))}</p>
+      <p class="muted">${esc(t("others"))}:</p>
+      <ul class="presence">${(S.presence || []).length ? S.presence.map((d) => `<li data-device="${esc(d.device)}">
+        <b>${esc(d.official || d.device)}</b> · ${esc(t("role_" + d.role) || d.role)}${d.device === S.device ? " ✓" : ""}</li>`).join("")
+        : `<li class="muted">${esc(t("nobody"))}</li>`}</ul>
       <button type="button" class="quiet" data-act="signout">${esc(t("sign_out"))}</button>`);
   }
 

@@ -408,6 +408,18 @@ async def test_timekeeper_runs_the_clock(server: Server, handheld: Open) -> None
     await expect(page.locator("#sheet .recent-item").nth(0)).to_contain_text("Clock stop")
 
 
+async def test_the_handheld_shows_who_else_is_connected(server: Server, handheld: Open) -> None:
+    await server.setup_game(GAME)
+    hh = await handheld("umpire", "ump-north")
+    page = hh.page
+    about = page.locator("#about .presence")
+    await expect(about.locator("[data-device='ump-north']")).to_have_count(1)
+    other = await server.device("timekeeper", GAME, name="timer-1")
+    await expect(about.locator("[data-device='timer-1']")).to_have_count(1)
+    await other.close()
+    await expect(about.locator("[data-device='timer-1']")).to_have_count(0)
+
+
 async def test_an_expired_token_is_refused_with_its_reason(server: Server, handheld: Open) -> None:
     await server.setup_game(GAME)
     hh = await handheld(ttl=-60)

@@ -87,3 +87,21 @@ async def test_box_eligible_is_pushed_by_the_deadline_timer(server: Server) -> N
     await viewer.close()
     await ump.close()
     await tk.close()
+
+
+async def test_viewers_see_which_officials_are_connected(server: Server) -> None:
+    await server.setup_game()
+    viewer = await Viewer.open(server.watch_url, game="g1")
+    await viewer.next("snapshot")
+    assert (await viewer.next("presence"))["devices"] == []
+    ump = await server.device("umpire", name="ump-north")
+    joined = await viewer.next("presence")
+    assert [(d["device"], d["role"]) for d in joined["devices"]] == [("ump-north", "umpire")]
+    tk = await server.device("timekeeper", name="timer")
+    both = await viewer.next("presence")
+    assert [d["device"] for d in both["devices"]] == ["ump-north", "timer"]
+    await ump.close()
+    left = await viewer.next("presence")
+    assert [d["device"] for d in left["devices"]] == ["timer"]
+    await tk.close()
+    await viewer.close()
