@@ -368,7 +368,8 @@ class Engine:
                       ) -> tuple[list[lg.Obligation], list[lg.Obligation], int]:
         """The game's obligations as its state now implies, and the ones it had.
         Refuses (``record_closed``) a change to one a later game has already taken."""
-        old = [o for obs in self.ledger.values() for o in obs if o.origin_game == g.id and o.by is None]
+        old = [o for pid in g.players for o in self.ledger.get(pid, ())
+               if o.origin_game == g.id and o.by is None]
         new: list[lg.Obligation] = []
         if g.status == "ended":
             if rec.any_team is None:
