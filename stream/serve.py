@@ -33,12 +33,19 @@ def config_from(args: argparse.Namespace) -> Config:
 async def _demo_loop(svc: Service, url: str, speed: float) -> None:
     """Play the demo game, pause, and play a new one, for as long as the service runs."""
     await asyncio.sleep(0.5)
+    host = url.split("://", 1)[1].split("/")[0]
     while True:
         game = time.strftime("demo-%Y%m%d-%H%M%S")
         exp = int(time.time()) + 24 * 3600
         sim = Simulator(url, demo_tokens(svc.issue, game, exp), game=game, speed=speed)
-        print(f"demo game {game}: watch ws://{url.split('://', 1)[1].split('/')[0]}/ws/watch?game={game}",
-              flush=True)
+        # A handheld for you, to card a player yourself (the token rides in the
+        # URL fragment, which the browser never sends to the server).
+        yours, _ = svc.issue(sub=f"{game}-you", role="umpire", official="You", game=game, exp=exp)
+        print(f"\ndemo game {game} is on:\n"
+              f"  scoreboard  http://{host}/scoreboard?game={game}\n"
+              f"  overlay     http://{host}/overlay?game={game}\n"
+              f"  handheld    http://{host}/handheld#token={yours}\n"
+              f"  watch       ws://{host}/ws/watch?game={game}", flush=True)
         try:
             await sim.run()
         except Exception:
