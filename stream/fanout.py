@@ -1,13 +1,18 @@
-"""Fan-out to viewers: encode once, a bounded queue per viewer, nobody waits for anybody.
+"""Fan-out to viewers: encode once, write at once, and nobody waits for anybody.
 
-Like websockets' ``broadcast()``: ``publish`` encodes nothing (the hub
-encoded the update once) and never awaits; it drops a reference to the
-frame into each viewer's bounded queue. Each viewer has one writer task that
-sends from its queue. A viewer whose queue is full is not waited for: its
-queue is cleared and it is sent a fresh snapshot instead (``reason:
-"slow"``). A viewer that can't take a frame within ``send_timeout`` is
-closed. Deltas at or below the last sequence a viewer was sent are skipped,
-so a snapshot followed by deltas never repeats anything.
+Like websockets' ``broadcast()``: the hub encodes an update once, and
+``Frames.wire`` builds the whole WebSocket frame once (server frames are
+unmasked, so every viewer gets the same bytes). ``publish`` writes those bytes
+straight to each viewer's transport while its write buffer is under the
+high-water mark, a chunk of viewers per turn of the event loop, so an ack or a
+new event never waits behind a whole fan-out.
+
+A viewer whose socket falls behind gets a bounded backlog and one drain task
+that feeds it as its buffer empties. When the backlog is full it is cleared
+and the viewer is sent a fresh snapshot instead (``reason: "slow"``); a viewer
+that can't take a frame within ``send_timeout`` is closed (1013). Deltas at or
+below the last sequence a viewer was sent are skipped, so a snapshot followed
+by deltas never repeats anything. An idle viewer costs no task and no queue.
 """
 
 from __future__ import annotations
@@ -15,8 +20,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections import deque
 
-from aiohttp import WSMsgType, web
+from aiohttp import web
 
 from .hub import Frames, Hub
 from .metrics import Metrics
@@ -26,17 +32,21 @@ log = logging.getLogger("arena_stream.fanout")
 
 _RESYNC = "resync"
 _FRAME = "frame"
-_CLOSE = "close"
+CHUNK = 64  # viewers written per turn of the event loop
+
+Item = tuple[str, str, int, Frames | None]
 
 
 class Watcher:
-    __slots__ = ("arenas", "fmt", "games", "queue", "sent", "task", "ws")
+    __slots__ = ("arenas", "backlog", "fmt", "games", "maxsize", "sent", "task", "transport", "ws")
 
-    def __init__(self, ws: web.WebSocketResponse, fmt: Format, maxsize: int) -> None:
+    def __init__(self, ws: web.WebSocketResponse, fmt: Format, maxsize: int,
+                 transport: asyncio.Transport | None = None) -> None:
         self.ws = ws
         self.fmt = fmt
-        # (kind, game, seq, frames): bounded, so a stalled socket can't hold memory.
-        self.queue: asyncio.Queue[tuple[str, str, int, Frames | None]] = asyncio.Queue(maxsize)
+        self.maxsize = maxsize
+        self.transport = transport
+        self.backlog: deque[Item] | None = None
         self.games: set[str] = set()
         self.arenas: set[str] = set()
         self.sent: dict[str, int] = {}
@@ -51,12 +61,13 @@ class Fanout:
         self.topics: dict[str, set[Watcher]] = {}
         self.arena_topics: dict[str, set[Watcher]] = {}
         self.watchers: set[Watcher] = set()
+        self._pending: deque[tuple[tuple[Watcher, ...], int, Item]] = deque()
+        self._pumping = False
 
     # -------------------------------------------------------------- viewers
 
     def start(self, w: Watcher) -> None:
         self.watchers.add(w)
-        w.task = asyncio.create_task(self._write(w), name="viewer-writer")
 
     async def stop(self, w: Watcher) -> None:
         self.watchers.discard(w)
@@ -71,7 +82,7 @@ class Fanout:
 
     def follow(self, w: Watcher, game: str, catch_up: list[Frames] | None, seq: int,
                snapshot: Frames | None) -> None:
-        """Add ``w`` to ``game``'s topic and queue what it needs first, with no
+        """Add ``w`` to ``game``'s topic and send what it needs first, with no
         await in between, so nothing published meanwhile is missed or repeated."""
         self.topics.setdefault(game, set()).add(w)
         w.games.add(game)
@@ -86,10 +97,30 @@ class Fanout:
     # ------------------------------------------------------------ publishing
 
     def publish(self, game: str, frames: Frames, seq: int) -> None:
-        """Queue one update for every viewer of ``game``; never waits."""
+        """Write to every viewer, CHUNK viewers per turn of the event loop, so that an ack
+        (or anything else) never waits behind a whole fan-out."""
         self.metrics.broadcasts.inc()
-        for w in tuple(self.topics.get(game, ())):
-            self._put(w, (_FRAME, game, seq, frames))
+        self._fan(tuple(self.topics.get(game, ())), (_FRAME, game, seq, frames))
+
+    def _fan(self, targets: tuple[Watcher, ...], item: Item) -> None:
+        self._pending.append((targets, 0, item))
+        if not self._pumping:
+            self._pumping = True
+            asyncio.get_running_loop().call_soon(self._pump)
+
+    def _pump(self) -> None:
+        targets, start, item = self._pending[0]
+        end = min(len(targets), start + CHUNK)
+        for w in targets[start:end]:
+            self._put(w, item)
+        if end == len(targets):
+            self._pending.popleft()
+        else:
+            self._pending[0] = (targets, end, item)
+        if self._pending:
+            asyncio.get_running_loop().call_soon(self._pump)
+        else:
+            self._pumping = False
 
     def new_game(self, game: str, arena: str) -> None:
         """A game was set up: viewers of its arena follow it from its first frame."""
@@ -98,61 +129,69 @@ class Fanout:
                 self.follow(w, game, None, 0, self.hub.snapshot(game))
 
     def send_one(self, w: Watcher, frames: Frames) -> None:
-        """A reply to one viewer (a pong, an error), in order with its updates."""
+        """A reply to one viewer (a pong, an error, presence), in order with its updates."""
         self._put(w, (_FRAME, "", -1, frames))
 
     def everyone(self, frames: Frames) -> None:
-        for w in tuple(self.watchers):
-            self._put(w, (_FRAME, "", 0, frames))
+        self._fan(tuple(self.watchers), (_FRAME, "", 0, frames))
 
-    def _put(self, w: Watcher, item: tuple[str, str, int, Frames | None]) -> None:
-        try:
-            w.queue.put_nowait(item)
-        except asyncio.QueueFull:
+    # --------------------------------------------------------------- writing
+
+    def _put(self, w: Watcher, item: Item) -> None:
+        """Write now if the socket keeps up; else keep it in the viewer's bounded backlog."""
+        t = w.transport
+        if t is None or t.is_closing():
+            return
+        if w.backlog is None and t.get_write_buffer_size() <= t.get_write_buffer_limits()[1]:
+            self._send(w, t, item)
+            return
+        if w.backlog is None:
+            w.backlog = deque()
+        if len(w.backlog) >= w.maxsize:
             self._overflow(w)
+        else:
+            w.backlog.append(item)
+        if w.task is None:
+            w.task = asyncio.create_task(self._drain(w, t), name="viewer-drain")
+
+    def _send(self, w: Watcher, t: asyncio.Transport, item: Item) -> None:
+        kind, game, seq, frames = item
+        if kind == _RESYNC:
+            frames = self.hub.snapshot(game, reset=True, reason="slow")
+            w.sent[game] = self.hub.feeds[game].seq
+        elif seq > 0:
+            if seq <= w.sent.get(game, 0):
+                return
+            w.sent[game] = seq
+        assert frames is not None
+        t.write(frames.wire(w.fmt == "msgpack"))
 
     def _overflow(self, w: Watcher) -> None:
         """A slow viewer: forget its backlog; it gets a fresh snapshot of each game."""
         self.metrics.queue_drops.inc()
-        while True:
-            try:
-                w.queue.get_nowait()
-            except asyncio.QueueEmpty:
-                break
+        assert w.backlog is not None
+        w.backlog.clear()
         for g in w.games:
-            if w.queue.full():
-                break
-            w.queue.put_nowait((_RESYNC, g, 0, None))
+            w.backlog.append((_RESYNC, g, 0, None))
 
-    # --------------------------------------------------------------- writing
-
-    async def _write(self, w: Watcher) -> None:
-        binary = w.fmt == "msgpack"
-        opcode = WSMsgType.BINARY if binary else WSMsgType.TEXT
+    async def _drain(self, w: Watcher, t: asyncio.Transport) -> None:
+        """Feed a viewer that fell behind as its buffer empties; close it if it stalls."""
         try:
-            while True:
-                kind, game, seq, frames = await w.queue.get()
-                if kind == _RESYNC:
-                    frames = self.hub.snapshot(game, reset=True, reason="slow")
-                    w.sent[game] = self.hub.feeds[game].seq
-                elif seq > 0:  # a live delta: skip what a snapshot or catch-up already covered
-                    if seq <= w.sent.get(game, 0):
-                        continue
-                    w.sent[game] = seq
-                assert frames is not None
-                data = frames.msgpack() if binary else frames.json
-                async with asyncio.timeout(self.send_timeout):
-                    await w.ws.send_frame(data, opcode)
-        except TimeoutError:
-            self.metrics.viewer_drops.inc()
-            log.info("viewer too slow; closing")
-            await _close(w.ws)
-        except (ConnectionResetError, RuntimeError):
-            await _close(w.ws)
+            while w.backlog:
+                waited = 0.0
+                while t.get_write_buffer_size() > t.get_write_buffer_limits()[1]:
+                    if waited >= self.send_timeout or t.is_closing():
+                        self.metrics.viewer_drops.inc()
+                        await _close(w.ws)
+                        return
+                    await asyncio.sleep(0.01)
+                    waited += 0.01
+                self._send(w, t, w.backlog.popleft())
+            w.backlog = None
+        finally:
+            w.task = None
 
 
 async def _close(ws: web.WebSocketResponse) -> None:
     with contextlib.suppress(Exception):
         await ws.close(code=1013, message=b"too slow")
-
-

@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
+import struct
 import time
 from collections import deque
 from collections.abc import Callable
@@ -69,10 +70,35 @@ class Frames:
     def of(cls, msg: Any) -> Frames:
         return cls(msg, pr.json_out.encode(msg))
 
+    _wire: bytes | None = None
+    _wire_mp: bytes | None = None
+
     def msgpack(self) -> bytes:
         if self._msgpack is None:
             self._msgpack = pr.msgpack_out.encode(self.msg)
         return self._msgpack
+
+    def wire(self, binary: bool) -> bytes:
+        """The whole WebSocket frame: server frames are unmasked, so every viewer
+        gets the same bytes (RFC 6455 §5.2; no compression on viewer sockets)."""
+        if binary:
+            if self._wire_mp is None:
+                self._wire_mp = _ws_frame(0x82, self.msgpack())
+            return self._wire_mp
+        if self._wire is None:
+            self._wire = _ws_frame(0x81, self.json)
+        return self._wire
+
+
+def _ws_frame(first: int, payload: bytes) -> bytes:
+    n = len(payload)
+    if n < 126:
+        head = struct.pack("!BB", first, n)
+    elif n < 65536:
+        head = struct.pack("!BBH", first, 126, n)
+    else:
+        head = struct.pack("!BBQ", first, 127, n)
+    return head + payload
 
 
 @dataclass(slots=True)
@@ -218,18 +244,33 @@ class Hub:
                         digest=payload_digest, received_at=now_ms(), body=codec.encode_event(event))
         ack = pr.Ack(id=client_id, log_id=event.id, game=game, seq=seq, at=event.at,
                      duplicate=False, notices=rendered)
-        fut: asyncio.Future[pr.Ack] = asyncio.get_running_loop().create_future()
+        loop = asyncio.get_running_loop()
+        fut: asyncio.Future[pr.Ack] = loop.create_future()      # for retries of this event
+        waiter: asyncio.Future[pr.Ack] = loop.create_future()   # for this submitter
         self.keys[key] = (payload_digest, fut)
         self._wake.set()
         # The commit runs as its own task: if the device goes away mid-commit,
         # the event still lands (or fails) whole, and a retry finds its ack.
         task = asyncio.create_task(self._commit(
-            Pending(record, ack, delta, view, builtins, self.generation), key, fut))
+            Pending(record, ack, delta, view, builtins, self.generation), key, fut, waiter))
         self._inflight.add(task)
         task.add_done_callback(self._inflight.discard)
-        return await asyncio.shield(fut)
+        return await waiter
 
-    async def _commit(self, p: Pending, key: tuple[str, str], fut: asyncio.Future[pr.Ack]) -> None:
+    async def _commit(self, p: Pending, key: tuple[str, str], fut: asyncio.Future[pr.Ack],
+                      waiter: asyncio.Future[pr.Ack]) -> None:
+        def ok() -> None:
+            fut.set_result(p.ack)
+            if not waiter.done():
+                waiter.set_result(p.ack)
+
+        def failed(err: BaseException) -> None:
+            fut.set_exception(err)
+            fut.exception()  # retrieved: nobody may be waiting
+            if not waiter.done():
+                waiter.set_exception(err)
+                waiter.exception()
+
         try:
             await self.store.append(p.record)
         except DuplicateKey as dup:
@@ -237,25 +278,25 @@ class Hub:
             same = dup.existing
             if (same.digest, same.game, same.seq, same.body) != (mine.digest, mine.game, mine.seq, mine.body):
                 self.keys.pop(key, None)
-                fut.set_exception(NotStored(f"{mine.client_id} was stored by another node; send it again"))
-                fut.exception()  # retrieved: a waiter may have gone
+                failed(NotStored(f"{mine.client_id} was stored by another node; send it again"))
                 await self._recover()
                 return
             # Another node wrote exactly this record (a deadline tick both timers saw).
         except NotStored as err:
             self.keys.pop(key, None)
-            fut.set_exception(err)
-            fut.exception()  # retrieved: a waiter may have gone
+            failed(err)
             await self._recover()
             return
         if p.generation != self.generation:
             # The log was folded again while this commit was in flight: that fold
             # (or the follower, reading on from it) shows the event; only ack it.
-            fut.set_result(p.ack)
+            ok()
             return
-        self._committed(p)
         self.keys[key] = (p.record.digest, p.ack)
-        fut.set_result(p.ack)
+        ok()
+        # The device's ack goes out first (its task runs next), then the fan-out;
+        # call_soon keeps commits' publications in commit order.
+        asyncio.get_running_loop().call_soon(self._committed, p)
 
     async def close(self) -> None:
         """Let every commit in flight finish, then close the store."""
@@ -273,6 +314,8 @@ class Hub:
 
     def _committed(self, p: Pending) -> None:
         """Publish in seq order: commits complete in submission order."""
+        if p.generation != self.generation:
+            return  # folded again meanwhile: that fold shows the event
         self.acks += 1
         game = p.record.game
         if game is None or p.delta is None:

@@ -88,13 +88,14 @@ async def watch_ws(request: web.Request) -> web.StreamResponse:
     if refusal is not None:
         return refusal
     fmt: pr.Format = "msgpack" if request.query.get("format") == "msgpack" else "json"
-    ws = web.WebSocketResponse(max_msg_size=8192, compress=svc.config.compress, decode_text=False,
+    # No compression for viewers: the fan-out writes the same prebuilt frame to every socket.
+    ws = web.WebSocketResponse(max_msg_size=8192, compress=False, decode_text=False,
                                autoping=True, heartbeat=svc.config.heartbeat * 3)
     await ws.prepare(request)
     svc.sockets.add(ws)
     svc.open_sockets += 1
     svc.metrics.connections.labels("watch").inc()
-    w = Watcher(ws, fmt, svc.config.watcher_queue)
+    w = Watcher(ws, fmt, svc.config.watcher_queue, request.transport)
     svc.fanout.start(w)
     decoder = pr.watch_in_msgpack if fmt == "msgpack" else pr.watch_in_json
     authed = svc.config.public_watch

@@ -111,14 +111,14 @@ class Viewer:
         return cls(ws)
 
     async def next(self, kind: str | None = None, timeout: float = 5.0) -> dict[str, Any]:
-        """The next frame (of ``kind``, skipping heartbeats unless asked for)."""
+        """The next frame (of ``kind``; heartbeats and presence are skipped unless asked for)."""
         async with asyncio.timeout(timeout):
             while True:
                 raw = await self.ws.recv()
                 msg: dict[str, Any] = (msgspec.json.decode(raw) if isinstance(raw, str)
                                        else msgspec.msgpack.decode(raw))
                 self.frames.append(msg)
-                if (kind is None and msg["type"] != "heartbeat") or msg["type"] == kind:
+                if (kind is None and msg["type"] not in ("heartbeat", "presence")) or msg["type"] == kind:
                     return msg
 
     async def until_seq(self, game: str, seq: int, timeout: float = 5.0) -> list[dict[str, Any]]:

@@ -269,7 +269,7 @@ async def test_timekeeper_may_void_only_clock_events(server: Server) -> None:
 async def test_foreign_origin_is_refused_on_upgrade(server: Server, path: str) -> None:
     url = f"ws://127.0.0.1:{server.port}{path}"
     for origin in ("http://evil.example", "null", f"http://127.0.0.1:{server.port + 1}",
-                   f"https://127.0.0.1:{server.port}"):
+                   f"https://evil.example:{server.port}", f"ws://127.0.0.1:{server.port}"):
         with pytest.raises(websockets.InvalidStatus) as err:
             await websockets.connect(url, origin=origin)  # type: ignore[arg-type]
         assert err.value.response.status_code == 403, origin

@@ -130,7 +130,7 @@ async def test_slow_viewer_gets_a_fresh_snapshot_while_others_keep_pace(tmp_path
             assert ack["seq"] == last + 1 or last == 0
             last = ack["seq"]
             sent += 1
-            max_queued = max(max_queued, stalled.watcher.queue.qsize())
+            max_queued = max(max_queued, len(stalled.watcher.backlog or ()))
             max_buffered = max(max_buffered, stalled.transport.get_write_buffer_size())
 
         # the ones that read got everything, in order, with no reset
