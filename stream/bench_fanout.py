@@ -3,9 +3,13 @@ each printed beside a reference measured in the same run.
 
 One process tree, one run, bounded in time, and it stops by itself:
 
-* **the service**, ``python -m stream serve --no-demo`` on a free port (``--nodes``
-  processes sharing one data directory; only 1 for now: viewers are spread
-  round-robin over the nodes, the device talks to node 0);
+* **the service**, ``python -m stream serve --no-demo`` on a free port, one node
+  on its SQLite store;
+* with ``--nodes 2``, also **a two-node cluster**: a ``redis-server`` on a free
+  port (AOF, ``appendfsync always``) and two service nodes on it, sharing one data
+  directory (one ``secret.key``). The device talks to node A; viewers are spread
+  round-robin over A and B, so the viewers on B see every event cross-node, through
+  Redis and B's follower;
 * **a bare websockets server** (``python -m stream.bench_fanout bare``): for each
   device message, ``websockets.broadcast`` to every viewer and an ack: the
   transport's own limit, with frames padded to the service's mean delta size;
@@ -22,14 +26,15 @@ One process tree, one run, bounded in time, and it stops by itself:
 
 Latency is a viewer's receive time minus the device's send time of the same
 event (``time.time_ns()``, one machine clock), matched by ``seq`` from the ack.
-Each server gets ``--rounds`` load rounds, interleaved (bare, service, bare,
-service), and the best round by viewer p99 is reported: the machine is shared
-and noisy. Lost and repeated frames are counted over every round.
+Each server gets ``--rounds`` load rounds, interleaved (bare, service[, cluster],
+bare, service[, cluster]), and the best round by viewer p99 is reported (for the
+cluster: by the p99 of the viewers on node B): the machine is shared and noisy.
+Lost, repeated and out-of-order frames are counted over every round.
 
 Memory is measured first, on a service that has held no viewers yet (freed
 memory would otherwise hide new growth): the ``VmRSS`` of the server process
 before and after ``--idle-viewers`` idle, subscribed viewers, and the same
-against the bare server.
+against the bare server. (Not for the cluster.)
 """
 
 from __future__ import annotations
@@ -42,6 +47,7 @@ import gc
 import math
 import os
 import resource
+import shutil
 import signal
 import socket
 import sys
@@ -133,6 +139,27 @@ def percentile(sorted_xs: Sequence[float], q: float) -> float:
     return float(sorted_xs[min(len(sorted_xs) - 1, max(0, math.ceil(q * len(sorted_xs)) - 1))])
 
 
+async def ack_histogram(http_base: str) -> dict[float, float]:
+    """The service's own ``arena_ack_seconds`` histogram: cumulative count by upper bound (s)."""
+    out: dict[float, float] = {}
+    with contextlib.suppress(aiohttp.ClientError, OSError, ValueError, IndexError):
+        async with aiohttp.ClientSession() as http, http.get(f"{http_base}/metrics") as r:
+            for line in (await r.text()).splitlines():
+                if line.startswith("arena_ack_seconds_bucket{"):
+                    le = line.split('le="', 1)[1].split('"', 1)[0]
+                    out[math.inf if le == "+Inf" else float(le)] = float(line.rsplit(" ", 1)[1])
+    return out
+
+
+def histogram_p99_bound(before: dict[float, float], after: dict[float, float]) -> float:
+    """The smallest bucket bound (ms) holding 99 % of what was observed between two scrapes."""
+    diff = {le: after.get(le, 0.0) - before.get(le, 0.0) for le in after}
+    total = diff.get(math.inf, 0.0)
+    if total <= 0:
+        return math.nan
+    return min(le for le, n in diff.items() if n >= 0.99 * total) * 1000
+
+
 def bare_frame(seq: int, size: int) -> bytes:
     """A delta-like JSON frame of ``size`` bytes (or the smallest that holds ``seq``)."""
     head = b'{"type":"delta","game":"bench","seq":%d,"pad":"' % seq
@@ -198,6 +225,7 @@ class _Viewer(asyncio.BufferedProtocol):
     """One viewer on websockets' Sans-I/O client: every frame is stamped when its bytes arrive."""
 
     def __init__(self, url: str) -> None:
+        self.url = url
         self.ws = ClientProtocol(parse_uri(url), max_size=2**22)
         self.transport: asyncio.Transport | None = None
         self.first: asyncio.Future[int] = asyncio.get_running_loop().create_future()
@@ -297,8 +325,9 @@ class _CaughtUp:
 def _write_report(out: Path, viewers: list[_Viewer], errors: int, first_error: str) -> None:
     out.write_bytes(_msgpack_enc.encode({
         "opened": len(viewers), "errors": errors, "first_error": first_error,
-        "viewers": [{"first": v.first_seq, "seqs": v.seqs.tobytes(), "times": v.times.tobytes(),
-                     "resets": v.resets, "closed": v.closed} for v in viewers]}))
+        "viewers": [{"url": v.url, "first": v.first_seq, "seqs": v.seqs.tobytes(),
+                     "times": v.times.tobytes(), "resets": v.resets, "closed": v.closed}
+                    for v in viewers]}))
 
 
 async def _open_viewers(targets: list[tuple[str, int]], *, stop_at_error: bool, concurrency: int,
@@ -379,11 +408,12 @@ class Children:
     def log_path(self, name: str) -> Path:
         return self.workdir / f"{name}.log"
 
-    async def start(self, name: str, *args: str, stdin: bool = False,
-                    stdout: bool = False) -> asyncio.subprocess.Process:
+    async def start(self, name: str, *args: str, stdin: bool = False, stdout: bool = False,
+                    program: str = sys.executable) -> asyncio.subprocess.Process:
+        """Start ``program`` (this Python by default) with ``args``, logging to ``NAME.log``."""
         log = self._open_log(name)
         proc = await asyncio.create_subprocess_exec(
-            sys.executable, *args, stdin=asyncio.subprocess.PIPE if stdin else asyncio.subprocess.DEVNULL,
+            program, *args, stdin=asyncio.subprocess.PIPE if stdin else asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE if stdout else log, stderr=log,
             preexec_fn=_die_with_parent if sys.platform == "linux" else None)
         self.procs.append((name, proc))
@@ -457,14 +487,18 @@ class Node:
         return f"ws://{HOST}:{self.port}{self.device_path}"
 
 
-async def start_service_nodes(children: Children, n: int, data: Path) -> list[Node]:
-    """``n`` service processes sharing ``data`` (its store); each ready on /readyz."""
+async def start_service_nodes(children: Children, names: list[str], data: Path,
+                              store: str | None = None) -> list[Node]:
+    """One service process per name, all on ``data`` (and on ``store``, a redis:// URL, if
+    given: else each on the SQLite store in ``data``); each ready on /readyz."""
     nodes = []
-    for i in range(n):
+    for name in names:
         port = free_port()
-        proc = await children.start(f"service{i}", "-m", "stream", "serve", "--no-demo",
-                                    "--data", str(data), "--port", str(port))
-        nodes.append(Node(f"service{i}", proc, port, f"/ws/watch?game={GAME}", "/ws/device"))
+        args = ["-m", "stream", "serve", "--no-demo", "--data", str(data), "--port", str(port)]
+        if store is not None:
+            args += ["--store", store]
+        proc = await children.start(name, *args)
+        nodes.append(Node(name, proc, port, f"/ws/watch?game={GAME}", "/ws/device"))
     async with aiohttp.ClientSession() as http:
         for node in nodes:
             deadline = time.monotonic() + 60
@@ -480,6 +514,51 @@ async def start_service_nodes(children: Children, n: int, data: Path) -> list[No
                     raise RuntimeError(f"{node.name} not ready in 60 s:\n{children.tail(node.name)}")
                 await asyncio.sleep(0.1)
     return nodes
+
+
+async def start_redis(children: Children, workdir: Path) -> Node:
+    """A ``redis-server`` on a free loopback port, durable as the service requires (AOF,
+    ``appendfsync always``, no RDB snapshots), ready when it answers PING."""
+    program = shutil.which("redis-server")
+    if program is None:
+        raise SystemExit("bench fanout: --nodes 2 needs redis-server on the PATH")
+    await asyncio.to_thread(workdir.mkdir, parents=True, exist_ok=True)
+    port = free_port()
+    proc = await children.start("redis", "--port", str(port), "--bind", HOST, "--dir", str(workdir),
+                                "--appendonly", "yes", "--appendfsync", "always", "--save", "",
+                                "--protected-mode", "yes", program=program)
+    node = Node("redis", proc, port, "", "")
+    deadline = time.monotonic() + 30
+    while True:
+        if proc.returncode is not None:
+            raise RuntimeError(f"redis-server exited ({proc.returncode}):\n{children.tail('redis')}")
+        with contextlib.suppress(OSError, TimeoutError):
+            async with asyncio.timeout(1):
+                reader, writer = await asyncio.open_connection(HOST, port)
+                try:
+                    writer.write(b"PING\r\n")
+                    if (await reader.readline()).startswith(b"+PONG"):
+                        return node
+                finally:
+                    writer.close()
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"redis-server not ready in 30 s:\n{children.tail('redis')}")
+        await asyncio.sleep(0.05)
+
+
+async def wait_for_game(node: Node, seq: int) -> None:
+    """Until ``node`` serves the bench game at ``seq`` or later (a follower catching up)."""
+    deadline = time.monotonic() + 30
+    async with aiohttp.ClientSession() as http:
+        while True:
+            with contextlib.suppress(aiohttp.ClientError, OSError, ValueError, KeyError, TypeError):
+                async with http.get(f"{node.http}/api/games/{GAME}") as r:
+                    if r.status == 200 and int((await r.json())["seq"]) >= seq:
+                        return
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{node.name} has not caught up with game {GAME} (seq {seq}) "
+                                   "in 30 s")
+            await asyncio.sleep(0.05)
 
 
 async def start_bare(children: Children, frame_bytes: int) -> Node:
@@ -565,11 +644,13 @@ class Workers:
 
     @staticmethod
     def plan(count: int, urls: list[str], workers: int) -> list[list[tuple[str, int]]]:
-        """Viewer i goes to node i mod nodes and to worker i mod workers."""
+        """Viewer i goes to node i mod nodes and to worker (i div nodes) mod workers, so that
+        every worker holds as many viewers of each node (and no node has a worker to itself)."""
         counts: list[dict[str, int]] = [{} for _ in range(workers)]
         for i in range(count):
             url = urls[i % len(urls)]
-            counts[i % workers][url] = counts[i % workers].get(url, 0) + 1
+            w = (i // len(urls)) % workers
+            counts[w][url] = counts[w].get(url, 0) + 1
         return [list(c.items()) for c in counts if c]
 
     async def start(self, name: str, count: int, urls: list[str], workers: int, *,
@@ -637,7 +718,10 @@ class LoadResult:
     other: int
     resets: int
     dropped: int
+    misordered: int = 0
     send_seconds: float = 0.0
+    server_ack_p99_bound: float = math.nan
+    by_url: dict[str, LoadResult] = field(default_factory=dict)
     server_cpu: float = 0.0
     viewer_cpu: float = 0.0
 
@@ -649,13 +733,16 @@ class LoadResult:
 
 
 def analyse(name: str, reports: list[dict[str, Any]], sends: dict[int, int], ack_ms: list[float],
-            sent: int, refused: int, seconds: float) -> LoadResult:
-    """Latency samples over all viewers; frames lost or repeated per viewer."""
+            sent: int, refused: int, seconds: float, url: str | None = None) -> LoadResult:
+    """Latency samples over all viewers (or those on ``url``); frames lost, repeated or out
+    of ``seq`` order per viewer."""
     lat: list[float] = []
-    lost = dup = other = resets = dropped = viewers = 0
+    lost = dup = other = resets = dropped = viewers = misordered = 0
     expected_all = sorted(sends)
     for rep in reports:
         for v in rep["viewers"]:
+            if url is not None and v.get("url") != url:
+                continue
             viewers += 1
             first = int(v["first"])
             resets += int(v["resets"])
@@ -665,10 +752,14 @@ def analyse(name: str, reports: list[dict[str, Any]], sends: dict[int, int], ack
             times = array("q")
             times.frombytes(v["times"])
             seen: set[int] = set()
+            last = first
             for s, t in zip(seqs, times, strict=True):
                 if s in seen or s <= first:
                     dup += 1  # twice, or already covered by the viewer's snapshot
                     continue
+                if s < last:
+                    misordered += 1  # after a later seq
+                last = max(last, s)
                 seen.add(s)
                 st = sends.get(s)
                 if st is None:
@@ -680,13 +771,14 @@ def analyse(name: str, reports: list[dict[str, Any]], sends: dict[int, int], ack
     ack_ms = sorted(ack_ms)
     return LoadResult(name=name, viewers=viewers, sent=sent, acked=len(sends), refused=refused,
                       seconds=seconds, lat_ms=lat, ack_ms=ack_ms, lost=lost, dup=dup, other=other,
-                      resets=resets, dropped=dropped)
+                      resets=resets, dropped=dropped, misordered=misordered)
 
 
 async def load_phase(children: Children, name: str, servers: list[Node], viewer_urls: list[str],
                      device_url: str, tokens: list[str], *, viewers: int, workers: int, rate: float,
-                     seconds: float, prefix: str) -> LoadResult:
-    """``viewers`` viewers, the device at ``rate`` for ``seconds``."""
+                     seconds: float, prefix: str, metrics_from: str | None = None) -> LoadResult:
+    """``viewers`` viewers, the device at ``rate`` for ``seconds``; ``metrics_from``: a service's
+    base URL, to read its own ack-time histogram too."""
     pool_workers = Workers(children)
     try:
         opened, errors, first_error = await pool_workers.start(name, viewers, viewer_urls, workers,
@@ -699,6 +791,7 @@ async def load_phase(children: Children, name: str, servers: list[Node], viewer_
         async with DevicePool(device_url, tokens, prefix) as pool:
             cpu0 = sum(cpu_seconds(n.pid) for n in servers)
             wcpu0 = sum(cpu_seconds(p.pid) for p in pool_workers.procs)
+            hist0 = await ack_histogram(metrics_from) if metrics_from else {}
             tasks = []
             t0 = loop.time()
             for i in range(n_events):
@@ -711,6 +804,7 @@ async def load_phase(children: Children, name: str, servers: list[Node], viewer_
             elapsed = loop.time() - t0
             cpu = sum(cpu_seconds(n.pid) for n in servers) - cpu0
             wcpu = sum(cpu_seconds(p.pid) for p in pool_workers.procs) - wcpu0
+            hist1 = await ack_histogram(metrics_from) if metrics_from else {}
             sends: dict[int, int] = {}
             ack_ms: list[float] = []
             refusals: list[dict[str, Any]] = []
@@ -729,15 +823,23 @@ async def load_phase(children: Children, name: str, servers: list[Node], viewer_
         print(f"  {name}: {len(refusals)} event(s) refused or unanswered, the first: {refusals[0]}",
               flush=True)
     result = analyse(name, reports, sends, ack_ms, n_events, len(refusals), elapsed)
+    if len(set(viewer_urls)) > 1:
+        result.by_url = {url: analyse(name, reports, sends, ack_ms, n_events, len(refusals), elapsed, url)
+                         for url in dict.fromkeys(viewer_urls)}
     result.send_seconds, result.server_cpu, result.viewer_cpu = send_s, cpu, wcpu
+    if metrics_from:
+        result.server_ack_p99_bound = histogram_p99_bound(hist0, hist1)
     return result
 
 
-async def probe_delta_size(node: Node, tokens: list[str], events: int) -> float:
-    """Send ``events`` events, one at a time, with one viewer watching: the mean size of a
-    delta frame (bytes). Also warms the service up, and leaves the game's clock stopped."""
+async def probe_delta_size(node: Node, tokens: list[str], events: int,
+                           viewer_node: Node | None = None) -> float:
+    """Send ``events`` events to ``node``, one at a time, with one viewer watching (on
+    ``viewer_node``, if given): the mean size of a delta frame (bytes). Also warms the
+    service up, and leaves the game's clock stopped."""
     sizes: list[int] = []
-    async with websockets.connect(node.watch_url(), max_size=2**22, compression=None) as viewer:
+    watch = (viewer_node or node).watch_url()
+    async with websockets.connect(watch, max_size=2**22, compression=None) as viewer:
         first = _any.decode(await viewer.recv(decode=False))
         if first.get("type") != "snapshot":
             raise RuntimeError(f"the service sent {first.get('type')!r} before a snapshot")
@@ -825,10 +927,11 @@ async def _workdir() -> AsyncIterator[Path]:
 
 
 async def bench_fanout(opts: FanoutOptions) -> dict[str, float]:
-    if opts.nodes != 1:
-        raise SystemExit("bench fanout: --nodes accepts only 1 for now")
+    if opts.nodes not in (1, 2):
+        raise SystemExit("bench fanout: --nodes accepts 1 or 2")
     nofile = raise_nofile()
-    budget = 900 + 4 * opts.seconds + opts.idle_viewers / 20
+    servers = 2 if opts.nodes == 1 else 3  # bare, service[, cluster]
+    budget = 900 + 2 * servers * opts.seconds * opts.rounds + opts.idle_viewers / 20  # whatever happens
     async with _workdir() as work, asyncio.timeout(budget):
         children = Children(work)
         try:
@@ -845,7 +948,7 @@ async def _run(children: Children, work: Path, opts: FanoutOptions, nofile: int)
           f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} (other processes add noise)",
           flush=True)
 
-    nodes = await start_service_nodes(children, opts.nodes, data)
+    nodes = await start_service_nodes(children, ["service0"], data)
     admin = (data / "admin.token").read_text().strip()
     tokens = await setup_game(nodes[0], admin, device_sockets)
     delta_bytes = await probe_delta_size(nodes[0], tokens, 20)
@@ -867,12 +970,29 @@ async def _run(children: Children, work: Path, opts: FanoutOptions, nofile: int)
     print(f"  idle, bare websockets: {bare_idle[0]} opened, {bare_idle[1]} errors {bare_idle[2]}".rstrip(),
           flush=True)
 
-    # Best of ``rounds`` for each, interleaved (bare, service, bare, service ...), so that
-    # a noisy moment on this shared machine hurts neither side; lost and repeated frames
-    # are counted over every round.
+    # The cluster: after the memory phases, before any load, so that every server gets its
+    # load rounds interleaved with the others'.
+    cluster: list[Node] = []
+    cluster_servers: list[Node] = []
+    cluster_tokens: list[str] = []
+    if opts.nodes > 1:
+        redis, cluster, cluster_tokens, cluster_delta = await start_cluster(children, work, opts.nodes,
+                                                                             device_sockets)
+        cluster_servers = [*cluster, redis]
+        print(f"  cluster: redis-server on port {redis.port} (AOF, appendfsync always) and "
+              f"{len(cluster)} nodes on it sharing one data directory; the device on node A, viewers "
+              f"round-robin over {', '.join(_node_label(i) for i in range(len(cluster)))}; "
+              f"delta {cluster_delta:.0f} bytes on average (device on A, viewer on "
+              f"{_node_label(len(cluster) - 1)})", flush=True)
+        print("  idle viewers: not measured on the cluster (only for --nodes 1)", flush=True)
+
+    # Best of ``rounds`` for each, interleaved (bare, service[, cluster], bare, service ...),
+    # so that a noisy moment on this shared machine hurts no side more than another; lost
+    # and repeated frames are counted over every round.
     workers = _workers_for(opts.viewers)
     bare_rounds: list[LoadResult] = []
     svc_rounds: list[LoadResult] = []
+    cluster_rounds: list[LoadResult] = []
     commit_rounds: list[list[float]] = []
     for k in range(1, opts.rounds + 1):
         res = await load_phase(children, f"bare{k}", [bare], [bare.watch_url()], bare.device_url(),
@@ -882,9 +1002,19 @@ async def _run(children: Children, work: Path, opts: FanoutOptions, nofile: int)
         bare_rounds.append(res)
         res = await load_phase(children, f"service{k}", nodes, [n.watch_url() for n in nodes],
                                nodes[0].device_url(), tokens, viewers=opts.viewers, workers=workers,
-                               rate=opts.rate, seconds=opts.seconds, prefix=f"svc{k}-")
+                               rate=opts.rate, seconds=opts.seconds, prefix=f"svc{k}-",
+                               metrics_from=nodes[0].http)
         _report(res)
         svc_rounds.append(res)
+        if cluster:
+            res = await load_phase(children, f"cluster{k}", cluster_servers,
+                                   [n.watch_url() for n in cluster], cluster[0].device_url(),
+                                   cluster_tokens, viewers=opts.viewers, workers=workers,
+                                   rate=opts.rate, seconds=opts.seconds, prefix=f"cl{k}-",
+                                   metrics_from=cluster[0].http)
+            _report(res)
+            _report_nodes(res, cluster)
+            cluster_rounds.append(res)
         commits = await asyncio.to_thread(sqlite_commit_ms, work / f"raw-commit{k}.sqlite",
                                           max(200, min(1000, res.acked)))
         print(f"  raw SQLite commit (WAL, synchronous=FULL): {len(commits)} commits, "
@@ -892,6 +1022,8 @@ async def _run(children: Children, work: Path, opts: FanoutOptions, nofile: int)
               f"load average now {os.getloadavg()[0]:.2f}", flush=True)
         commit_rounds.append(commits)
     await children.stop(bare.proc)
+    for node in cluster_servers:  # the nodes, then redis-server
+        await children.stop(node.proc)
 
     bare_res = min(bare_rounds, key=lambda x: _nan_last(x.p(0.99)))
     svc_res = min(svc_rounds, key=lambda x: _nan_last(x.p(0.99)))
@@ -917,7 +1049,8 @@ async def _run(children: Children, work: Path, opts: FanoutOptions, nofile: int)
           f"  (goal <= raw + 2 ms)")
     print(f"{'idle viewers':21}{svc_idle[0]} opened: {_fmt(svc_kib, '.1f')} KiB each "
           f"(bare websockets: {_fmt(bare_kib, '.1f')} KiB)  (goal <= 12 KiB)", flush=True)
-    return {
+    figures = _cluster_summary(opts, cluster, cluster_rounds, svc_rounds, svc_res) if cluster else {}
+    return figures | {
         "delta_bytes": delta_bytes,
         "bare_p50_ms": bare_res.p(0.5), "bare_p99_ms": bare_res.p(0.99),
         "svc_p50_ms": svc_res.p(0.5), "svc_p99_ms": svc_res.p(0.99),
@@ -925,6 +1058,81 @@ async def _run(children: Children, work: Path, opts: FanoutOptions, nofile: int)
         "lost": float(lost["bare"] + lost["svc"]), "dup": float(dup["bare"] + dup["svc"]),
         "ack_p99_ms": ack_p99, "raw_commit_p99_ms": raw_p99,
         "idle_opened": float(svc_idle[0]), "idle_kib": svc_kib, "bare_idle_kib": bare_kib,
+    }
+
+
+def _node_label(i: int) -> str:
+    return f"node {chr(ord('A') + i)}"
+
+
+async def start_cluster(children: Children, work: Path, n: int,
+                        device_sockets: int) -> tuple[Node, list[Node], list[str], float]:
+    """A redis-server and ``n`` service nodes on it, sharing one data directory; the bench
+    game set up on node A and followed by the others, warmed up with a device on A and a
+    viewer on the last node. (redis-server, nodes, device tokens, mean delta bytes.)"""
+    redis = await start_redis(children, work / "redis")
+    data = work / "cluster-data"
+    store = f"redis://{HOST}:{redis.port}/0"
+    nodes: list[Node] = []
+    for i in range(n):  # one at a time: the first writes secret.key and admin.token for all
+        nodes += await start_service_nodes(children, [f"node-{chr(ord('a') + i)}"], data, store=store)
+    admin = (data / "admin.token").read_text().strip()
+    tokens = await setup_game(nodes[0], admin, device_sockets)
+    for node in nodes[1:]:
+        await wait_for_game(node, 1)
+    delta_bytes = await probe_delta_size(nodes[0], tokens, 20, viewer_node=nodes[-1])
+    return redis, nodes, tokens, delta_bytes
+
+
+def _report_nodes(res: LoadResult, cluster: list[Node]) -> None:
+    for i, node in enumerate(cluster):
+        r = res.by_url[node.watch_url()]
+        how = "same node as the device" if i == 0 else "cross-node"
+        print(f"  {res.name}, {_node_label(i)} ({how}): {len(r.lat_ms):,} frames timed over {r.viewers} "
+              f"viewers; viewer p50 {_fmt(r.p(0.5))} ms p99 {_fmt(r.p(0.99))} ms max {_fmt(r.p(1.0), '.1f')} "
+              f"ms; lost {r.lost}, dup {r.dup}, out of order {r.misordered}, resyncs {r.resets}, "
+              f"viewers dropped {r.dropped}", flush=True)
+
+
+def _cluster_summary(opts: FanoutOptions, cluster: list[Node], rounds: list[LoadResult],
+                     svc_rounds: list[LoadResult], svc_res: LoadResult) -> dict[str, float]:
+    """The cluster's table, beside the single node's best round; its figures."""
+    a_url, b_url = cluster[0].watch_url(), cluster[-1].watch_url()
+    best = min(rounds, key=lambda x: _nan_last(x.by_url[b_url].p(0.99)))
+    on_a, cross = best.by_url[a_url], best.by_url[b_url]
+    ratio = cross.p(0.99) / svc_res.p(0.99)
+    a_ratio = on_a.p(0.99) / svc_res.p(0.99)
+    ack_p99 = min(_nan_last(x.ack_p(0.99)) for x in rounds)
+
+    def total(results: list[LoadResult], what: str) -> int:
+        return sum(int(getattr(x, what)) for x in results)
+
+    a_rounds = [x.by_url[a_url] for x in rounds]
+    b_rounds = [x.by_url[b_url] for x in rounds]
+    print()
+    print(f"cluster: {len(cluster)} nodes on one redis-server (AOF, appendfsync always), the device on "
+          f"node A, viewers round-robin over them ({on_a.viewers} on A, {cross.viewers} on B); "
+          f"best of {opts.rounds} round(s) by node B's p99; lost/dup/out of order over all rounds")
+    print(f"{'':26}{'p50 ms':>6}   {'p99 ms':>6}   {'lost':>4}  {'dup':>3}  {'order':>5}")
+    for label, r, rs in (("single node (SQLite)", svc_res, svc_rounds),
+                         ("cluster, node A", on_a, a_rounds),
+                         ("cluster, cross-node (B)", cross, b_rounds)):
+        print(f"{label:26}{_fmt(r.p(0.5)):>6}   {_fmt(r.p(0.99)):>6}   {total(rs, 'lost'):>4}  "
+              f"{total(rs, 'dup'):>3}  {total(rs, 'misordered'):>5}")
+    if best.refused or best.sent / best.send_seconds < 0.95 * opts.rate:
+        print(f"  (against the cluster: {best.refused} event(s) refused or unanswered; the device sent "
+              f"{best.sent / best.send_seconds:.1f} events/s)")
+    print(f"{'cross-node p99 ratio':25}{_fmt(ratio):>5}   (cross-node p99 / single-node p99; goal <= 1.5)")
+    print(f"{'node A p99 ratio':25}{_fmt(a_ratio):>5}   (node A p99 / single-node p99; for reference)")
+    print(f"{'cluster ack p99':25}{_fmt(ack_p99)} ms  (device on node A, Redis appendfsync always; "
+          f"for reference)")
+    print(f"{'cluster idle viewers':25}not measured (only for --nodes 1)", flush=True)
+    return {
+        "cluster_a_p50_ms": on_a.p(0.5), "cluster_a_p99_ms": on_a.p(0.99),
+        "cross_p50_ms": cross.p(0.5), "cross_p99_ms": cross.p(0.99),
+        "cross_ratio": ratio, "cluster_a_ratio": a_ratio, "cluster_ack_p99_ms": ack_p99,
+        "cluster_lost": float(total(rounds, "lost")), "cluster_dup": float(total(rounds, "dup")),
+        "cluster_misordered": float(total(rounds, "misordered")),
     }
 
 
@@ -942,6 +1150,9 @@ def _report(r: LoadResult) -> None:
     print(f"  {r.name}: server CPU {r.server_cpu:.1f} s "
           f"({100 * r.server_cpu / r.seconds:.0f} % of a core, {per:.1f} µs per frame sent), "
           f"viewer workers' CPU {r.viewer_cpu:.1f} s", flush=True)
+    if not math.isnan(r.server_ack_p99_bound):
+        print(f"  {r.name}: the service's own arena_ack_seconds histogram (arrival to ack ready): "
+              f"p99 <= {r.server_ack_p99_bound:g} ms", flush=True)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -951,8 +1162,10 @@ def run(args: argparse.Namespace) -> int:
         raise SystemExit("bench fanout: --viewers, --rate, --seconds, --idle-viewers and --rounds "
                          "must be positive")
     figures = asyncio.run(bench_fanout(opts))
-    # Figures are printed whatever they are; a lost or repeated frame is a failure, not a figure.
-    return 1 if figures["lost"] or figures["dup"] else 0
+    # Figures are printed whatever they are; a lost or repeated frame is a failure, not a figure
+    # (and, on the cluster, a frame out of seq order).
+    failures = ("lost", "dup", "cluster_lost", "cluster_dup", "cluster_misordered")
+    return 1 if any(figures.get(k) for k in failures) else 0
 
 
 # ------------------------------------------------------ the child processes

@@ -143,8 +143,9 @@ def main(argv: list[str] | None = None) -> int:
     bf.add_argument("--seconds", type=float, default=20.0, help="how long the device sends")
     bf.add_argument("--idle-viewers", type=int, default=10_000,
                     help="idle viewers opened to measure memory (fewer if the machine refuses)")
-    bf.add_argument("--nodes", type=int, default=1, choices=[1],
-                    help="service processes sharing one store (only 1 for now)")
+    bf.add_argument("--nodes", type=int, default=1, choices=[1, 2],
+                    help="1: the service on SQLite; 2: that, and a two-node cluster on one Redis "
+                         "(device on node A, viewers on A and B) in the same run")
     bf.add_argument("--rounds", type=int, default=2,
                     help="load rounds per server, interleaved; the best is reported")
     b.set_defaults(func=_cmd_bench)

@@ -261,7 +261,8 @@ async def test_msgpack_viewer_gets_the_same_frames_as_a_json_viewer(server: Serv
     await resumed.send(json.dumps({"type": "ping"}).encode())
     err: Any = {"type": "presence"}
     while err["type"] in ("presence", "heartbeat"):
-        err = msgspec.msgpack.decode(await resumed.recv())
+        raw: Any = await resumed.recv()
+        err = msgspec.msgpack.decode(raw)
     assert (err["type"], err["code"]) == ("error", "invalid_frame")
     await officials.close()
     for ws in (as_json, as_mp, resumed):
