@@ -139,7 +139,13 @@ class Engine:
                     out = [n for _, n in gm.deadlines(g, rec.now, e.at)]
                 if g.status not in row.phases:
                     raise gm.refuse_phase(g, e)
-                if t in _LEDGER_TYPES:
+                if t is ev.ClockStart and g.status == "scheduled":
+                    # Obligations that arose after this game was set up are taken at
+                    # its start: a game set up in advance is still the player's next.
+                    plan = lg.plan(self.ledger, g, self._info(g))  # may refuse: substitute first
+                    row.handler(g, e, self.settings, out)
+                    out.extend(self._take(g, e, plan.taken))
+                elif t in _LEDGER_TYPES:
                     before = msgspec.msgpack.encode(g)
                     row.handler(g, e, self.settings, out)  # raises before any change
                     try:
@@ -218,8 +224,7 @@ class Engine:
         """The obligations this game would take if set up now, or ``Refused``
         (with the clause) if its lineup breaks one. Changes nothing."""
         g = gm.new_game(e)
-        info = lg.GameInfo(g.id, g.handicap, g.kind, self._event_class(g.event))
-        return list(lg.plan(self.ledger, g, info).taken)
+        return list(lg.plan(self.ledger, g, self._info(g)).taken)
 
     def fork_game(self, game: str) -> Engine:
         """A new engine holding only ``game`` as it was just after its setup:
@@ -256,10 +261,17 @@ class Engine:
         cursor = events[i - 1].at if i else 0
         for x in events[i:]:
             out: list[Any] = [n for _, n in gm.deadlines(g, cursor, x.at)] if g.status != "ended" else []
+            first_start = type(x) is ev.ClockStart and g.status == "scheduled"
             try:
                 gm.apply(g, x, self.settings, out)
             except Refused as r:
                 refused[x.id] = r
+                first_start = False
+            if first_start:  # what this game took at its start, taken again
+                taken = {c.id for c in g.carried}
+                again = [o for pid in g.players for o in self.ledger.get(pid, ())
+                         if o.applied_in == g.id and o.id not in taken]
+                lg.apply_plan(lg.Plan(again), g)
             cursor = max(cursor, x.at)
             for n in out:
                 by_cause.setdefault(n.cause, []).append(n)
@@ -331,12 +343,24 @@ class Engine:
         if e.game in self.games:
             raise Refused("duplicate_game", f"game {e.game!r} is already set up", "L1")
         g = gm.new_game(e)
-        info = lg.GameInfo(g.id, g.handicap, g.kind, self._event_class(g.event))
-        plan = lg.plan(self.ledger, g, info)  # refuses a lineup that breaks an obligation
-        lg.apply_plan(plan, g)
+        plan = lg.plan(self.ledger, g, self._info(g))  # refuses a lineup that breaks an obligation
         out: list[Any] = [nt.GameReady(cause=e.id, at=e.at, game=e.game, clause="A3",
                                        home=e.teams.home.team, away=e.teams.away.team)]
-        for ob in plan.taken:
+        out.extend(self._take(g, e, plan.taken))
+        self.games[e.game] = GameRecord(g, e.at, out)
+        self.owner[e.id] = None
+        return out
+
+    # ---------------------------------------------------------------- ledger
+
+    def _info(self, g: Game) -> lg.GameInfo:
+        return lg.GameInfo(g.id, g.handicap, g.kind, self._event_class(g.event))
+
+    def _take(self, g: Game, e: ev._Event, taken: list[lg.Obligation]) -> list[Any]:
+        """Start ``g`` serving ``taken``; their notices."""
+        lg.apply_plan(lg.Plan(taken), g)
+        out: list[Any] = []
+        for ob in taken:
             p = g.players[ob.player]
             out.append(nt.ObligationApplied(cause=e.id, at=e.at, game=g.id, clause=ob.clause,
                                             player=ob.player, obligation=ob.id, kind=ob.kind,
@@ -344,11 +368,7 @@ class Engine:
             if ob.kind == "sit_out":
                 out.append(nt.BoxEnter(cause=e.id, at=e.at, game=g.id, clause=ob.clause, player=p.id,
                                        side=p.side, owed_ms=ob.owed_ms, kind="carried"))
-        self.games[e.game] = GameRecord(g, e.at, out)
-        self.owner[e.id] = None
         return out
-
-    # ---------------------------------------------------------------- ledger
 
     def _event_class(self, event: str) -> str:
         t = self.tournaments.get(event)

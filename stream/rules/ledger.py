@@ -147,10 +147,17 @@ def plan(ledger: dict[str, list[Obligation]], g: Game, info: GameInfo) -> Plan:
     taken: list[Obligation] = []
     for p in g.players.values():
         team = g.team(p.side)
-        had_suspension = False
+        # What the game already took for him (at set-up, when this runs at its start).
+        had = [c.kind for c in g.carried if c.player == p.id]
+        had_suspension = any(k != "yellow_status" for k in had)
+        had_yellow = "yellow_status" in had
         for ob in ledger.get(p.id, ()):
             if ob.status != "pending" or not qualifies(ob, info, team.team):
                 continue
+            if ob.kind == "yellow_status":
+                if had_yellow:
+                    continue
+                had_yellow = True
             if _suspension_like(ob):
                 if had_suspension:
                     continue

@@ -895,9 +895,6 @@ def r16_postgame_card_after_next_game_set_up(s: Season) -> None:
     assert applied(s.setup("g3")) == [(P, "sit_out", TWO_MIN, "g1")]
 
 
-@bug("obligations are applied only at game.setup: a game set up before the origin game ended, and "
-     "played after it, is the player's next game, yet he plays it in full and the suspension waits "
-     "for a later game")
 def r16_game_set_up_before_the_origin_ended(s: Season) -> None:
     """R16/R6: "the player will remain suspended for the player's next game": a game
     scheduled (set up) in advance but played after the red is that next game: he
@@ -911,6 +908,27 @@ def r16_game_set_up_before_the_origin_ended(s: Season) -> None:
         s.send("game.end", "g2")
     (ob,) = s.obligations()
     assert not started or ob.applied_in == "g2"
+
+
+def r16_game_set_up_in_advance_takes_the_suspension_at_its_start(s: Season) -> None:
+    """R16/R6: "the player will remain suspended for the player's next game":
+    g2 was set up (with p starting) before p's red in g1. Its first clock.start
+    is refused, citing the clause, until p is substituted; then g2 starts with
+    p suspended and serves the suspension (docs/rules.md, register A27)."""
+    s.setup("g2")
+    red_in(s)
+    out = s.send("clock.start", "g2")
+    (r,) = s.of(nt.Rejected, out)
+    assert (r.reason, r.clause) == ("suspended_player", "R6")
+    s.must("substitution", "g2", team="home", out=P, **{"in": "a4"})
+    out = s.must("clock.start", "g2")
+    assert [(n.player, n.kind, n.origin_game) for n in s.of(nt.ObligationApplied, out)] == [
+        (P, "suspension", "g1")]
+    assert s.player("g2").suspended is True
+    s.run(60_000)
+    s.must("game.end", "g2")
+    (ob,) = s.obligations()
+    assert (ob.status, ob.applied_in) == ("served", "g2")
 
 
 def r16_preview_setup_changes_nothing(s: Season) -> None:
@@ -1004,7 +1022,8 @@ R16 = table(r16_lower_handicap_does_not_serve, r16_equal_handicap_serves, r16_hi
             r16_event_never_set_up_counts_as_club, r16_only_games_he_is_rostered_in_count,
             r16_void_postgame_card_withdraws, r16_late_event_rederives,
             r16_correction_after_obligation_taken_is_record_closed, r16_postgame_card_after_next_game_set_up,
-            r16_game_set_up_before_the_origin_ended, r16_preview_setup_changes_nothing)
+            r16_game_set_up_before_the_origin_ended,
+            r16_game_set_up_in_advance_takes_the_suspension_at_its_start, r16_preview_setup_changes_nothing)
 
 
 @pytest.mark.parametrize("case", R6_R14)
