@@ -146,8 +146,6 @@ class Hub:
         self._recovered = asyncio.Event()
         self._wake = asyncio.Event()
         self._inflight: set[asyncio.Task[None]] = set()
-        self.acks = 0
-        self.refusals = 0
 
     # ------------------------------------------------------------- startup
 
@@ -316,7 +314,6 @@ class Hub:
         """Publish in seq order: commits complete in submission order."""
         if p.generation != self.generation:
             return  # folded again meanwhile: that fold shows the event
-        self.acks += 1
         game = p.record.game
         if game is None or p.delta is None:
             return

@@ -27,7 +27,6 @@ moment are equal.
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Iterable
 from typing import Any
 
 import msgspec
@@ -173,12 +172,6 @@ class Engine:
         if t is ev.CommitteeIncrease:
             return self._committee_increase(e)  # type: ignore[arg-type]
         raise Refused("unknown_type", f"no transition for {t.__name__}", "L1")  # pragma: no cover
-
-    def feed_all(self, events: Iterable[ev._Event]) -> list[Any]:
-        out: list[Any] = []
-        for e in events:
-            out.extend(self.feed(e))
-        return out
 
     # ------------------------------------------------------------------- time
 
