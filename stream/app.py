@@ -180,6 +180,14 @@ async def whole_log(request: web.Request) -> web.Response:
     return web.Response(body=body, content_type="application/x-ndjson")
 
 
+async def state_digest(request: web.Request) -> web.Response:
+    _admin(request)
+    engine = request.app[Service.KEY].hub.engine
+    doc = schemas.StateDigest(sha256=engine.state_hash(), events=len(engine.owner),
+                                 games=len(engine.games))
+    return web.Response(body=_json.encode(doc), content_type="application/json")
+
+
 async def post_event(request: web.Request) -> web.Response:
     _admin(request)  # the token first: an anonymous caller learns nothing from the body
     return await _submit(request, "event.setup", await _json_body(request))
@@ -405,6 +413,7 @@ def build_app(config: Config, *, store: Store | None = None, secret: bytes | Non
         web.get("/games/{game}/report.json", game_report_json),
         web.get("/games/{game}/report.csv", game_report_csv),
         web.get("/api/log", whole_log),
+        web.get("/api/state", state_digest),
         web.post("/api/events", post_event),
         web.post("/api/events/{event}/complete", complete_event),
         web.post("/api/games", post_game),

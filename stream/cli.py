@@ -24,7 +24,8 @@ def _settings(args: argparse.Namespace) -> Settings:
     return Settings(left_early=args.left_early)
 
 
-def replay(log: IO[bytes], out: IO[bytes], *, state: bool, settings: Settings) -> int:
+def replay(log: IO[bytes], out: IO[bytes], *, state: bool, settings: Settings,
+           digest: bool = False) -> int:
     """Fold a log; print notices (or the final state). Returns the exit status:
     0, or 1 if any line was not an event (those lines are reported and skipped)."""
     engine = Engine(settings)
@@ -32,16 +33,18 @@ def replay(log: IO[bytes], out: IO[bytes], *, state: bool, settings: Settings) -
     for lineno, item in codec.read_log(log):
         if isinstance(item, MalformedEvent):
             malformed += 1
-            if not state:
+            if not (state or digest):
                 out.write(_json.encode({"type": "malformed", "line": lineno, "reason": item.code,
                                         "detail": item.detail}) + b"\n")
             continue
         notices = engine.feed(item)
-        if not state:
+        if not (state or digest):
             for n in notices:
                 out.write(codec.encode_notice(n) + b"\n")
     if state:
         out.write(_json.encode(engine.state()) + b"\n")
+    if digest:
+        out.write(engine.state_hash().encode() + b"\n")
     if malformed:
         print(f"arena-stream: {malformed} line(s) were not events; see the 'malformed' lines",
               file=sys.stderr)
@@ -51,7 +54,8 @@ def replay(log: IO[bytes], out: IO[bytes], *, state: bool, settings: Settings) -
 def _cmd_replay(args: argparse.Namespace) -> int:
     try:
         with open(args.log, "rb") as f:
-            return replay(f, sys.stdout.buffer, state=args.state, settings=_settings(args))
+            return replay(f, sys.stdout.buffer, state=args.state, settings=_settings(args),
+                          digest=args.hash)
     except OSError as err:
         print(f"arena-stream: can't read {args.log}: {err.strerror}", file=sys.stderr)
         return 2
@@ -105,6 +109,8 @@ def main(argv: list[str] | None = None) -> int:
     r = sub.add_parser("replay", help="fold a JSON Lines log; print notices or the final state")
     r.add_argument("log", type=Path)
     r.add_argument("--state", action="store_true", help="print the final state as one JSON document")
+    r.add_argument("--hash", action="store_true",
+                   help="print the SHA-256 of the final state (as GET /api/state gives it live)")
     r.set_defaults(func=_cmd_replay)
 
     d = sub.add_parser("demo", help="replay the bundled demo game and show the scoreboard")

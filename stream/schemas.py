@@ -61,6 +61,15 @@ class GameDocument(msgspec.Struct, kw_only=True):
     view: GameView
 
 
+class StateDigest(msgspec.Struct, kw_only=True):
+    """``GET /api/state``: the SHA-256 of the whole folded state (keys sorted),
+    what ``arena-stream replay LOG --hash`` prints for the same log."""
+
+    sha256: str
+    events: int                 # accepted events folded so far
+    games: int
+
+
 class Problem(msgspec.Struct, kw_only=True):
     """A refusal of an HTTP call that is not an event submission (``clause``:
     set when the rules refused, as by ``POST /api/games/preview``)."""
@@ -155,7 +164,7 @@ def _generated() -> dict[str, Any]:
     roots: list[Any] = [pr.DeviceIn, pr.DeviceOut, pr.WatchIn, pr.WatchOut, ev.Event, GameView,
                         app.TokenRequest, app.TokenIssued, app.RevokeRequest,
                         GameSummary, GameDocument, Problem, Revoked, Health, Ready,
-                        PlayerObligations, GamePreview, Obligation]
+                        PlayerObligations, GamePreview, Obligation, StateDigest]
     (device_in, device_out, watch_in, watch_out, log_event, *_), comps = (
         msgspec.json.schema_components(roots, schema_hook=_schema_hook, ref_template=_REF))
     # Two structs share a name (events.Teams, view.Teams): msgspec qualifies
@@ -373,6 +382,11 @@ def openapi() -> dict[str, Any]:
         "/api/log": {"get": _op("getLog", "The whole log as JSON Lines", "log",
                                 _admin_responses(**{"200": _ndjson("every event, in append order")}),
                                 admin=True)},
+        "/api/state": {"get": _op(
+            "getStateDigest", "The SHA-256 of the live folded state", "log",
+            _admin_responses(**{"200": _json("StateDigest", "equal to `arena-stream replay LOG --hash` "
+                                                            "of this service's `/api/log`")}),
+            admin=True)},
         "/api/events": {"post": _op("setupEvent", "Set up a tournament event (an `event.setup` event)",
                                     "admin", _submit_responses(), admin=True, body="EventSetupRequest")},
         "/api/events/{event}/complete": {"post": _op(

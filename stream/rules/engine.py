@@ -26,6 +26,7 @@ moment are equal.
 
 from __future__ import annotations
 
+import hashlib
 from bisect import bisect_right
 from typing import Any
 
@@ -202,6 +203,11 @@ class Engine:
     def view(self, game: str) -> GameView:
         rec = self._record(game)
         return game_view(rec.game, rec.now)
+
+    def state_hash(self) -> str:
+        """SHA-256 of the state document, keys sorted: equal states, equal hashes.
+        A live service and a fresh replay of its log must agree on it."""
+        return hashlib.sha256(msgspec.json.encode(self.state(), order="sorted")).hexdigest()
 
     def state(self) -> EngineState:
         return EngineState(

@@ -339,6 +339,7 @@ async def test_a_second_auth_frame_is_refused_without_closing(server: Server) ->
 
 ADMIN_ROUTES: list[tuple[str, str, Any]] = [
     ("GET", "/api/log", None),
+    ("GET", "/api/state", None),
     ("POST", "/api/events", {"event": "e2", "class": "club", "handicap": 8, "teams": ["a", "b"]}),
     ("POST", "/api/events/cup/complete", {}),
     ("POST", "/api/games", {"game": "g7", "event": "cup", "handicap": 8,
