@@ -11,6 +11,7 @@ from typing import IO, Any
 
 import msgspec
 
+from .config import Config
 from .errors import MalformedEvent
 from .rules import codec
 from .rules.engine import Engine
@@ -125,6 +126,10 @@ def main(argv: list[str] | None = None) -> int:
     s.add_argument("--unsafe-store", action="store_true",
                    help="run on a Redis that could lose acked events (no AOF fsync always)")
     s.add_argument("--origin", action="append", default=[], help="another allowed browser Origin")
+    s.add_argument("--device-rate", type=float, default=Config().device_rate,
+                   help="events per second each device may send, sustained (default %(default)s)")
+    s.add_argument("--device-burst", type=int, default=Config().device_burst,
+                   help="events each device may send in a burst (default %(default)s)")
     s.add_argument("--no-demo", action="store_true", help="don't play the demo game")
     s.add_argument("--demo-speed", type=float, default=1.0, help="play the demo faster (2 = twice)")
     s.set_defaults(func=_cmd_serve)

@@ -23,7 +23,7 @@ from typing import Any
 import msgspec
 from aiohttp import WSMsgType, web
 
-from . import auth
+from . import auth, failpoints
 from . import protocol as pr
 from .errors import ArenaStreamError, AuthError, Conflict, MalformedEvent, NotStored, ProtocolError, Refused
 from .hub import digest, now_ms
@@ -112,7 +112,10 @@ class DeviceSession:
         elif isinstance(frame, pr.Auth):
             await self.send(pr.Error(code="already_authenticated", detail="this socket has a token"))
         else:
-            await self.send(await self.event(frame))
+            reply = await self.event(frame)
+            if isinstance(reply, pr.Ack) and not reply.duplicate:
+                failpoints.hit("after_commit")  # committed, not yet acked: see failpoints.py
+            await self.send(reply)
 
     async def event(self, frame: pr.Send) -> pr.Ack | pr.Error:
         metrics = self.svc.metrics

@@ -27,7 +27,8 @@ log = logging.getLogger("arena_stream.serve")
 def config_from(args: argparse.Namespace) -> Config:
     return Config(data_dir=args.data, host=args.host, port=args.port, store=args.store,
                   origins=list(args.origin), demo=not args.no_demo, demo_speed=args.demo_speed,
-                  unsafe_store=args.unsafe_store)
+                  unsafe_store=args.unsafe_store, device_rate=args.device_rate,
+                  device_burst=args.device_burst)
 
 
 async def _demo_loop(svc: Service, url: str, speed: float) -> None:
