@@ -18,8 +18,11 @@ from .conftest import free_port
 class ServiceProcess:
     """``arena-stream serve --no-demo`` on a free port; ``kill9`` is SIGKILL."""
 
-    def __init__(self, data: Path, port: int | None = None, store: str | None = None) -> None:
+    def __init__(self, data: Path, port: int | None = None, store: str | None = None, *,
+                 args: list[str] | None = None, env: dict[str, str] | None = None) -> None:
         self.data, self.port, self.store = data, port or free_port(), store
+        self.args = list(args or [])           # more ``serve`` flags
+        self.env = dict(env or {})             # added to this process's environment
         self.proc: subprocess.Popen[bytes] | None = None
 
     @property
@@ -35,7 +38,8 @@ class ServiceProcess:
                 "--port", str(self.port)]
         if self.store:
             args += ["--store", self.store]
-        self.proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.proc = subprocess.Popen(args + self.args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                     env={**os.environ, **self.env})
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
             try:
@@ -60,8 +64,18 @@ class ServiceProcess:
                 self.proc.kill()
                 self.proc.wait()
 
-    def get(self, path: str) -> Any:
-        with urllib.request.urlopen(f"http://127.0.0.1:{self.port}{path}", timeout=10) as r:
+    @property
+    def http(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def admin(self) -> str:
+        return (self.data / "admin.token").read_text().strip()
+
+    def get(self, path: str, token: str | None = None) -> Any:
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        req = urllib.request.Request(f"http://127.0.0.1:{self.port}{path}", headers=headers)
+        with urllib.request.urlopen(req, timeout=10) as r:
             return json.load(r)
 
     def post(self, path: str, body: Any, token: str | None = None) -> Any:
