@@ -27,9 +27,9 @@ def replay_hash(log: bytes) -> str:
 def live_equals_replay(*http_bases: str, token: str) -> str:
     """Check every node: its live hash equals a fresh replay of its exported log,
     and all nodes agree. Returns the hash."""
-    hashes = set()
+    hashes: set[str] = set()
     for base in http_bases:
-        live = json.loads(_get(f"{base}/api/state", token))["sha256"]
+        live = str(json.loads(_get(f"{base}/api/state", token))["sha256"])
         replayed = replay_hash(_get(f"{base}/api/log", token))
         assert live == replayed, f"{base}: live state {live} != replay of its log {replayed}"
         hashes.add(live)
