@@ -95,6 +95,12 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
     return simulate(args)
 
 
+def _cmd_proof(args: argparse.Namespace) -> int:
+    from .proof import run
+
+    return run(args)
+
+
 def _cmd_bench(args: argparse.Namespace) -> int:
     from .bench import run_bench
 
@@ -141,6 +147,13 @@ def main(argv: list[str] | None = None) -> int:
     m.add_argument("--game", help="game id (default: sim-<time>)")
     m.add_argument("--speed", type=float, default=1.0)
     m.set_defaults(func=_cmd_simulate)
+
+    pf = sub.add_parser("proof", help="the proof suites: kill -9 soak, power loss, hostile input, "
+                                      "auth, slow viewers, reconnect storm, Redis faults")
+    pf.add_argument("--full", action="store_true", help="the long sizes (CI runs the bounded ones)")
+    pf.add_argument("--report", type=Path, help="also write every suite's figures as JSON lines")
+    pf.add_argument("pytest_args", nargs="*", help="more pytest arguments (after --), e.g. -k soak")
+    pf.set_defaults(func=_cmd_proof)
 
     b = sub.add_parser("bench", help="benchmarks that print measured ratios")
     bsub = b.add_subparsers(dest="bench", required=True)
