@@ -33,8 +33,13 @@ class DeviceError(Exception):
 
 
 class Device:
-    def __init__(self, url: str, token: str, *, prefix: str = "d") -> None:
-        self.url = url
+    """One handheld. ``url`` may list several nodes of one service (on Redis):
+    when a node can't be reached the device moves on to the next, and resends
+    its pending event there (same id, so never twice)."""
+
+    def __init__(self, url: str | list[str], token: str, *, prefix: str = "d") -> None:
+        self.urls = [url] if isinstance(url, str) else list(url)
+        self.url = self.urls[0]
         self.token = token
         self.welcome: dict[str, Any] = {}
         self._ws: Any = None
@@ -102,6 +107,7 @@ class Device:
                 reply = await self.send_once(event)
             except (OSError, ConnectionError, TimeoutError, websockets.WebSocketException):
                 self._reader = None
+                self.url = self.urls[(self.urls.index(self.url) + 1) % len(self.urls)]
                 await asyncio.sleep(min(2.0, 0.05 * 2**n))
                 continue
             if reply["type"] == "ack":

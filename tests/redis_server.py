@@ -48,6 +48,13 @@ class RedisServer:
                 time.sleep(0.05)
         raise RuntimeError("redis-server did not start")
 
+    def kill9(self) -> None:
+        """SIGKILL: what an acked write survives only through the AOF's fsync."""
+        if self.proc is not None:
+            self.proc.kill()
+            self.proc.wait()
+        self.proc = None
+
     def stop(self) -> None:
         if self.proc is not None and self.proc.poll() is None:
             self.proc.terminate()
