@@ -48,7 +48,7 @@ CREATE TABLE IF NOT EXISTS revoked (
 
 _COLUMNS = "game, seq, device, client_id, official, digest, received_at, body"
 _STOP = object()
-Op = Callable[[sqlite3.Connection], Any]
+Op = Callable[[sqlite3.Connection], Any]   # or a Record: an append
 
 
 def _row(r: tuple[Any, ...]) -> Record:
@@ -65,9 +65,14 @@ def connect(path: Path, *, synchronous: str = "FULL") -> sqlite3.Connection:
 
 
 class SqliteStore(Store):
-    def __init__(self, path: Path, *, max_batch: int = 512) -> None:
+    def __init__(self, path: Path, *, max_batch: int = 512, synchronous: str = "FULL") -> None:
+        if synchronous not in ("FULL", "NORMAL"):
+            raise ValueError(f"synchronous must be FULL or NORMAL, not {synchronous!r}")
         self.path = path
         self.max_batch = max_batch
+        #: FULL: a commit is on disk when it returns. NORMAL (only with --unsafe-store,
+        #: for the power-loss proof's control run): a power cut may lose the last commits.
+        self.synchronous = synchronous
         self._ops: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -83,7 +88,7 @@ class SqliteStore(Store):
     async def open(self) -> None:
         self._loop = asyncio.get_running_loop()
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        writer = connect(self.path)
+        writer = connect(self.path, synchronous=self.synchronous)
         writer.executescript(SCHEMA)
         row = writer.execute("SELECT value FROM meta WHERE key = 'epoch'").fetchone()
         if row is None:
@@ -91,7 +96,7 @@ class SqliteStore(Store):
             writer.execute("INSERT INTO meta VALUES ('epoch', ?)", (self.epoch,))
         else:
             self.epoch = row[0]
-        self._reader = connect(self.path)
+        self._reader = connect(self.path, synchronous=self.synchronous)
         self._thread = threading.Thread(target=self._write_loop, args=(writer,),
                                         name="sqlite-writer", daemon=True)
         self._thread.start()
@@ -107,7 +112,7 @@ class SqliteStore(Store):
 
     # ----------------------------------------------------------------- writes
 
-    async def _submit(self, op: Op) -> Any:
+    async def _submit(self, op: Op | Record) -> Any:
         if self._thread is None or self._loop is None:
             raise NotStored("the store is closed")
         fut: asyncio.Future[Any] = self._loop.create_future()
@@ -115,19 +120,9 @@ class SqliteStore(Store):
         return await fut
 
     async def append(self, record: Record) -> None:
-        def op(conn: sqlite3.Connection) -> None:
-            try:
-                conn.execute(f"INSERT INTO log ({_COLUMNS}) VALUES (?,?,?,?,?,?,?,?)", (
-                    record.game, record.seq, record.device, record.client_id, record.official,
-                    record.digest, record.received_at, record.body))
-            except sqlite3.IntegrityError:
-                row = conn.execute(f"SELECT {_COLUMNS} FROM log WHERE device = ? AND client_id = ?",
-                                   (record.device, record.client_id)).fetchone()
-                if row is None:
-                    raise NotStored(f"sequence {record.game}/{record.seq} is taken") from None
-                raise DuplicateKey(_row(row)) from None
-
-        await self._submit(op)
+        # The record itself is the op: the writer inserts a run of appends with
+        # one executemany (see _append_run).
+        await self._submit(record)
 
     async def revoke(self, jti: str, at: int, by: str, reason: str) -> None:
         await self._submit(lambda c: c.execute(
@@ -162,7 +157,7 @@ class SqliteStore(Store):
         finally:
             conn.close()
 
-    def _commit(self, conn: sqlite3.Connection, batch: list[tuple[Op, asyncio.Future[Any]]]) -> None:
+    def _commit(self, conn: sqlite3.Connection, batch: list[tuple[Op | Record, asyncio.Future[Any]]]) -> None:
         if self._failed:
             self._resolve([(f, None, NotStored("the store is recovering from a failed commit"))
                            for _, f in batch])
@@ -170,11 +165,21 @@ class SqliteStore(Store):
         results: list[tuple[asyncio.Future[Any], Any, BaseException | None]] = []
         try:
             conn.execute("BEGIN IMMEDIATE")
-            for op, fut in batch:
+            i = 0
+            while i < len(batch):
+                op, fut = batch[i]
+                if isinstance(op, Record):
+                    j = i + 1
+                    while j < len(batch) and isinstance(batch[j][0], Record):
+                        j += 1
+                    _append_run(conn, batch[i:j], results)
+                    i = j
+                    continue
                 try:
                     results.append((fut, op(conn), None))
                 except (DuplicateKey, NotStored) as err:
                     results.append((fut, None, err))
+                i += 1
             conn.execute("COMMIT")
         except sqlite3.Error as err:
             if conn.in_transaction:
@@ -211,6 +216,40 @@ class SqliteStore(Store):
     async def revoked(self) -> set[str]:
         rows = await asyncio.to_thread(self._read, "SELECT jti FROM revoked")
         return {r[0] for r in rows}
+
+
+_INSERT = f"INSERT INTO log ({_COLUMNS}) VALUES (?,?,?,?,?,?,?,?)"
+
+
+def _append_run(conn: sqlite3.Connection, run: list[tuple[Any, asyncio.Future[Any]]],
+                results: list[tuple[asyncio.Future[Any], Any, BaseException | None]]) -> None:
+    """Insert a run of appends: one executemany, inside the batch's transaction.
+    If any row breaks a UNIQUE key, undo the run (a savepoint) and insert row by
+    row, so that only the offending appends fail, each with its reason."""
+    rows = [(r.game, r.seq, r.device, r.client_id, r.official, r.digest, r.received_at, r.body)
+            for r, _ in run]
+    if len(run) > 1:
+        conn.execute("SAVEPOINT run")
+        try:
+            conn.executemany(_INSERT, rows)
+        except sqlite3.IntegrityError:
+            conn.execute("ROLLBACK TO run")
+            conn.execute("RELEASE run")
+        else:
+            conn.execute("RELEASE run")
+            results.extend((fut, None, None) for _, fut in run)
+            return
+    for (record, fut), row in zip(run, rows, strict=True):
+        try:
+            conn.execute(_INSERT, row)
+        except sqlite3.IntegrityError:
+            found = conn.execute(f"SELECT {_COLUMNS} FROM log WHERE device = ? AND client_id = ?",
+                                 (record.device, record.client_id)).fetchone()
+            err: BaseException = (NotStored(f"sequence {record.game}/{record.seq} is taken")
+                                  if found is None else DuplicateKey(_row(found)))
+            results.append((fut, None, err))
+        else:
+            results.append((fut, None, None))
 
 
 def _settle(results: list[tuple[asyncio.Future[Any], Any, BaseException | None]]) -> None:

@@ -73,6 +73,17 @@ class StoreContract:
         await asyncio.gather(*(store.append(r) for r in records))
         assert await store.records() == records
 
+    async def test_a_refused_append_among_concurrent_ones_fails_alone(self, store: Store) -> None:
+        """One batch of concurrent appends with a repeated dedup key and a taken
+        seq among them: exactly those two fail, each with its reason; the rest land."""
+        await store.append(rec(1))
+        batch = [rec(2), rec(0, game=None, client_id="e1"), rec(3), rec(2, client_id="taken"), rec(4)]
+        outcomes = await asyncio.gather(*(store.append(r) for r in batch), return_exceptions=True)
+        assert outcomes[0] is None and outcomes[2] is None and outcomes[4] is None
+        assert isinstance(outcomes[1], DuplicateKey) and outcomes[1].existing == rec(1)
+        assert isinstance(outcomes[3], NotStored)
+        assert await store.records() == [rec(1), rec(2), rec(3), rec(4)]
+
     async def test_what_was_appended_survives_a_restart(self, store: Store) -> None:
         records = [rec(n) for n in range(1, 21)]
         for r in records:
