@@ -39,7 +39,7 @@ import msgspec
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
-from . import auth, report, schemas
+from . import auth, logs, report, schemas
 from . import protocol as pr
 from .config import Config, load_secret
 from .errors import AuthError, MalformedEvent, NotStored, Refused
@@ -207,11 +207,24 @@ async def post_game(request: web.Request) -> web.Response:
     return await _submit(request, "game.setup", await _json_body(request))
 
 
+def _within_scope(svc: Service, issuer: auth.Claims, game: str | None, arena: str | None) -> bool:
+    """Whether a token scoped to ``game``/``arena`` acts only where ``issuer`` may: a
+    scoped admin token must not mint an unscoped one (docs/protocol.md, "Scope")."""
+    if issuer.game is not None and game != issuer.game:
+        return False
+    if issuer.arena is not None and arena != issuer.arena:
+        rec = svc.hub.engine.games.get(game) if game is not None else None
+        return rec is not None and rec.game.arena == issuer.arena
+    return True
+
+
 async def post_token(request: web.Request) -> web.Response:
     svc = request.app[Service.KEY]
     claims = _admin(request)
     try:
         req = msgspec.json.decode(await request.read(), type=TokenRequest)
+        if not _within_scope(svc, claims, req.game, req.arena):
+            return _problem(403, "out_of_scope", "a scoped admin token issues tokens within its scope only")
         token, issued = svc.issue(sub=req.device, role=req.role, official=req.official,
                                   game=req.game, arena=req.arena, exp=int(time.time()) + req.ttl_s)
     except (msgspec.DecodeError, RecursionError) as err:
@@ -352,7 +365,10 @@ async def page(request: web.Request) -> web.StreamResponse:
 
 def make_store(config: Config) -> Store:
     if config.store == "sqlite":
-        return SqliteStore(config.data_dir / "arena.sqlite")
+        if config.sqlite_synchronous != "FULL" and not config.unsafe_store:
+            raise SystemExit(f"sqlite_synchronous={config.sqlite_synchronous} can lose acknowledged "
+                             "events at a power cut: it needs unsafe_store (--unsafe-store)")
+        return SqliteStore(config.data_dir / "arena.sqlite", synchronous=config.sqlite_synchronous)
     if config.store.startswith(("redis://", "rediss://", "unix://")):
         from .store.redis import RedisStore
 
@@ -382,6 +398,7 @@ async def _heartbeat(svc: Service) -> None:
 
 
 def build_app(config: Config, *, store: Store | None = None, secret: bytes | None = None) -> web.Application:
+    logs.quiet_bad_requests()
     secret = secret if secret is not None else load_secret(config.data_dir)
     hub = Hub(store or make_store(config))
     svc = Service(config, secret, hub)

@@ -85,6 +85,9 @@ def verify(secret: bytes, token: str, *, now_s: float, revoked: set[str] | froze
         claims = _dec.decode(_unb64(payload))
     except (ValueError, msgspec.DecodeError):
         raise AuthError("bad_token", "the token is not one this service signed") from None
+    if claims.role != "admin" and claims.game is None and claims.arena is None:
+        # ``issue`` never signs one; refused all the same rather than taken as "every game"
+        raise AuthError("bad_token", "a device token is scoped to one game or one arena")
     if claims.exp <= now_s:
         raise AuthError("expired", "the token has expired; ask the committee for a new one")
     if claims.jti in revoked:

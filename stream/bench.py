@@ -172,4 +172,8 @@ def run_bench(args: argparse.Namespace) -> int:
         from . import bench_fanout
 
         return bench_fanout.run(args)
+    if args.bench == "all":
+        from . import bench_all
+
+        return bench_all.run(args)
     raise SystemExit(f"unknown benchmark {args.bench!r}")  # pragma: no cover

@@ -50,6 +50,7 @@ import resource
 import shutil
 import signal
 import socket
+import subprocess
 import sys
 import tempfile
 import time
@@ -488,16 +489,17 @@ class Node:
 
 
 async def start_service_nodes(children: Children, names: list[str], data: Path,
-                              store: str | None = None) -> list[Node]:
+                              store: str | None = None, extra: Sequence[str] = ()) -> list[Node]:
     """One service process per name, all on ``data`` (and on ``store``, a redis:// URL, if
-    given: else each on the SQLite store in ``data``); each ready on /readyz."""
+    given: else each on the SQLite store in ``data``), with ``extra`` serve flags; each
+    ready on /readyz."""
     nodes = []
     for name in names:
         port = free_port()
         args = ["-m", "stream", "serve", "--no-demo", "--data", str(data), "--port", str(port)]
         if store is not None:
             args += ["--store", store]
-        proc = await children.start(name, *args)
+        proc = await children.start(name, *args, *extra)
         nodes.append(Node(name, proc, port, f"/ws/watch?game={GAME}", "/ws/device"))
     async with aiohttp.ClientSession() as http:
         for node in nodes:
@@ -573,6 +575,68 @@ async def start_bare(children: Children, frame_bytes: int) -> Node:
     if line.strip() != b"ready":
         raise RuntimeError(f"the bare server did not start:\n{children.tail('bare')}")
     return Node("bare", proc, port, "/watch", "/device")
+
+
+#: The Node peer: ``_bare_main`` in JavaScript, on the ``ws`` library.
+NODE_WS_PEER = Path(__file__).resolve().parent / "bench_peers" / "ws_peer.js"
+NODE_WS_SPEC = "ws@8"  # pinned to a major version
+NODE_WS_CACHE = Path.home() / ".cache" / "arena-stream" / "node-ws"
+
+
+def ensure_node_ws(cache: Path = NODE_WS_CACHE, timeout: float = 180.0) -> tuple[Path | None, str]:
+    """The ``ws`` package for the Node peer, installed with npm into ``cache`` (outside the
+    repository) if it is not there yet: (the package's directory, a note saying which node
+    and ws), or (None, why not)."""
+    node, npm = shutil.which("node"), shutil.which("npm")
+    if node is None:
+        return None, "not measured: node not found"
+    module = cache / "node_modules" / "ws"
+    major = NODE_WS_SPEC.split("@", 1)[1]
+
+    def installed() -> str:
+        with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
+            version = str(_any.decode((module / "package.json").read_bytes())["version"])
+            if version.split(".", 1)[0] == major:
+                return version
+        return ""
+
+    if not installed():
+        if npm is None:
+            return None, "not measured: npm not found (needed to install ws)"
+        cache.mkdir(parents=True, exist_ok=True)
+        try:
+            res = subprocess.run([npm, "install", "--no-audit", "--no-fund", "--no-save", "--prefix",
+                                  str(cache), NODE_WS_SPEC], capture_output=True, text=True,
+                                 timeout=timeout, check=False)
+        except subprocess.TimeoutExpired:
+            return None, f"not measured: npm install {NODE_WS_SPEC} took over {timeout:g} s"
+        if res.returncode != 0 or not installed():
+            last = (res.stderr.strip().splitlines() or ["?"])[-1]
+            return None, f"not measured: npm install {NODE_WS_SPEC} failed ({last})"
+    try:
+        node_version = subprocess.run([node, "--version"], capture_output=True, text=True,
+                                      timeout=10, check=False).stdout.strip()
+    except (OSError, subprocess.TimeoutExpired):
+        node_version = "node ?"
+    return module, f"node {node_version}, ws {installed()}"
+
+
+async def start_node_ws(children: Children, frame_bytes: int, ws_module: Path) -> Node:
+    """The Node peer on a free port: the bare server's paths, replies and frames."""
+    node = shutil.which("node")
+    if node is None:
+        raise RuntimeError("node not found")
+    port = free_port()
+    proc = await children.start("node-ws", str(NODE_WS_PEER), str(port), str(frame_bytes), str(ws_module),
+                                stdout=True, program=node)
+    assert proc.stdout is not None
+    try:
+        line = await asyncio.wait_for(proc.stdout.readline(), 30)
+    except TimeoutError:
+        line = b""
+    if line.strip() != b"ready":
+        raise RuntimeError(f"the Node ws peer did not start:\n{children.tail('node-ws')}")
+    return Node("node-ws", proc, port, "/watch", "/device")
 
 
 async def setup_game(node: Node, admin: str, devices: int) -> list[str]:
@@ -910,6 +974,8 @@ class FanoutOptions:
     nodes: int = 1
     rounds: int = 2
     settle: float = 3.0
+    #: The ``ws`` package's directory (``ensure_node_ws``): also measure the Node peer.
+    node_ws: Path | None = None
 
 
 def _workers_for(count: int) -> int:
@@ -930,7 +996,8 @@ async def bench_fanout(opts: FanoutOptions) -> dict[str, float]:
     if opts.nodes not in (1, 2):
         raise SystemExit("bench fanout: --nodes accepts 1 or 2")
     nofile = raise_nofile()
-    servers = 2 if opts.nodes == 1 else 3  # bare, service[, cluster]
+    # bare[, node-ws], service[, cluster]
+    servers = (2 if opts.nodes == 1 else 3) + (opts.node_ws is not None)
     budget = 900 + 2 * servers * opts.seconds * opts.rounds + opts.idle_viewers / 20  # whatever happens
     async with _workdir() as work, asyncio.timeout(budget):
         children = Children(work)
@@ -954,7 +1021,9 @@ async def _run(children: Children, work: Path, opts: FanoutOptions, nofile: int)
     delta_bytes = await probe_delta_size(nodes[0], tokens, 20)
     frame_bytes = round(delta_bytes)
     bare = await start_bare(children, frame_bytes)
-    print(f"  service delta: {delta_bytes:.0f} bytes on average; bare frames padded to {frame_bytes}",
+    peer = await start_node_ws(children, frame_bytes, opts.node_ws) if opts.node_ws else None
+    padded = "bare and Node ws frames" if peer else "bare frames"
+    print(f"  service delta: {delta_bytes:.0f} bytes on average; {padded} padded to {frame_bytes}",
           flush=True)
     print(f"  device: one event stream, sent on schedule (open loop), over {device_sockets} device socket(s) "
           f"(the service allows {Config().device_rate:g} events/s per socket)", flush=True)
@@ -991,6 +1060,7 @@ async def _run(children: Children, work: Path, opts: FanoutOptions, nofile: int)
     # and repeated frames are counted over every round.
     workers = _workers_for(opts.viewers)
     bare_rounds: list[LoadResult] = []
+    node_rounds: list[LoadResult] = []
     svc_rounds: list[LoadResult] = []
     cluster_rounds: list[LoadResult] = []
     commit_rounds: list[list[float]] = []
@@ -1000,6 +1070,12 @@ async def _run(children: Children, work: Path, opts: FanoutOptions, nofile: int)
                                seconds=opts.seconds, prefix=f"bare{k}-")
         _report(res)
         bare_rounds.append(res)
+        if peer:
+            res = await load_phase(children, f"node-ws{k}", [peer], [peer.watch_url()], peer.device_url(),
+                                   tokens, viewers=opts.viewers, workers=workers, rate=opts.rate,
+                                   seconds=opts.seconds, prefix=f"node{k}-")
+            _report(res)
+            node_rounds.append(res)
         res = await load_phase(children, f"service{k}", nodes, [n.watch_url() for n in nodes],
                                nodes[0].device_url(), tokens, viewers=opts.viewers, workers=workers,
                                rate=opts.rate, seconds=opts.seconds, prefix=f"svc{k}-",
@@ -1022,6 +1098,8 @@ async def _run(children: Children, work: Path, opts: FanoutOptions, nofile: int)
               f"load average now {os.getloadavg()[0]:.2f}", flush=True)
         commit_rounds.append(commits)
     await children.stop(bare.proc)
+    if peer:
+        await children.stop(peer.proc)
     for node in cluster_servers:  # the nodes, then redis-server
         await children.stop(node.proc)
 
@@ -1029,33 +1107,46 @@ async def _run(children: Children, work: Path, opts: FanoutOptions, nofile: int)
     svc_res = min(svc_rounds, key=lambda x: _nan_last(x.p(0.99)))
     ack_p99 = min(_nan_last(x.ack_p(0.99)) for x in svc_rounds)
     raw_p99 = min(_nan_last(percentile(c, 0.99)) for c in commit_rounds)
-    lost = {"bare": sum(x.lost for x in bare_rounds), "svc": sum(x.lost for x in svc_rounds)}
-    dup = {"bare": sum(x.dup for x in bare_rounds), "svc": sum(x.dup for x in svc_rounds)}
+    results = {"bare": bare_rounds, "svc": svc_rounds} | ({"node": node_rounds} if peer else {})
+    lost = {key: sum(x.lost for x in rs) for key, rs in results.items()}
+    dup = {key: sum(x.dup for x in rs) for key, rs in results.items()}
     ratio = svc_res.p(0.99) / bare_res.p(0.99)
     svc_kib, bare_kib = svc_idle[3], bare_idle[3]
+    rows = [("bare websockets", "bare", bare_res)]
+    node_res = min(node_rounds, key=lambda x: _nan_last(x.p(0.99))) if peer else None
+    if node_res is not None:
+        rows.append(("node ws", "node", node_res))
+    rows.append(("arena-stream", "svc", svc_res))
     print()
     print(f"fanout: {opts.viewers} viewers, {opts.rate:g} events/s for {opts.seconds:g} s, "
           f"delta {delta_bytes / 1024:.1f} KiB ({delta_bytes:.0f} bytes); best of {opts.rounds} "
           f"round(s) each; lost/dup over all rounds")
     print(f"{'':22}{'p50 ms':>6}   {'p99 ms':>6}   {'lost':>4}  {'dup':>3}")
-    for label, key, r in (("bare websockets", "bare", bare_res), ("arena-stream", "svc", svc_res)):
+    for label, key, r in rows:
         print(f"{label:22}{_fmt(r.p(0.5)):>6}   {_fmt(r.p(0.99)):>6}   {lost[key]:>4}  {dup[key]:>3}")
-    for label, r in (("bare websockets", bare_res), ("arena-stream", svc_res)):
+    for label, _, r in rows:
         if r.refused or r.sent / r.send_seconds < 0.95 * opts.rate:
             print(f"  (against {label}: {r.refused} event(s) refused or unanswered; the device sent "
                   f"{r.sent / r.send_seconds:.1f} events/s)")
     print(f"{'viewer p99 ratio':21}{_fmt(ratio):>5}   (goal <= 1.25)")
+    node_figures: dict[str, float] = {}
+    if node_res is not None:
+        node_ratio = svc_res.p(0.99) / node_res.p(0.99)
+        print(f"{'p99 ratio vs node ws':21}{_fmt(node_ratio):>5}   (arena-stream p99 / Node ws p99; "
+              f"goal <= 1.25)")
+        node_figures = {"node_p50_ms": node_res.p(0.5), "node_p99_ms": node_res.p(0.99),
+                        "node_ratio": node_ratio}
     print(f"{'ack p99':21}{_fmt(ack_p99)} ms  raw SQLite FULL commit p99 {_fmt(raw_p99)} ms"
           f"  (goal <= raw + 2 ms)")
     print(f"{'idle viewers':21}{svc_idle[0]} opened: {_fmt(svc_kib, '.1f')} KiB each "
           f"(bare websockets: {_fmt(bare_kib, '.1f')} KiB)  (goal <= 12 KiB)", flush=True)
     figures = _cluster_summary(opts, cluster, cluster_rounds, svc_rounds, svc_res) if cluster else {}
-    return figures | {
+    return figures | node_figures | {
         "delta_bytes": delta_bytes,
         "bare_p50_ms": bare_res.p(0.5), "bare_p99_ms": bare_res.p(0.99),
         "svc_p50_ms": svc_res.p(0.5), "svc_p99_ms": svc_res.p(0.99),
         "ratio": ratio,
-        "lost": float(lost["bare"] + lost["svc"]), "dup": float(dup["bare"] + dup["svc"]),
+        "lost": float(sum(lost.values())), "dup": float(sum(dup.values())),
         "ack_p99_ms": ack_p99, "raw_commit_p99_ms": raw_p99,
         "idle_opened": float(svc_idle[0]), "idle_kib": svc_kib, "bare_idle_kib": bare_kib,
     }
@@ -1161,6 +1252,9 @@ def run(args: argparse.Namespace) -> int:
     if min(opts.viewers, opts.idle_viewers, opts.rounds) < 1 or opts.rate <= 0 or opts.seconds <= 0:
         raise SystemExit("bench fanout: --viewers, --rate, --seconds, --idle-viewers and --rounds "
                          "must be positive")
+    if args.node_ws:
+        opts.node_ws, note = ensure_node_ws()
+        print(f"bench fanout: Node ws peer: {note}", flush=True)
     figures = asyncio.run(bench_fanout(opts))
     # Figures are printed whatever they are; a lost or repeated frame is a failure, not a figure
     # (and, on the cluster, a frame out of seq order).

@@ -130,7 +130,12 @@ def main(argv: list[str] | None = None) -> int:
     s.add_argument("--port", type=int, default=8080)
     s.add_argument("--store", default="sqlite", help="sqlite (default) or a redis:// URL")
     s.add_argument("--unsafe-store", action="store_true",
-                   help="run on a Redis that could lose acked events (no AOF fsync always)")
+                   help="allow a store that could lose acked events: a Redis without AOF "
+                        "fsync always, or --sqlite-synchronous NORMAL")
+    s.add_argument("--sqlite-synchronous", choices=["FULL", "NORMAL"], default="FULL",
+                   help="SQLite's synchronous setting (default FULL). NORMAL does not fsync "
+                        "each commit, so a power cut can lose acked events: refused without "
+                        "--unsafe-store (it exists for the power-loss proof's control run)")
     s.add_argument("--origin", action="append", default=[], help="another allowed browser Origin")
     s.add_argument("--device-rate", type=float, default=Config().device_rate,
                    help="events per second each device may send, sustained (default %(default)s)")
@@ -138,6 +143,9 @@ def main(argv: list[str] | None = None) -> int:
                    help="events each device may send in a burst (default %(default)s)")
     s.add_argument("--no-demo", action="store_true", help="don't play the demo game")
     s.add_argument("--demo-speed", type=float, default=1.0, help="play the demo faster (2 = twice)")
+    s.add_argument("--heartbeat", type=float, default=5.0,
+                   help="seconds between heartbeats to viewers; WebSocket pings go every 3x that, "
+                        "and a viewer that leaves one unanswered for 1.5x that is dropped")
     s.set_defaults(func=_cmd_serve)
 
     m = sub.add_parser("simulate", help="play the scripted demo game through a running service")
@@ -172,9 +180,34 @@ def main(argv: list[str] | None = None) -> int:
                          "(device on node A, viewers on A and B) in the same run")
     bf.add_argument("--rounds", type=int, default=2,
                     help="load rounds per server, interleaved; the best is reported")
+    bf.add_argument("--node-ws", action="store_true",
+                    help="also a Node `ws` peer server (ws@8, npm-installed into ~/.cache/arena-stream)")
+    ba = bsub.add_parser("all", help="every performance figure beside its goal, in one table; "
+                                      "also written as Markdown (--out)")
+    ba.add_argument("--out", type=Path, default=Path("docs/performance.md"),
+                    help="the Markdown report (default docs/performance.md)")
+    ba.add_argument("--quick", action="store_true",
+                    help="tiny sizes (under a minute): the figures mean nothing, the run is a smoke test")
+    ba.add_argument("--events", type=int, default=1_000_000, help="bench replay's season size")
+    ba.add_argument("--viewers", type=int, default=1000, help="viewers during the event stream")
+    ba.add_argument("--rate", type=float, default=50.0, help="events per second from the device")
+    ba.add_argument("--seconds", type=float, default=20.0, help="how long the device sends")
+    ba.add_argument("--idle-viewers", type=int, default=10_000, help="idle viewers, for memory")
+    ba.add_argument("--nodes", type=int, default=2, choices=[1, 2],
+                    help="2: also the cross-node p99 on a two-node Redis cluster")
+    ba.add_argument("--rounds", type=int, default=2, help="fan-out load rounds per server")
+    ba.add_argument("--devices", type=int, default=50, help="concurrent devices for group commit")
+    ba.add_argument("--commit-seconds", type=float, default=2.0,
+                    help="how long each throughput measurement runs (end to end: 2.5 x this)")
+    ba.add_argument("--cold-events", type=int, default=1_000_000,
+                    help="events in the log the service cold-starts on")
+    ba.add_argument("--seed", type=int, default=14)
     b.set_defaults(func=_cmd_bench)
 
     args = p.parse_args(argv)
+    if args.cmd == "serve" and args.sqlite_synchronous != "FULL" and not args.unsafe_store:
+        s.error(f"--sqlite-synchronous {args.sqlite_synchronous} can lose acknowledged events "
+                "at a power cut; pass --unsafe-store as well to run it anyway")
     try:
         result: Any = args.func(args)
     except BrokenPipeError:  # the reader went away (`arena-stream replay … | head`)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from pathlib import Path
@@ -31,18 +32,42 @@ class Config(msgspec.Struct, kw_only=True):
     watcher_queue: int = 64                # frames a viewer may fall behind before a resync
     send_timeout: float = 10.0             # a viewer that can't take one frame in this long is dropped
     compress: bool = False                 # permessage-deflate, only if the operator asks for it
-    unsafe_store: bool = False             # allow a Redis that could lose acked events
+    unsafe_store: bool = False             # allow a store that could lose acked events
+    sqlite_synchronous: str = "FULL"       # NORMAL only with unsafe_store: a power cut loses acks
 
 
 def load_secret(data_dir: Path) -> bytes:
-    """The signing secret, created on first start (mode 0600)."""
+    """The signing secret, created on first start (mode 0600).
+
+    It is written to a temporary file, fsynced, and linked into place, and the
+    directory is fsynced: neither a crash nor a power cut can leave an empty or
+    partial ``secret.key`` behind (the power-loss proof found one: tokens signed
+    with an empty key could be forged by anyone).
+    """
     path = data_dir / "secret.key"
     data_dir.mkdir(parents=True, exist_ok=True)
     if not path.exists():
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "wb") as f:
-            f.write(auth.new_secret())
-    return path.read_bytes()
+        tmp = data_dir / f".secret.key.{os.getpid()}.tmp"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(auth.new_secret())
+                f.flush()
+                os.fsync(f.fileno())
+            with contextlib.suppress(FileExistsError):  # another process made one first: use it
+                os.link(tmp, path)
+        finally:
+            tmp.unlink(missing_ok=True)
+        dfd = os.open(data_dir, os.O_RDONLY)
+        try:
+            os.fsync(dfd)
+        finally:
+            os.close(dfd)
+    secret = path.read_bytes()
+    if len(secret) < 16:
+        raise SystemExit(f"{path} holds {len(secret)} bytes, too few for a signing secret: "
+                         "restore it, or delete it to have a new one made (every token is then void)")
+    return secret
 
 
 def admin_token(data_dir: Path, secret: bytes, days: int = 30) -> str:

@@ -223,7 +223,8 @@ async def device_ws(request: web.Request) -> web.StreamResponse:
     refusal = svc.admit(request, "device")
     if refusal is not None:
         return refusal
-    ws = web.WebSocketResponse(max_msg_size=svc.config.max_frame, compress=svc.config.compress,
+    # aiohttp refuses a message of max_msg_size bytes or more: +1 lets a frame of exactly the limit in.
+    ws = web.WebSocketResponse(max_msg_size=svc.config.max_frame + 1, compress=svc.config.compress,
                                decode_text=False, autoping=True)
     await ws.prepare(request)
     svc.sockets.add(ws)

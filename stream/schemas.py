@@ -518,7 +518,7 @@ Order rules:
 _CLOSE_CODES = {
     "1001": "the service is shutting down: reconnect with backoff, then resume",
     "1008": "policy: this device already has too many sockets open (`too_many_connections`)",
-    "1009": "a frame too big (64 KiB on /ws/device, 4 KiB on /ws/watch)",
+    "1009": "a frame too big (64 KiB on /ws/device, 8 KiB on /ws/watch)",
     "1013": "too slow: the viewer could not take one frame within the send timeout",
     "4401": "authentication: no `auth` frame in time, or a bad, expired or revoked token "
             "(the reason is the error code)",

@@ -28,7 +28,8 @@ def config_from(args: argparse.Namespace) -> Config:
     return Config(data_dir=args.data, host=args.host, port=args.port, store=args.store,
                   origins=list(args.origin), demo=not args.no_demo, demo_speed=args.demo_speed,
                   unsafe_store=args.unsafe_store, device_rate=args.device_rate,
-                  device_burst=args.device_burst)
+                  device_burst=args.device_burst, heartbeat=args.heartbeat,
+                  sqlite_synchronous=args.sqlite_synchronous)
 
 
 async def _demo_loop(svc: Service, url: str, speed: float) -> None:
@@ -61,7 +62,10 @@ async def _serve(config: Config) -> None:
     app = build_app(config, secret=secret)
     runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=5.0)
     await runner.setup()
-    site = web.TCPSite(runner, config.host, config.port)
+    # A reconnect storm (every viewer at once after a network blip) overflows aiohttp's default
+    # accept backlog of 128: the dropped SYNs are retried a second later. The kernel caps it
+    # at net.core.somaxconn.
+    site = web.TCPSite(runner, config.host, config.port, backlog=4096)
     await site.start()
     svc = app[Service.KEY]
     base = f"http://{config.host}:{config.port}"

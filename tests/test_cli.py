@@ -8,7 +8,12 @@ import sys
 from importlib import resources
 from pathlib import Path
 
+import pytest
+
 from stream import demo
+from stream.app import make_store
+from stream.config import Config, load_secret
+from stream.store.sqlite import SqliteStore
 
 
 def run(*args: str, check: bool = False) -> subprocess.CompletedProcess[str]:
@@ -49,6 +54,33 @@ def test_replay_state_is_one_document_with_the_final_score() -> None:
     assert doc["events"][demo.EVENT]["class"] == "club"
 
 
+def test_replay_hash_is_the_digest_of_the_state_document() -> None:
+    """``--hash`` is what ``GET /api/state`` gives live: equal states, equal hashes."""
+    import hashlib
+
+    import msgspec
+
+    from stream.rules.codec import decode_event
+    from stream.rules.engine import Engine
+
+    digest = run("replay", "--hash", str(bundled()), check=True).stdout.strip()
+    engine = Engine()
+    for e in demo.demo_events():
+        engine.feed(decode_event(json.dumps(e)))
+    assert digest == engine.state_hash()
+    assert digest == hashlib.sha256(msgspec.json.encode(engine.state(), order="sorted")).hexdigest()
+    shorter = "\n".join(bundled().read_text().splitlines()[:-3]) + "\n"
+    other = subprocess.run([sys.executable, "-m", "stream", "replay", "--hash", "/dev/stdin"],
+                           input=shorter, capture_output=True, text=True, timeout=60, check=True)
+    assert other.stdout.strip() != digest
+
+
+def test_proof_runs_the_proof_suites() -> None:
+    out = run("proof", "--", "--collect-only", "-q", check=True).stdout
+    for suite in ("test_kill_soak.py", "test_redis_faults.py"):
+        assert f"tests/proof/{suite}::" in out, out[-2000:]
+
+
 def test_a_malformed_log_gives_errors_never_a_traceback(tmp_path: Path) -> None:
     log = tmp_path / "bad.jsonl"
     good = bundled().read_text().splitlines()
@@ -74,3 +106,38 @@ def test_demo_prints_the_scoreboard_in_both_languages() -> None:
     es = run("demo", "--lang", "es", check=True).stdout
     assert "aiken-arena" in en and "BOX" in en and "released from the penalty box" in en
     assert "sale del área de castigo" in es
+
+
+def test_serve_refuses_sqlite_synchronous_normal_without_unsafe_store(tmp_path: Path) -> None:
+    """NORMAL does not fsync each commit: a power cut can lose acked events
+    (tests/proof/test_power_loss.py shows it), so it needs --unsafe-store."""
+    r = run("serve", "--no-demo", "--data", str(tmp_path / "d"), "--sqlite-synchronous", "NORMAL")
+    assert r.returncode == 2
+    assert "--sqlite-synchronous NORMAL can lose acknowledged events" in r.stderr
+    assert "--unsafe-store" in r.stderr
+    assert not (tmp_path / "d").exists(), "refused before anything was written"
+
+
+async def test_sqlite_synchronous_reaches_the_connections(tmp_path: Path) -> None:
+    with pytest.raises(SystemExit, match="unsafe_store"):
+        make_store(Config(data_dir=tmp_path, sqlite_synchronous="NORMAL"))
+    for setting, unsafe, expected in (("FULL", False, 2), ("NORMAL", True, 1)):
+        store = make_store(Config(data_dir=tmp_path, sqlite_synchronous=setting, unsafe_store=unsafe))
+        assert isinstance(store, SqliteStore)
+        await store.open()
+        try:
+            assert await store._submit(lambda c: c.execute("PRAGMA synchronous").fetchone()[0]) == expected
+        finally:
+            await store.close()
+
+
+def test_secret_key_is_made_durably_and_an_empty_one_is_refused(tmp_path: Path) -> None:
+    """A power cut right after the first start once left secret.key empty (the
+    power-loss proof): tokens signed with an empty key could be forged."""
+    secret = load_secret(tmp_path)
+    assert len(secret) == 32 and load_secret(tmp_path) == secret
+    assert (tmp_path / "secret.key").stat().st_mode & 0o777 == 0o600
+    assert [p.name for p in tmp_path.iterdir()] == ["secret.key"], "no temporary file left"
+    (tmp_path / "secret.key").write_bytes(b"")
+    with pytest.raises(SystemExit, match="0 bytes, too few"):
+        load_secret(tmp_path)

@@ -42,6 +42,8 @@ class ServiceProcess:
                                      env={**os.environ, **self.env})
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
+            if self.proc.poll() is not None:  # e.g. killed by a failpoint before it was seen ready
+                raise RuntimeError(f"the service exited ({self.proc.returncode}) before it was ready")
             try:
                 with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/readyz", timeout=1) as r:
                     if r.status == 200:

@@ -1,0 +1,77 @@
+// A peer for `arena-stream bench fanout` / `bench all`: the Node `ws` library doing
+// exactly what the bare websockets server does (`_bare_main` in stream/bench_fanout.py):
+//
+//   /watch...  a viewer: sent {"type":"hello","seq":N} at once, then every frame;
+//   any other  a device: "auth" -> "welcome"; "send" -> seq + 1, one prebuilt frame
+//              (bare_frame(seq, FRAME_BYTES)) to every open viewer, then the "ack";
+//              "ping" -> "pong".
+//
+// Usage: node ws_peer.js PORT FRAME_BYTES WS_MODULE_DIR
+// (WS_MODULE_DIR: the `ws` package installed by the benchmark, outside the repo.)
+'use strict';
+
+const [port, frameBytes, wsDir] = [Number(process.argv[2]), Number(process.argv[3]), process.argv[4]];
+if (!port || !wsDir) {
+  console.error('usage: node ws_peer.js PORT FRAME_BYTES WS_MODULE_DIR');
+  process.exit(2);
+}
+const { WebSocketServer, WebSocket } = require(wsDir);
+
+const GAME = 'bench-fanout';
+const viewers = new Set();
+let seq = 0;
+
+function bareFrame(n, size) {
+  const head = `{"type":"delta","game":"bench","seq":${n},"pad":"`;
+  return Buffer.from(head + 'x'.repeat(Math.max(0, size - head.length - 2)) + '"}');
+}
+
+const wss = new WebSocketServer({
+  host: '127.0.0.1', port, perMessageDeflate: false, maxPayload: 1 << 20, clientTracking: false,
+});
+
+wss.on('connection', (ws, req) => {
+  ws.on('error', () => {});
+  if ((req.url || '').startsWith('/watch')) {
+    viewers.add(ws);
+    ws.on('close', () => viewers.delete(ws));
+    ws.send(JSON.stringify({ type: 'hello', seq }));
+    return;
+  }
+  ws.on('message', (raw) => {
+    let msg;
+    try {
+      msg = JSON.parse(raw);
+    } catch {
+      return;
+    }
+    if (msg === null || typeof msg !== 'object') return;
+    if (msg.type === 'auth') {
+      ws.send(JSON.stringify({
+        type: 'welcome', device: 'node-ws', role: 'admin', official: '', game: null, arena: null,
+        server_time: Date.now(), epoch: 'node-ws',
+      }));
+    } else if (msg.type === 'send') {
+      const event = msg.event;
+      const eid = event !== null && typeof event === 'object' && 'id' in event ? event.id : null;
+      seq += 1;
+      const frame = bareFrame(seq, frameBytes);  // built once, sent to every viewer
+      for (const v of viewers) {
+        if (v.readyState === WebSocket.OPEN) v.send(frame, { binary: false });
+      }
+      ws.send(JSON.stringify({
+        type: 'ack', id: eid, log_id: eid, game: GAME, seq, at: Date.now(), duplicate: false,
+        notices: [],
+      }));
+    } else if (msg.type === 'ping') {
+      ws.send(JSON.stringify({ type: 'pong', server_time: Date.now(), device_time: msg.device_time }));
+    }
+  });
+});
+
+wss.on('listening', () => console.log('ready'));
+wss.on('error', (err) => {
+  console.error(err);
+  process.exit(1);
+});
+process.on('SIGTERM', () => process.exit(0));

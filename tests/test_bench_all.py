@@ -1,0 +1,53 @@
+"""``arena-stream bench all --quick``: it runs, stops by itself, prints one table with every
+row and writes it as Markdown. No assertion on speed: the figures are for the full run."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROWS = (
+    r"fold rate \([\d,]+ events\)",
+    r"fold / decode time",
+    r"cold start, [\d,]+ events logged",
+    r"group commit, 50 devices \(SqliteStore\)",
+    r"end to end, 50 devices \(the service\)",
+    r"viewer p99 vs bare websockets",
+    r"viewer p99 vs Node ws",
+    r"ack p99 vs raw commit p99",
+    r"memory per idle viewer",
+    r"cross-node p99 vs single node",
+)
+
+
+def test_bench_all_quick_prints_every_row_and_writes_the_report(tmp_path: Path) -> None:
+    out = tmp_path / "performance.md"
+    res = subprocess.run([sys.executable, "-m", "stream", "bench", "all", "--quick", "--out", str(out)],
+                         capture_output=True, text=True, timeout=240)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "Traceback" not in res.stderr, res.stderr
+    table = res.stdout.split("bench all: every figure and its goal", 1)[1]
+    for row in ROWS:
+        m = re.search(rf"^{row}\s+(\S.*?)\s{{2,}}(\S.*?)\s{{2,}}(met|missed|—)$", table, re.M)
+        if m is None and row.startswith("viewer p99 vs Node") and shutil.which("node") is None:
+            m = re.search(rf"^{row}\s+not measured: node not found", table, re.M)
+        if m is None and row.startswith("viewer p99 vs Node") and shutil.which("npm") is None:
+            m = re.search(rf"^{row}\s+not measured: npm not found", table, re.M)
+        if m is None and row.startswith("cross-node") and shutil.which("redis-server") is None:
+            m = re.search(rf"^{row}\s+not measured: redis-server not found", table, re.M)
+        assert m, f"no row {row!r} in:\n{table}"
+        assert "not measured" not in m[0] or "not found" in m[0], m[0]
+    assert re.search(r"^group commit.*\d+\.\d× \([\d,]+ events/s vs [\d,]+ single commits/s\)", table, re.M)
+    assert re.search(r"^end to end.*[\d,]+ acked events/s", table, re.M)
+
+    md = out.read_text()
+    assert md.startswith("# Performance\n")
+    assert "`arena-stream bench all --quick --out " in md
+    for key in ("CPU", "cores", "memory", "kernel", "Python", "SQLite", "redis-server", "Node"):
+        assert re.search(rf"^\| {key} \| \S", md, re.M), key
+    assert re.search(r"^\| figure \| measured \| goal \| \|$", md, re.M)
+    for row in ROWS:
+        assert re.search(rf"^\| {row} \| ", md, re.M), row
