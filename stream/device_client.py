@@ -93,8 +93,12 @@ class Device:
         """Send one event and wait for its one reply (ack or error)."""
         fut: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self._waiting[event["id"]] = fut
-        await self._ws.send(_enc.encode({"type": "send", "event": event}).decode())
-        return await asyncio.wait_for(fut, wait_s)
+        try:
+            await self._ws.send(_enc.encode({"type": "send", "event": event}).decode())
+            return await asyncio.wait_for(fut, wait_s)
+        finally:
+            if self._waiting.get(event["id"]) is fut:
+                del self._waiting[event["id"]]
 
     async def send(self, event: dict[str, Any], *, attempts: int = 50) -> dict[str, Any]:
         """Send until acked: reconnect and resend the same event on any loss."""

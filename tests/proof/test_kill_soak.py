@@ -33,17 +33,29 @@ async def test_kill_9_soak_loses_nothing_acked(tmp_path: Path, figures: Figures)
                          env={"ARENA_FAILPOINTS": f"after_commit={inside_rate:.6f}"})
     starts = 0
 
-    def start() -> None:
-        nonlocal starts
-        starts += 1
-        srv.env["ARENA_FAILPOINTS_SEED"] = str(starts)  # a new draw after every restart
-        srv.start()
+    srv.stderr = tmp_path / "service.log"
 
+    def start() -> None:
+        """Start again; a failpoint may kill it before it is seen ready: then again."""
+        nonlocal starts
+        while True:
+            starts += 1
+            srv.env["ARENA_FAILPOINTS_SEED"] = str(starts)  # a new draw after every restart
+            try:
+                srv.start()
+                return
+            except RuntimeError:
+                assert srv.proc is not None
+                if srv.proc.poll() != -9:
+                    raise RuntimeError(f"the service did not start; its log ends: "
+                                       f"{srv.stderr.read_text()[-3000:] if srv.stderr else ''}") from None
+                kills["between commit and ack"] += 1
+
+    kills = {"outside": 0, "between commit and ack": 0}
     start()
     sent: dict[str, list[str]] = {f"ump{i}": [] for i in range(DEVICES)}
     acked: dict[str, list[str]] = {f"ump{i}": [] for i in range(DEVICES)}
     duplicates = 0      # acks that said "already stored": the retry of an event whose ack was lost
-    kills = {"outside": 0, "between commit and ack": 0}
     t0 = time.monotonic()
     try:
         srv.post("/api/games", {"id": "s1", "game": "g1", "event": "cup", "handicap": 8, "teams": {
@@ -90,13 +102,16 @@ async def test_kill_9_soak_loses_nothing_acked(tmp_path: Path, figures: Figures)
                     kills["outside"] += 1
                     await asyncio.to_thread(start)
 
-        async with asyncio.timeout(scale(240, 3000)):
-            watcher = asyncio.create_task(supervisor())
+        async def officials() -> None:
             try:
                 await asyncio.gather(*(official(i) for i in range(DEVICES)))
             finally:
                 done.set()
-                await watcher
+
+        # If either side fails, the task group cancels the other at once.
+        async with asyncio.timeout(scale(240, 3000)), asyncio.TaskGroup() as tg:
+            tg.create_task(officials())
+            tg.create_task(supervisor())
         assert srv.proc is not None and srv.proc.poll() is None
         state_hash = live_equals_replay(srv.http, token=srv.admin)
     finally:

@@ -23,6 +23,7 @@ class ServiceProcess:
         self.data, self.port, self.store = data, port or free_port(), store
         self.args = list(args or [])           # more ``serve`` flags
         self.env = dict(env or {})             # added to this process's environment
+        self.stderr: Path | None = None        # where its log goes (appended), if anywhere
         self.proc: subprocess.Popen[bytes] | None = None
 
     @property
@@ -38,8 +39,13 @@ class ServiceProcess:
                 "--port", str(self.port)]
         if self.store:
             args += ["--store", self.store]
-        self.proc = subprocess.Popen(args + self.args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                     env={**os.environ, **self.env})
+        err = open(self.stderr, "ab") if self.stderr else subprocess.DEVNULL  # noqa: SIM115
+        try:
+            self.proc = subprocess.Popen(args + self.args, stdout=subprocess.DEVNULL, stderr=err,
+                                         env={**os.environ, **self.env})
+        finally:
+            if self.stderr:
+                err.close()  # type: ignore[union-attr]
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:  # e.g. killed by a failpoint before it was seen ready
