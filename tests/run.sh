@@ -11,9 +11,14 @@ python3 -m pip install --quiet --disable-pip-version-check -e '.[test]'
 missing=()
 command -v chromium >/dev/null || missing+=(chromium)
 command -v redis-server >/dev/null || missing+=(redis-server)
+command -v node >/dev/null || missing+=(nodejs npm)
 if [ ${#missing[@]} -gt 0 ]; then
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
+
+# The Node `ws` peer of `arena-stream bench all` (its smoke test runs it): from
+# the npm registry, into a cache outside the repository, before the tests run.
+python3 -c "from stream.bench_fanout import ensure_node_ws; print('bench peer:', ensure_node_ws()[1])"
 
 python3 -m ruff check stream tests
 python3 -m mypy

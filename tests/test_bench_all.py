@@ -17,7 +17,8 @@ ROWS = (
     r"end to end, 50 devices \(the service\)",
     r"viewer p99 vs bare websockets",
     r"viewer p99 vs Node ws",
-    r"ack p99 vs raw commit p99",
+    r"ack p99, one device alone, vs raw commit p99",
+    r"ack p99 under fan-out vs raw commit p99",
     r"memory per idle viewer",
     r"cross-node p99 vs single node",
 )

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import hashlib
+import hmac
 import json
 import logging
 import sqlite3
@@ -439,3 +441,38 @@ async def test_tokens_never_reach_the_logs(server: Server, caplog: pytest.LogCap
         for t in tokens:
             assert t not in text, (r.getMessage(), vars(r))
             assert t.split(".")[2] not in text  # not even the signature
+
+
+# ------------------------------------------- regressions (tests/proof/test_auth_matrix.py)
+
+
+async def test_a_scoped_admin_issues_tokens_only_within_its_scope(server: Server) -> None:
+    """A game-scoped admin token used to mint an unscoped admin token (201): every scope escaped."""
+    await server.setup_game("g1", "a1")
+    await server.setup_game("g2", "a2")
+    for scoped, within, outside in (
+            (server.token("admin", "ga", game="g1"), [{"game": "g1"}],
+             [{}, {"game": "g2"}, {"arena": "a1"}]),
+            (server.token("admin", "aa", arena="a1"), [{"arena": "a1"}, {"game": "g1"}],
+             [{}, {"arena": "a2"}, {"game": "g2"}, {"game": "not-set-up"}])):
+        for scope in within:
+            body = {"role": "umpire", "device": "u", **scope}
+            status, reply = await server.api("POST", "/api/tokens", body, token=scoped)
+            assert status == 201, (scope, reply)
+        for scope in outside:
+            body = {"role": "admin", "device": "boss", **scope}
+            status, reply = await server.api("POST", "/api/tokens", body, token=scoped)
+            assert (status, reply["code"]) == (403, "out_of_scope"), (scope, reply)
+    status, _ = await server.api("POST", "/api/tokens", {"role": "admin", "device": "boss"})
+    assert status == 201  # the unscoped admin still may
+
+
+@pytest.mark.parametrize("role", ["umpire", "referee", "timekeeper", "display"])
+async def test_a_device_token_without_a_scope_is_refused_even_if_signed(server: Server, role: str) -> None:
+    """``issue`` never signs one, but one signed anyway (an older build, a script with the
+    secret) was taken as "every game"."""
+    await server.setup_game()
+    claims = {"sub": "rogue", "role": role, "exp": int(time.time()) + 60, "jti": "0123456789abcdef"}
+    signed = "v1." + _b64(json.dumps(claims).encode())
+    token = f"{signed}.{_b64(hmac.new(server.svc.secret, signed.encode(), hashlib.sha256).digest())}"
+    await assert_refused_at_auth(server, token, "bad_token")

@@ -509,3 +509,49 @@ async def test_server_survives_the_corpus_in_one_go(tmp_path: Path) -> None:
             assert (replies[0]["type"] == "closed") == isinstance(expect, int), (name, replies)
         assert server.log_rows() == before
         await still_serving(server)
+
+
+# ------------------------------------------- regressions (tests/proof/test_hostile_input.py)
+
+
+@pytest.mark.parametrize("path", ["/ws/device", "/ws/watch"])
+async def test_a_frame_of_exactly_the_limit_is_taken_one_byte_more_is_not(server: Server, path: str) -> None:
+    """docs/protocol.md: 64 KiB (device) and 8 KiB (watch) are the largest frames; aiohttp's
+    ``max_msg_size`` refused a frame *of* that size too."""
+    await start_game(server)
+    limit = server.svc.config.max_frame if path == "/ws/device" else 8 * 1024
+    template = send(card(player="zz", pad="@")) if path == "/ws/device" else json.dumps(
+        {"type": "subscribe", "game": "nope", "pad": "@"})
+    frame = template.replace("@", "x" * (limit - len(template) + 1))
+    assert len(frame) == limit
+    for data, want in ((frame, "error"), (frame + " ", "closed")):
+        raw = await (Raw.device(server, server.token("umpire", "lim", game="g1")) if path == "/ws/device"
+                     else Raw.connect(server.watch_url))
+        await raw.send(data)
+        replies = await replies_until_pong(raw)
+        await raw.close()
+        assert [r["type"] for r in replies] == [want], replies
+        if want == "closed":
+            assert replies[0]["code"] == 1009
+
+
+@pytest.mark.parametrize("request_bytes", [
+    b"GET /api/games HTTP/9.9\r\nHost: x\r\n\r\n",
+    b"GET /" + b"a" * 9000 + b" HTTP/1.1\r\nHost: x\r\n\r\n",
+    b"GET /api/log HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer v1.secret-ish" + b"A" * 9000 + b"\r\n\r\n",
+], ids=["bad-version", "long-path", "long-authorization"])
+async def test_an_unparseable_http_request_is_a_400_without_a_traceback(
+        server: Server, caplog: pytest.LogCaptureFixture, request_bytes: bytes) -> None:
+    """aiohttp logged these at ERROR with a traceback quoting the start of the bad line
+    (an Authorization header included): now one line at INFO, no content."""
+    await start_game(server)
+    reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+    writer.write(request_bytes)
+    status = await reader.readline()
+    writer.close()
+    assert status.split()[1] == b"400", status
+    await asyncio.sleep(0.05)
+    assert server_errors(caplog) == []
+    assert not any(r.exc_info for r in caplog.records if r.name.startswith("aiohttp"))
+    assert not any("secret-ish" in r.getMessage() for r in caplog.records)
+    await still_serving(server)

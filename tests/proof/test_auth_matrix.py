@@ -1,0 +1,821 @@
+"""Proof: who may do what, every role x scope x action, each cell checked
+against the log.
+
+The expected outcome of each cell comes from the table below (``MAY_SEND``,
+``expect_*``), transcribed from docs/protocol.md ("Tokens and roles", "Scope",
+"HTTP API") and checked against the docs' own table, not from the service's
+code. Every event a cell sends would be taken in the state it is sent in: a
+refused cell is followed by a *control*, the same event from an unscoped
+admin, which is acked. So a refusal is the token's doing, not the rules'.
+
+* allowed: acked, and logged exactly once (one new row, with the cell's id);
+* refused: the documented code (``error`` frame with ``forbidden`` /
+  ``out_of_scope``, an auth ``error`` then close 4401, HTTP 401/403), zero rows
+  written, the event's log id nowhere in the log.
+
+Then every token variant (expired, forged, revoked, revoked across a restart,
+in the query string, Origin look-alikes on the upgrade) and a scan of everything
+the service logged (in-process at every level, and a real ``arena-stream serve``
+process's stderr), the log rows and the SQLite file for any token or the secret.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import hashlib
+import hmac
+import itertools
+import json
+import logging
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+import websockets
+
+from stream.rules.events import TYPE_NAMES
+
+from ..rules.script import AWAY, HOME
+from ..service.conftest import Raw, RunningServer, Server, free_port
+from ..service.test_auth import auth_attempt, revoked_rows
+from .conftest import Figures
+
+DOCS = Path(__file__).resolve().parents[2] / "docs"
+
+# --------------------------------------------------------- the docs' table
+
+#: docs/protocol.md, "Tokens and roles": what each role may send on /ws/device.
+UMPIRE = frozenset({"whistle", "goal", "card", "box.left_early", "arena.left", "substitution",
+                    "mount.removed", "mount.replaced", "postgame.card", "void", "game.end"})
+TIMEKEEPER = frozenset({"clock.start", "clock.stop", "horn", "game.end", "void"})
+#: "these four need an **unscoped** admin token"
+SETUP = frozenset({"event.setup", "event.complete", "game.setup", "committee.increase"})
+MAY_SEND: dict[str, frozenset[str]] = {
+    "umpire": UMPIRE, "referee": UMPIRE, "timekeeper": TIMEKEEPER, "display": frozenset(),
+    "admin": UMPIRE | TIMEKEEPER | SETUP,
+}
+#: "No role may send `tick`"
+NOBODY = frozenset({"tick"})
+ROLES = sorted(MAY_SEND)
+#: The token's scope relative to the game a cell acts on.
+SCOPES = ("game", "other_game", "arena", "other_arena", "none")
+
+
+def documented_roles() -> dict[str, frozenset[str]]:
+    """The role table as docs/protocol.md has it."""
+    text = (DOCS / "protocol.md").read_text(encoding="utf-8")
+    start = text.index("What each role may send")
+    table: dict[str, frozenset[str]] = {}
+    above: set[str] = set()
+    for line in text[start:text.index("\n\n", text.index("| role |", start))].splitlines()[3:]:
+        _, who, what, _ = line.split("|")
+        plain = re.sub(r"\(.*?\)", "", what)
+        types = set(re.findall(r"`([a-z_.]+)`", plain)) | (above if "everything above" in plain else set())
+        above |= types
+        for role in re.findall(r"`([a-z]+)`", who):
+            table[role] = frozenset(types)
+    return table
+
+
+def test_the_table_is_the_docs_table() -> None:
+    assert documented_roles() == MAY_SEND
+    # every event type of the log format (stream/rules/events.py) has its row
+    assert frozenset().union(*MAY_SEND.values()) | NOBODY == TYPE_NAMES
+    assert "No role may send `tick`" in (DOCS / "protocol.md").read_text(encoding="utf-8")
+
+
+@dataclass(frozen=True)
+class Expect:
+    allowed: bool
+    at: str = "send"                        # where a refusal comes: "auth" (then 4401) or "send"
+    codes: frozenset[str] = frozenset()     # the refusal codes the docs allow (any of them)
+
+
+def expect_device(role: str, scope: str, etype: str) -> Expect:
+    if scope == "none" and role != "admin":  # "Every role but admin must have one" (a scope)
+        also = {"forbidden"} if role == "display" else set()
+        return Expect(False, "auth", frozenset({"bad_token"} | also))
+    if role == "display":  # "a display token can't open /ws/device at all"
+        return Expect(False, "auth", frozenset({"forbidden"}))
+    codes = set()
+    if etype not in MAY_SEND[role]:
+        codes.add("forbidden")
+    if etype in SETUP and scope != "none":  # setup needs an unscoped admin token
+        codes.add("out_of_scope")
+    if etype not in SETUP and scope in ("other_game", "other_arena"):
+        codes.add("out_of_scope")
+    return Expect(not codes, "send", frozenset(codes))
+
+
+def expect_watch(role: str, scope: str, action: str) -> Expect:
+    """Viewing is public, and any valid token may authenticate a viewer; its
+    subscriptions are then held to the token's scope (docs: "Scope")."""
+    if role == "anonymous":  # "By default viewing is public: no token is needed"
+        return Expect(True)
+    if scope == "none" and role != "admin":
+        return Expect(False, "auth", frozenset({"bad_token"}))
+    if scope in ("other_game", "other_arena") or (action == "subscribe arena" and scope == "game"):
+        return Expect(False, "send", frozenset({"out_of_scope"}))
+    return Expect(True)
+
+
+#: docs/protocol.md, "HTTP API": the admin routes; the four event routes "answer
+#: exactly like a device socket" (so: an unscoped admin); tokens are issued
+#: within the issuer's scope ("Scope").
+HTTP_ROUTES = ["GET /api/log", "GET /api/state", "POST /api/events", "POST /api/events/{e}/complete",
+               "POST /api/games", "POST /api/committee/increase", "POST /api/games/preview",
+               "POST /api/tokens", "POST /api/tokens/revoke"]
+HTTP_WRITES = {"POST /api/events", "POST /api/events/{e}/complete", "POST /api/games",
+               "POST /api/committee/increase"}
+
+
+def expect_http(role: str, scope: str, route: str) -> Expect:
+    if role == "anonymous" or (scope == "none" and role != "admin"):
+        return Expect(False, "http", frozenset({"401"}))
+    if role != "admin":
+        return Expect(False, "http", frozenset({"403"}))
+    if route in HTTP_WRITES and scope != "none":
+        return Expect(False, "http", frozenset({"403"}))
+    if route == "POST /api/tokens" and scope in ("other_game", "other_arena"):
+        return Expect(False, "http", frozenset({"403"}))
+    return Expect(True)
+
+
+# ---------------------------------------------------------------- tallies
+
+
+@dataclass
+class Matrix:
+    cells: Counter[str] = field(default_factory=Counter)       # family -> cells
+    allowed: Counter[str] = field(default_factory=Counter)
+    forbidden: Counter[str] = field(default_factory=Counter)
+    forbidden_with_writes: list[str] = field(default_factory=list)
+    codes: Counter[str] = field(default_factory=Counter)
+    failures: list[str] = field(default_factory=list)
+    tokens: set[str] = field(default_factory=set)              # every token the test saw, for the scan
+
+    def record(self, family: str, cell: str, expect: Expect, outcome: str, wrote: int,
+               problem: str | None) -> None:
+        self.cells[family] += 1
+        (self.allowed if expect.allowed else self.forbidden)[family] += 1
+        self.codes[outcome] += 1
+        if not expect.allowed and wrote:
+            self.forbidden_with_writes.append(cell)
+        if problem is not None and len(self.failures) < 30:
+            self.failures.append(f"{cell}: {problem}"[:500])
+
+    def report(self, figures: Figures, what: str) -> None:
+        total = sum(self.cells.values())
+        fams = ", ".join(f"{f} {n}" for f, n in sorted(self.cells.items()))
+        figures(f"{what}: {total} cells ({fams}): allowed {sum(self.allowed.values())}, "
+                f"forbidden {sum(self.forbidden.values())}, "
+                f"forbidden-with-writes {len(self.forbidden_with_writes)}",
+                cells=total, allowed=sum(self.allowed.values()), forbidden=sum(self.forbidden.values()),
+                forbidden_with_writes=len(self.forbidden_with_writes))
+        figures("outcomes: " + ", ".join(f"{o} {n}" for o, n in sorted(self.codes.items())))
+
+
+# ------------------------------------------------------------------ tokens
+
+
+def _b64(b: bytes) -> str:
+    return base64.urlsafe_b64encode(b).rstrip(b"=").decode()
+
+
+def _unb64(s: str) -> bytes:
+    return base64.urlsafe_b64decode(s + "=" * (-len(s) % 4))
+
+
+def sign(secret: bytes, claims: dict[str, Any]) -> str:
+    """A token signed with the service's secret, claims and all as given: what
+    ``issue`` would never sign (a device token without a scope)."""
+    body = "v1." + _b64(json.dumps(claims).encode())
+    return f"{body}.{_b64(hmac.new(secret, body.encode(), hashlib.sha256).digest())}"
+
+
+class World:
+    """The service, an unscoped admin ``prep`` socket that sets each cell's state
+    up (and sends the controls), and the tokens of each cell."""
+
+    OTHER_GAME, OTHER_ARENA = "gO", "arO"
+
+    def __init__(self, server: Server, matrix: Matrix) -> None:
+        self.server = server
+        self.matrix = matrix
+        self.prep: Raw | None = None
+        self.ids = itertools.count(1)
+
+    async def start(self) -> None:
+        self.prep = await Raw.device(self.server, self.mint("admin", "none", "", "", "prep"))
+        await self.setup_game(self.OTHER_GAME, self.OTHER_ARENA)
+
+    def mint(self, role: str, scope: str, game: str, arena: str, name: str) -> str:
+        s = self.server
+        if scope == "none" and role != "admin":
+            token = sign(s.svc.secret, {"sub": name, "role": role, "exp": int(time.time()) + 3600,
+                                        "jti": f"{next(self.ids):016x}", "official": ""})
+        else:
+            token = s.token(role, name, game={"game": game, "other_game": self.OTHER_GAME}.get(scope),
+                            arena={"arena": arena, "other_arena": self.OTHER_ARENA}.get(scope))
+        self.matrix.tokens.add(token)
+        return token
+
+    async def admin(self, event: dict[str, Any]) -> dict[str, Any]:
+        assert self.prep is not None
+        event = {"id": f"p{next(self.ids)}", **event}
+        await self.prep.send(json.dumps({"type": "send", "event": event}))
+        reply = await self.prep.reply()
+        assert reply["type"] == "ack", (event, reply)
+        return reply
+
+    async def setup_game(self, game: str, arena: str) -> None:
+        """A game with players of its own: what a cell does to one (a card, a committee
+        increase) carries over to no other cell's game."""
+        await self.admin({"type": "game.setup", "game": game, "event": "cup", "handicap": 8, "arena": arena,
+                          "teams": {"home": {"team": f"{game}-h", "players": [p(game, x) for x in HOME],
+                                             "subs": [p(game, "h4")]},
+                                    "away": {"team": f"{game}-a", "players": [p(game, x) for x in AWAY],
+                                             "subs": [p(game, "a4")]}}})
+
+    async def prepare(self, etype: str, game: str, arena: str, n: int) -> dict[str, Any]:
+        """Set ``game`` up so that the event of type ``etype`` returned is one the rules take."""
+        await self.setup_game(game, arena)
+        g: dict[str, Any] = {"game": game}
+        start = (await self.admin({"type": "clock.start", **g})) if etype != "clock.start" else None
+        if etype == "box.left_early":  # a second yellow in the game: to the box
+            for _ in range(2):
+                await self.admin({"type": "card", **g, "player": p(game, "h2"), "color": "yellow",
+                                  "conduct": "arguing"})
+        elif etype == "mount.replaced":
+            await self.admin({"type": "mount.removed", **g, "player": p(game, "a1"), "reason": "unfit"})
+        elif etype in ("postgame.card", "committee.increase"):
+            await self.admin({"type": "game.end", **g})
+        elif etype == "event.complete":
+            await self.admin({"type": "event.setup", "event": f"ev{n}", "class": "club", "handicap": 8,
+                              "teams": []})
+        body: dict[str, Any] = {
+            "clock.start": g, "clock.stop": g, "whistle": g, "horn": {**g, "split": True}, "game.end": g,
+            "tick": g, "goal": {**g, "team": "home", "player": p(game, "h1")},
+            "card": {**g, "player": p(game, "h2"), "color": "yellow", "conduct": "arguing"},
+            "box.left_early": {**g, "player": p(game, "h2")}, "arena.left": {**g, "player": p(game, "h3")},
+            "substitution": {**g, "team": "home", "out": p(game, "h1"), "in": p(game, "h4")},
+            "mount.removed": {**g, "player": p(game, "a1"), "reason": "unfit"},
+            "mount.replaced": {**g, "player": p(game, "a1")},
+            "postgame.card": {**g, "player": p(game, "a2"), "level": "2y"},
+            "void": {**g, "target": start["log_id"] if start else ""},
+            "committee.increase": {"player": p(game, "h1"), "origin_game": game, "games": 1,
+                                   "by": "committee", "reason": "striking"},
+            "event.setup": {"event": f"ev{n}x", "class": "club", "handicap": 8, "teams": []},
+            "event.complete": {"event": f"ev{n}"},
+            "game.setup": {"game": f"{game}-new", "event": "cup", "handicap": 8, "arena": arena,
+                           "teams": {"home": {"team": "x", "players": ["x1", "x2", "x3"]},
+                                     "away": {"team": "y", "players": ["y1", "y2", "y3"]}}},
+        }[etype]
+        return {"type": etype, **body}
+
+    async def prep_send(self, event: dict[str, Any]) -> dict[str, Any]:
+        """The unscoped admin sends ``event``: its reply, whatever it is."""
+        assert self.prep is not None
+        await self.prep.send(json.dumps({"type": "send", "event": event}))
+        return await self.prep.reply()
+
+    async def close(self) -> None:
+        if self.prep is not None:
+            await self.prep.close()
+
+
+def p(game: str, player: str) -> str:
+    """A player of ``game``."""
+    return f"{game}-{player}"
+
+
+def rows(server: Server) -> list[tuple[Any, ...]]:
+    return server.log_rows()
+
+
+def log_ids(rows_: list[tuple[Any, ...]]) -> set[str]:
+    return {json.loads(r[4])["id"] for r in rows_}
+
+
+def check_writes(before: list[tuple[Any, ...]], after: list[tuple[Any, ...]], expect: Expect,
+                 log_id: str | None) -> tuple[int, str | None]:
+    """(rows the cell wrote, a problem or None): exactly one row with its id if allowed
+    and writing, none (and its id nowhere) if refused."""
+    if after[:len(before)] != before:
+        return len(after) - len(before), "earlier rows changed"
+    added = after[len(before):]
+    if not expect.allowed or log_id is None:
+        if added:
+            return len(added), f"wrote {len(added)} rows: {[r[3] for r in added]}"
+        if log_id is not None and log_id in log_ids(after):
+            return 1, f"{log_id} is in the log"
+        return 0, None
+    if [json.loads(r[4])["id"] for r in added] != [log_id]:
+        return len(added), f"expected exactly one row {log_id}, got {[r[3] for r in added]}"
+    return 1, None
+
+
+# ------------------------------------------------------------- /ws/device
+
+
+async def device_cell(world: World, matrix: Matrix, n: int, role: str, scope: str, etype: str) -> None:
+    server = world.server
+    expect = expect_device(role, scope, etype)
+    game, arena, name = f"c{n}", f"ar{n}", f"{role}-{scope}-{n}".replace("_", "-")
+    event = await world.prepare(etype, game, arena, n) if expect.at == "send" else {"type": etype}
+    token = world.mint(role, scope, game, arena, name)
+    cid = f"cell-{n}"
+    cell = f"device {role} {scope} {etype}"
+    before = rows(server)
+    problem: str | None = None
+    if expect.at == "auth":
+        first, then = await auth_attempt(server, token)
+        outcome = f"auth {first.get('code', first['type'])} + close {then.get('code')}"
+        if not (first["type"] == "error" and first["code"] in expect.codes and then == {"type": "closed",
+                                                                                           "code": 4401}):
+            problem = f"expected auth refusal {set(expect.codes)}, got {first} then {then}"
+    else:
+        raw = await Raw.device(server, token)
+        await raw.send(json.dumps({"type": "send", "event": {**event, "id": cid}}))
+        reply = await raw.reply()
+        await raw.close()
+        if expect.allowed:
+            outcome = reply["type"]
+            if reply["type"] != "ack" or reply["duplicate"]:
+                problem = f"expected an ack, got {reply}"
+        else:
+            outcome = f"error {reply.get('code')}"
+            if reply["type"] != "error" or reply["code"] not in expect.codes or reply["id"] != cid:
+                problem = f"expected error {set(expect.codes)}, got {reply}"
+    wrote, bad = check_writes(before, rows(server), expect, f"{name}/{cid}")
+    problem = problem or bad
+    if not expect.allowed and expect.at == "send" and etype not in NOBODY:
+        # the control: the same event from an unscoped admin is taken, so the refusal was the token's
+        control = await world.prep_send({**event, "id": f"control-{n}"})
+        if control["type"] != "ack":
+            problem = problem or f"control not acked: {control}"
+    matrix.record("device", cell, expect, outcome, wrote, problem)
+
+
+async def test_every_role_scope_and_event_type_on_the_device_socket(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture, figures: Figures) -> None:
+    caplog.set_level(logging.DEBUG)
+    matrix = Matrix()
+    t0 = time.monotonic()
+    etypes = sorted(TYPE_NAMES)
+    # the limiter is not what this measures: the prep socket sends a few events per cell
+    async with RunningServer(tmp_path, device_rate=1e6, device_burst=10**6) as server:
+        world = World(server, matrix)
+        await world.start()
+        n = itertools.count(1)
+        for role in ROLES:
+            for scope in SCOPES:
+                for etype in etypes:
+                    await device_cell(world, matrix, next(n), role, scope, etype)
+        await world.close()
+        secrets = scan_for_secrets(server, caplog, matrix.tokens)
+    matrix.report(figures, "device events")
+    figures(f"device events: {len(matrix.tokens)} tokens, secrets found in logs/log rows/SQLite file "
+            f"{len(secrets)}; {time.monotonic() - t0:.1f}s", secrets_found=len(secrets))
+    assert matrix.failures == [], matrix.failures
+    assert matrix.forbidden_with_writes == []
+    assert sum(matrix.cells.values()) == len(ROLES) * len(SCOPES) * len(etypes)
+    assert secrets == []
+
+
+# ------------------------------------------------------ /ws/watch and HTTP
+
+
+async def watch_cell(world: World, matrix: Matrix, role: str, scope: str, action: str) -> None:
+    server = world.server
+    expect = expect_watch(role, scope, action)
+    before = rows(server)
+    raw = await Raw.connect(server.watch_url)
+    if role != "anonymous":
+        token = world.mint(role, scope, "gw", "arw", f"w-{role}-{scope}".replace("_", "-"))
+        await raw.send(json.dumps({"type": "auth", "token": token}))
+    sub = {"type": "subscribe", "game": "gw"} if action == "subscribe game" else {"type": "subscribe",
+                                                                                  "arena": "arw"}
+    with contextlib.suppress(websockets.ConnectionClosed):
+        await raw.send(json.dumps(sub))
+    got: list[dict[str, Any]] = []
+    while not got or got[-1]["type"] not in ("snapshot", "error", "closed"):
+        msg = await raw.reply()
+        if msg["type"] not in ("heartbeat", "presence"):
+            got.append(msg)
+    if got[-1]["type"] == "error":  # then the close, if one comes: whatever precedes the pong to a ping
+        with contextlib.suppress(websockets.ConnectionClosed):
+            await raw.send(json.dumps({"type": "ping", "device_time": 1}))
+        while (msg := await raw.reply())["type"] not in ("pong", "closed"):
+            pass
+        if msg["type"] == "closed":
+            got.append(msg)
+    await raw.close()
+    kinds = [g["type"] for g in got]
+    problem = None
+    if expect.allowed:
+        outcome = "snapshot"
+        if kinds != ["snapshot"] or got[0]["game"] != "gw":
+            problem = f"expected a snapshot of gw, got {got}"
+    elif expect.at == "auth":
+        outcome = f"auth {got[0].get('code') if got else None} + close 4401"
+        if kinds != ["error", "closed"] or got[0]["code"] not in expect.codes or got[1]["code"] != 4401:
+            problem = f"expected {set(expect.codes)} then 4401, got {got}"
+    else:
+        outcome = f"error {got[0].get('code') if got else None}"
+        if not kinds or kinds[0] != "error" or got[0]["code"] not in expect.codes or "snapshot" in kinds:
+            problem = f"expected {set(expect.codes)}, got {got}"
+    wrote, bad = check_writes(before, rows(server), Expect(False), None)
+    matrix.record("watch", f"watch {role} {scope} {action}", expect, outcome, wrote, problem or bad)
+
+
+async def http_cell(world: World, matrix: Matrix, n: int, role: str, scope: str, route: str) -> None:
+    server = world.server
+    expect = expect_http(role, scope, route)
+    game, arena = f"h{n}", f"har{n}"
+    await world.setup_game(game, arena)
+    cid, name = f"http-{n}", f"h-{role}-{scope}-{n}".replace("_", "-")
+    token = None if role == "anonymous" else world.mint(role, scope, game, arena, name)
+    method, path = route.split()
+    body: Any = None
+    if route == "POST /api/events":
+        body = {"id": cid, "event": f"hev{n}", "class": "club", "handicap": 8, "teams": []}
+    elif route == "POST /api/events/{e}/complete":
+        await world.admin({"type": "event.setup", "event": f"hcomp{n}", "class": "club", "handicap": 8,
+                           "teams": []})
+        path, body = f"/api/events/hcomp{n}/complete", {"id": cid}
+    elif route in ("POST /api/games", "POST /api/games/preview"):
+        body = {"id": cid, "game": f"{game}-new", "event": "cup", "handicap": 8, "arena": arena,
+                "teams": {"home": {"team": "x", "players": ["x1", "x2", "x3"]},
+                          "away": {"team": "y", "players": ["y1", "y2", "y3"]}}}
+    elif route == "POST /api/committee/increase":
+        await world.admin({"type": "clock.start", "game": game})
+        await world.admin({"type": "game.end", "game": game})
+        body = {"id": cid, "player": p(game, "h1"), "origin_game": game, "games": 1, "by": "committee",
+                "reason": "striking"}
+    elif route == "POST /api/tokens":
+        body = {"role": "umpire", "device": f"hd{n}", "game": game}
+    elif route == "POST /api/tokens/revoke":
+        victim = world.mint("umpire", "game", game, arena, f"victim{n}")
+        body = {"jti": json.loads(_unb64(victim.split(".")[1]))["jti"]}
+    before, revoked_before = rows(server), revoked_rows(server)
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    async with aiohttp.ClientSession() as s, s.request(
+            method, server.http + path, data=None if body is None else json.dumps(body).encode(),
+            headers=headers) as r:
+        status, text = r.status, await r.text()
+    problem = None
+    if expect.allowed:
+        outcome = str(status)
+        if status not in (200, 201):
+            problem = f"expected 200/201, got {status} {text[:200]}"
+        if route == "POST /api/tokens" and status == 201:
+            matrix.tokens.add(json.loads(text)["token"])
+    else:
+        outcome = str(status)
+        if str(status) not in expect.codes:
+            problem = f"expected {set(expect.codes)}, got {status} {text[:200]}"
+        if token and token in text:
+            problem = "the refusal echoes the token"
+    writes = route in HTTP_WRITES and expect.allowed
+    wrote, bad = check_writes(before, rows(server), expect if writes else Expect(False),
+                              f"{name}/{cid}" if writes else None)
+    if route == "POST /api/tokens/revoke":
+        grew = len(revoked_rows(server)) - len(revoked_before)
+        if grew != (1 if expect.allowed else 0):
+            problem = problem or f"revoked table grew by {grew}"
+            wrote += grew
+    if not expect.allowed and route in HTTP_WRITES:
+        # the control: the same request from the unscoped admin is taken
+        async with aiohttp.ClientSession() as s, s.request(
+                method, server.http + path, data=json.dumps({**body, "id": f"control-{n}"}).encode(),
+                headers={"Authorization": f"Bearer {server.admin}"}) as r:
+            if r.status != 201:
+                problem = problem or f"control answered {r.status} {await r.text()}"
+    matrix.record("http", f"http {role} {scope} {route}", expect, outcome, wrote, problem or bad)
+
+
+async def test_every_role_and_scope_on_the_watch_socket_and_the_admin_api(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture, figures: Figures) -> None:
+    caplog.set_level(logging.DEBUG)
+    matrix = Matrix()
+    t0 = time.monotonic()
+    async with RunningServer(tmp_path, device_rate=1e6, device_burst=10**6) as server:
+        matrix.tokens.add(server.admin)
+        world = World(server, matrix)
+        await world.start()
+        await world.setup_game("gw", "arw")
+        for role in [*ROLES, "anonymous"]:
+            for scope in SCOPES if role != "anonymous" else ("none",):
+                for action in ("subscribe game", "subscribe arena"):
+                    await watch_cell(world, matrix, role, scope, action)
+        n = itertools.count(1)
+        for role in [*ROLES, "anonymous"]:
+            for scope in SCOPES if role != "anonymous" else ("none",):
+                for route in HTTP_ROUTES:
+                    await http_cell(world, matrix, next(n), role, scope, route)
+        await world.close()
+        secrets = scan_for_secrets(server, caplog, matrix.tokens)
+    matrix.report(figures, "watch + admin API")
+    figures(f"watch + admin API: secrets found {len(secrets)}; {time.monotonic() - t0:.1f}s",
+            secrets_found=len(secrets))
+    assert matrix.failures == [], matrix.failures
+    assert matrix.forbidden_with_writes == []
+    assert secrets == []
+
+
+# ------------------------------------------------------------ token variants
+
+
+def forgeries(good: str, secret_other: bytes, umpire: str) -> dict[str, str]:
+    """Tokens that must not authenticate, made from a valid unscoped admin token."""
+    version, payload, sig = good.split(".")
+    raw_sig = bytearray(_unb64(sig))
+    raw_sig[-1] ^= 1
+    claims = json.loads(_unb64(payload))
+    _, u_payload, u_sig = umpire.split(".")
+    longer = {**claims, "exp": claims["exp"] + 10**6}
+    promoted = _b64(json.dumps({**json.loads(_unb64(u_payload)), "role": "admin", "game": None}).encode())
+    jwt_header = _b64(b'{"alg":"none","typ":"JWT"}')
+    return {
+        "signature bit flipped": f"{version}.{payload}.{_b64(bytes(raw_sig))}",
+        "signature truncated": f"{version}.{payload}.{sig[:-4]}",
+        "signature empty": f"{version}.{payload}.",
+        "no signature part": f"{version}.{payload}",
+        "signature of another token": f"{version}.{payload}.{u_sig}",
+        "payload of another token": f"{version}.{u_payload}.{sig}",
+        "umpire promoted to admin": f"{version}.{promoted}.{u_sig}",
+        "expiry extended": f"{version}.{_b64(json.dumps(longer).encode())}.{sig}",
+        "version v2": f"v2.{payload}.{sig}",
+        "version V1": f"V1.{payload}.{sig}",
+        "alg none": f"none.{payload}.",
+        "jwt-style header": f"{jwt_header}.{payload}.",
+        "other secret": sign(secret_other, claims),
+        "truncated half": good[: len(good) // 2],
+        "truncated one char": good[:-1],
+        "extra part": f"{good}.x",
+        "non-ascii": f"{version}.{payload}.{sig[:-1]}\u00e9",
+        "empty": "",
+    }
+
+
+async def refused_everywhere(server: Server, token: str, codes: set[str]) -> tuple[str, int, str | None]:
+    """Device auth, watch auth and an admin HTTP call with ``token``: all refused,
+    nothing written even with a valid event sent right behind the auth frame."""
+    before = rows(server)
+    raw = await Raw.connect(server.device_url)
+    await raw.send(json.dumps({"type": "auth", "token": token}))
+    with contextlib.suppress(websockets.ConnectionClosed):
+        await raw.send(json.dumps({"type": "send", "event": {"type": "event.setup", "id": "sneak", "event":
+                                                             f"sneak{time.monotonic_ns()}", "class": "club",
+                                                             "handicap": 8, "teams": []}}))
+    first, then = await raw.reply(), await raw.reply()
+    await raw.close()
+    problems = []
+    if not (first["type"] == "error" and first["code"] in codes and then == {"type": "closed", "code": 4401}):
+        problems.append(f"device: {first} {then}")
+    raw = await Raw.connect(server.watch_url)
+    await raw.send(json.dumps({"type": "auth", "token": token}))
+    wfirst, wthen = await raw.reply(), await raw.reply()
+    await raw.close()
+    if not (wfirst["type"] == "error" and wfirst["code"] in codes and wthen == {"type": "closed",
+                                                                                "code": 4401}):
+        problems.append(f"watch: {wfirst} {wthen}")
+    async with aiohttp.ClientSession() as s:
+        for method, path, body in (("GET", "/api/log", None),
+                                   ("POST", "/api/events", {"id": "sneak-http", "event": "sneak-http",
+                                                            "class": "club", "handicap": 8, "teams": []})):
+            try:
+                async with s.request(method, server.http + path, headers={"Authorization": f"Bearer {token}"},
+                                     data=None if body is None else json.dumps(body).encode()) as r:
+                    if r.status != 401:
+                        problems.append(f"http {path}: {r.status}")
+            except ValueError:  # a header aiohttp won't send (a newline, ...): nothing to refuse
+                pass
+    wrote, bad = check_writes(before, rows(server), Expect(False), None)
+    if bad:
+        problems.append(bad)
+    return f"{first.get('code')}", wrote, "; ".join(problems) or None
+
+
+ORIGINS = ["http://127.0.0.1.evil.test", "http://evil-127.0.0.1", "http://127.0.0.1:{port}.evil.test",
+           "http://127.0.0.1:{port}@evil.test", "http://evil.test/127.0.0.1:{port}", "https://127.0.0.1.evil.test",
+           "http://127.0.0.1:{port2}", "http://127.0.0.1", "ws://127.0.0.1:{port}", "wss://127.0.0.1:{port}",
+           "file://", "null", "ftp://127.0.0.1:{port}", "http://localhost:{port}", "http://[::1]:{port}",
+           "HTTP://127.0.0.1:{port}", "http://127.0.0.1:{port}/",
+           "http://127.0.0.1:{port}, http://evil.test", "http://0x7f000001:{port}", "http://2130706433:{port}",
+           "http://127.1:{port}", "http://127.0.0.1:0{port}", "http://evil.test"]
+
+
+async def test_every_token_variant_is_refused(tmp_path: Path, caplog: pytest.LogCaptureFixture,
+                                              figures: Figures) -> None:
+    caplog.set_level(logging.DEBUG)
+    matrix = Matrix()
+    async with RunningServer(tmp_path, auth_timeout=1.0) as server:
+        world = World(server, matrix)
+        await world.start()
+        good = world.mint("admin", "none", "", "", "admin-x")
+        umpire = world.mint("umpire", "game", world.OTHER_GAME, "", "ump-x")
+        variants = forgeries(good, os.urandom(32), umpire)
+        variants["expired admin"] = server.token("admin", "old", ttl=-1)
+        variants["expired umpire"] = server.token("umpire", "old-u", game=world.OTHER_GAME, ttl=-1)
+        variants["unscoped umpire, signed"] = world.mint("umpire", "none", "", "", "rogue")
+        for name, token in variants.items():
+            matrix.tokens.add(token)
+            codes = {"expired"} if name.startswith("expired") else {"bad_token"}
+            outcome, wrote, problem = await refused_everywhere(server, token, codes)
+            matrix.record("variant", f"variant {name}", Expect(False), outcome, wrote, problem)
+        # revoked: issued through the API, revoked, then refused, and still after a restart
+        async with aiohttp.ClientSession() as s:
+            async with s.post(server.http + "/api/tokens", json={"role": "admin", "device": "revokee"},
+                              headers={"Authorization": f"Bearer {server.admin}"}) as r:
+                issued = await r.json()
+            revokee = issued["token"]
+            matrix.tokens.add(revokee)
+            async with s.post(server.http + "/api/tokens/revoke", json={"jti": issued["claims"]["jti"]},
+                              headers={"Authorization": f"Bearer {server.admin}"}) as r:
+                assert r.status == 200
+        outcome, wrote, problem = await refused_everywhere(server, revokee, {"revoked"})
+        matrix.record("variant", "variant revoked", Expect(False), outcome, wrote, problem)
+        # a token in the query string is not authentication: a send first is auth_required
+        for query in ("token", "access_token", "auth", "authorization", "bearer"):
+            before = rows(server)
+            raw = await Raw.connect(f"{server.device_url}?{query}={good}")
+            sneak = {"type": "event.setup", "id": "q", "event": "q", "class": "club", "handicap": 8,
+                     "teams": []}
+            await raw.send(json.dumps({"type": "send", "event": sneak}))
+            first, then = await raw.reply(), await raw.reply()
+            await raw.close()
+            ok = first.get("code") == "auth_required" and then == {"type": "closed", "code": 4401}
+            async with aiohttp.ClientSession() as s, s.get(f"{server.http}/api/log?{query}={good}") as r:
+                ok = ok and r.status == 401
+            wrote, bad = check_writes(before, rows(server), Expect(False), None)
+            matrix.record("query", f"query ?{query}=", Expect(False), "device auth_required + http 401",
+                          wrote, bad or (None if ok else f"{first} {then} http {r.status}"))
+        # Origin look-alikes on the upgrade: 403 before any frame
+        for path in ("/ws/device", "/ws/watch"):
+            for template in ORIGINS:
+                origin = template.format(port=server.port, port2=server.port + 1)
+                try:
+                    ws = await websockets.connect(f"ws://127.0.0.1:{server.port}{path}",
+                                                  origin=origin)  # type: ignore[arg-type]
+                    await ws.close()
+                    status = 101
+                except websockets.InvalidStatus as err:
+                    status = err.response.status_code
+                matrix.record("origin", f"origin {path} {origin!r}", Expect(False), str(status), 0,
+                              None if status == 403 else f"upgrade answered {status}")
+            own = await websockets.connect(f"ws://127.0.0.1:{server.port}{path}",
+                                           origin=f"http://127.0.0.1:{server.port}")  # type: ignore[arg-type]
+            await own.close()
+        await world.close()
+        secrets = scan_for_secrets(server, caplog, matrix.tokens)
+    # a service without public viewing: a token in the watch URL authenticates nothing either
+    async with RunningServer(tmp_path / "private", public_watch=False) as private:
+        await private.setup_game("g1", "a1")
+        for query in ("token", "access_token", "auth"):
+            raw = await Raw.connect(f"{private.watch_url}?game=g1&{query}={private.admin}")
+            await raw.send(json.dumps({"type": "subscribe", "game": "g1"}))
+            first = await raw.reply()
+            await raw.close()
+            matrix.record("query", f"query ?{query}= on a private /ws/watch", Expect(False),
+                          f"watch {first.get('code', first['type'])}", 0,
+                          None if first.get("code") == "auth_required" else f"got {first}")
+        matrix.tokens.add(private.admin)
+        secrets += scan_for_secrets(private, caplog, matrix.tokens)
+    # revoked, then the service restarted: still revoked
+    async with RunningServer(tmp_path) as again:
+        outcome, wrote, problem = await refused_everywhere(again, revokee, {"revoked"})
+        matrix.record("variant", "variant revoked, after a restart", Expect(False), outcome, wrote, problem)
+        secrets += scan_for_secrets(again, caplog, matrix.tokens)
+    matrix.report(figures, "token variants")
+    figures(f"token variants: secrets found {len(secrets)}", secrets_found=len(secrets))
+    assert matrix.failures == [], matrix.failures
+    assert secrets == []
+
+
+# ------------------------------------------------------------ the secrets scan
+
+
+def scan_for_secrets(server: Server, caplog: pytest.LogCaptureFixture, tokens: set[str]) -> list[str]:
+    """Every token the test saw (and each one's signature), and the secret key (raw,
+    hex, base64), in: every record the service logged, the log rows, the SQLite file."""
+    secret = (server.data / "secret.key").read_bytes()
+    needles = {t for t in tokens if len(t) >= 16}
+    needles |= {t.split(".")[2] for t in tokens if t.count(".") == 2 and len(t.split(".")[2]) >= 16}
+    needles |= {secret.hex(), base64.b64encode(secret).decode(), _b64(secret)}
+    hits: list[str] = []
+    for r in caplog.records:
+        if r.name.startswith("websockets"):  # the test's own client library, not the service
+            continue
+        text = r.getMessage() + " " + " ".join(repr(v) for v in vars(r).values())
+        hits += [f"log {r.name}: {n[:12]}…" for n in needles if n in text]
+    for row in server.log_rows():
+        blob = repr(row)
+        hits += [f"log row {row[3]}: {n[:12]}…" for n in needles if n in blob]
+    for path in server.data.glob("arena.sqlite*"):
+        data = path.read_bytes()
+        hits += [f"{path.name}: {n[:12]}…" for n in needles if n.encode() in data]
+        if secret in data:
+            hits.append(f"{path.name}: the secret's bytes")
+    return hits
+
+
+def test_the_service_process_logs_no_token(tmp_path: Path, figures: Figures) -> None:
+    """``arena-stream serve`` as operators run it: its stderr and stdout, after tokens
+    issued, used, refused, revoked, in query strings and in an over-long header."""
+    port = free_port()
+    out, err = tmp_path / "stdout", tmp_path / "stderr"
+    data = tmp_path / "data"
+    with out.open("wb") as o, err.open("wb") as e:
+        proc = subprocess.Popen([sys.executable, "-m", "stream", "serve", "--no-demo", "--data", str(data),
+                                 "--port", str(port)], stdout=o, stderr=e)
+    try:
+        base = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                with urllib.request.urlopen(f"{base}/readyz", timeout=1):
+                    break
+            except OSError:
+                assert time.monotonic() < deadline, "the service did not start"
+                time.sleep(0.05)
+        admin = (data / "admin.token").read_text().strip()
+        tokens = asyncio.run(_exercise(base, port, admin))
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+    secret = (data / "secret.key").read_bytes()
+    needles = tokens | {t.split(".")[2] for t in tokens if t.count(".") == 2}
+    needles |= {secret.hex(), base64.b64encode(secret).decode(), _b64(secret)}
+    hits = []
+    for path in (out, err):
+        text = path.read_bytes()
+        hits += [f"{path.name}: {n[:12]}…" for n in needles if len(n) >= 16 and n.encode() in text]
+        if secret in text:
+            hits.append(f"{path.name}: the secret's bytes")
+    lines = err.read_text(errors="replace").splitlines()
+    figures(f"service process: {len(tokens)} tokens used, {len(lines)} stderr lines, "
+            f"tracebacks {sum('Traceback' in ln for ln in lines)}, secrets found {len(hits)}",
+            process_secrets_found=len(hits))
+    assert hits == []
+    assert not any("Traceback" in ln for ln in lines), lines[:5]
+
+
+async def _exercise(base: str, port: int, admin: str) -> set[str]:
+    tokens = {admin}
+    h = {"Authorization": f"Bearer {admin}"}
+    async with aiohttp.ClientSession() as s:
+        async with s.post(f"{base}/api/games", headers=h, json={
+                "id": "s", "game": "g1", "event": "cup", "handicap": 8, "arena": "a1",
+                "teams": {"home": {"team": "x", "players": HOME},
+                          "away": {"team": "y", "players": AWAY}}}) as r:
+            assert r.status == 201
+        issued = []
+        for role in ("umpire", "timekeeper", "display", "admin"):
+            body = {"role": role, "device": f"d-{role}", "official": "Pat", **({} if role == "admin" else
+                                                                               {"game": "g1"})}
+            async with s.post(f"{base}/api/tokens", headers=h, json=body) as r:
+                issued.append(await r.json())
+        tokens |= {i["token"] for i in issued}
+        ump = issued[0]["token"]
+        for tok in (ump, ump[:-3] + "abc", issued[2]["token"]):
+            raw = await Raw.connect(f"ws://127.0.0.1:{port}/ws/device")
+            await raw.send(json.dumps({"type": "auth", "token": tok}))
+            if (await raw.reply())["type"] == "welcome":
+                await raw.send(json.dumps({"type": "send", "event": {"type": "clock.start", "game": "g1",
+                                                                     "id": "x"}}))
+                await raw.reply()
+            await raw.close()
+        async with s.post(f"{base}/api/tokens/revoke", headers=h, json={"jti": issued[0]["claims"]["jti"]}):
+            pass
+        raw = await Raw.connect(f"ws://127.0.0.1:{port}/ws/device?token={ump}")
+        await raw.send(json.dumps({"type": "auth", "token": ump}))  # revoked now
+        await raw.reply()
+        await raw.close()
+        for tok in (ump, "v1.x.y", issued[3]["token"][:-2] + "AA"):
+            async with s.get(f"{base}/api/log?token={tok}", headers={"Authorization": f"Bearer {tok}"}):
+                pass
+    # an Authorization header too long for aiohttp's parser: it used to quote it in a traceback
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    writer.write(f"GET /api/log HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {admin}".encode()
+                 + b"A" * 9000 + b"\r\n\r\n")
+    await reader.readline()
+    writer.close()
+    return tokens
