@@ -62,6 +62,11 @@ class ClockSync:
         return min(device_at - self.offset, received)
 
 
+# Codes of frames that are not valid at all (not refusals by the rules or by auth).
+_INVALID = frozenset({"malformed_json", "invalid_frame", "invalid_field", "missing_type",
+                      "unknown_type", "too_deep", "invalid_utf8"})
+
+
 def _error(err: ArenaStreamError, client_id: str | None) -> pr.Error:
     return pr.Error(code=err.code, detail=err.detail, id=client_id,
                     clause=getattr(err, "clause", None), retry=isinstance(err, NotStored))
@@ -73,6 +78,7 @@ class DeviceSession:
         self.ws = ws
         self.claims = claims
         self.sync = ClockSync()
+        self.junk = svc.junk_bucket()
 
     async def send(self, msg: Any) -> None:
         await self.ws.send_frame(pr.json_out.encode(msg), WSMsgType.TEXT)
@@ -103,7 +109,7 @@ class DeviceSession:
             frame = pr.device_in.decode(data)
         except (msgspec.DecodeError, RecursionError, TypeError) as err:
             self.svc.metrics.events.labels("malformed").inc()
-            await self.send(_error(_malformed(err), None))
+            await self.refuse(_error(_malformed(err), None))
             return
         if isinstance(frame, pr.Pong):
             self.sync.sample(frame.server_time, frame.device_time, now_ms())
@@ -115,7 +121,18 @@ class DeviceSession:
             reply = await self.event(frame)
             if isinstance(reply, pr.Ack) and not reply.duplicate:
                 failpoints.hit("after_commit")  # committed, not yet acked: see failpoints.py
-            await self.send(reply)
+            if isinstance(reply, pr.Error) and reply.code in _INVALID:
+                await self.refuse(reply)
+            else:
+                await self.send(reply)
+
+    async def refuse(self, error: pr.Error) -> None:
+        """The typed error for a frame that isn't valid; past the socket's allowance,
+        close it (1008) instead: a flood of junk is not answered frame by frame."""
+        if self.junk.take():
+            await self.send(error)
+        else:
+            await self.ws.close(code=1008, message=b"too many invalid frames")
 
     async def event(self, frame: pr.Send) -> pr.Ack | pr.Error:
         metrics = self.svc.metrics

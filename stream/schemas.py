@@ -517,7 +517,8 @@ Order rules:
 
 _CLOSE_CODES = {
     "1001": "the service is shutting down: reconnect with backoff, then resume",
-    "1008": "policy: this device already has too many sockets open (`too_many_connections`)",
+    "1008": "policy: this device already has too many sockets open (`too_many_connections`), or "
+            "too many invalid frames (over 20 in a row, then over 1 a second)",
     "1009": "a frame too big (64 KiB on /ws/device, 8 KiB on /ws/watch)",
     "1013": "too slow: the viewer could not take one frame within the send timeout",
     "4401": "authentication: no `auth` frame in time, or a bad, expired or revoked token "
@@ -623,7 +624,8 @@ def asyncapi() -> dict[str, Any]:
                                "stale). " + no_token,
                 "messages": channel_messages((*watch_in, *watch_out)),
                 "bindings": {"ws": {"method": "GET", "query": query, "bindingVersion": "0.1.0"}},
-                "x-close-codes": {k: v for k, v in _CLOSE_CODES.items() if k != "1008"},
+                "x-close-codes": {**_CLOSE_CODES, "1008": "policy: too many invalid frames (over 20 in "
+                                                          "a row, then over 1 a second)"},
             },
         },
         "operations": {

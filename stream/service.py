@@ -87,6 +87,11 @@ class Service:
             return web.Response(status=503, text="loading\n", headers={"Retry-After": "1"})
         return None
 
+    def junk_bucket(self) -> TokenBucket:
+        """A socket's allowance of invalid frames: each gets its typed error, but a
+        socket that keeps sending them is closed (1008) rather than answered forever."""
+        return TokenBucket(self.config.invalid_rate, self.config.invalid_burst)
+
     def bucket(self, device: str) -> TokenBucket:
         """The device's rate limit, shared by all its sockets."""
         b = self.buckets.get(device)

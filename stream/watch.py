@@ -89,7 +89,8 @@ async def watch_ws(request: web.Request) -> web.StreamResponse:
         return refusal
     fmt: pr.Format = "msgpack" if request.query.get("format") == "msgpack" else "json"
     # No compression for viewers: the fan-out writes the same prebuilt frame to every socket.
-    ws = web.WebSocketResponse(max_msg_size=8192, compress=False, decode_text=False,
+    # 8 KiB (a 4096-character token fits in an auth frame); aiohttp refuses max_msg_size bytes or more.
+    ws = web.WebSocketResponse(max_msg_size=8192 + 1, compress=False, decode_text=False,
                                autoping=True, heartbeat=svc.config.heartbeat * 3)
     await ws.prepare(request)
     svc.sockets.add(ws)
@@ -99,6 +100,7 @@ async def watch_ws(request: web.Request) -> web.StreamResponse:
     svc.fanout.start(w)
     decoder = pr.watch_in_msgpack if fmt == "msgpack" else pr.watch_in_json
     authed = svc.config.public_watch
+    junk = svc.junk_bucket()
     claims: auth.Claims | None = None
     deadline = None if authed else asyncio.get_running_loop().call_later(
         svc.config.auth_timeout, lambda: asyncio.ensure_future(ws.close(code=4401, message=b"authenticate")))
@@ -115,6 +117,9 @@ async def watch_ws(request: web.Request) -> web.StreamResponse:
             try:
                 frame = decoder.decode(msg.data)
             except (msgspec.DecodeError, RecursionError) as err:
+                if not junk.take():  # a flood of junk is closed, not answered frame by frame
+                    await ws.close(code=1008, message=b"too many invalid frames")
+                    break
                 await _reply(svc, w, pr.Error(code="invalid_frame", detail=str(err)[:200]))
                 continue
             if isinstance(frame, pr.Auth):
@@ -146,6 +151,11 @@ async def watch_ws(request: web.Request) -> web.StreamResponse:
         svc.metrics.connections.labels("watch").dec()
         with contextlib.suppress(Exception):
             await ws.close()
+        # Closed with bytes unsent (the close frame, say): the peer may yet take them, but one that
+        # stopped reading never will, and the transport would hold its socket for it for ever.
+        t = request.transport
+        if t is not None and t.get_write_buffer_size():
+            asyncio.get_running_loop().call_later(svc.config.send_timeout, t.abort)
     return ws
 
 

@@ -187,6 +187,25 @@ async def test_flood_is_rate_limited(server: Server) -> None:
     await still_serving(server)
 
 
+@pytest.mark.parametrize("socket", ["device", "watch"])
+async def test_a_socket_that_keeps_sending_junk_is_closed_1008(server: Server, socket: str) -> None:
+    """Each invalid frame gets its typed error, up to the socket's allowance (20 in a
+    row); the next one closes it with 1008. Other sockets are untouched."""
+    await start_game(server)
+    before = server.log_rows()
+    raw = (await Raw.device(server, server.token("umpire", "junk", game="g1")) if socket == "device"
+           else await Raw.connect(server.watch_url))
+    burst = server.svc.config.invalid_burst
+    for _ in range(burst + 5):
+        await raw.send("{nope")
+    replies = [await raw.reply() for _ in range(burst + 1)]
+    assert [r["type"] for r in replies[:burst]] == ["error"] * burst
+    assert {r["code"] for r in replies[:burst]} <= {"malformed_json", "invalid_frame"}
+    assert replies[burst] == {"type": "closed", "code": 1008}
+    assert server.log_rows() == before
+    await still_serving(server)
+
+
 async def test_rate_limited_reply_names_the_event(server: Server) -> None:
     await start_game(server)
     raw = await Raw.device(server, server.token("umpire", "flood", game="g1"))

@@ -88,8 +88,9 @@ async def test_admin_routes_need_the_bearer_token(server: Server) -> None:
     doc = await fetch(server, "/openapi.json")
     assert doc["components"]["securitySchemes"]["bearerAuth"] == {
         **doc["components"]["securitySchemes"]["bearerAuth"], "type": "http", "scheme": "bearer"}
-    admin = {("/api/log", "get"), ("/api/state", "get"), ("/api/events", "post"), ("/api/events/{event}/complete", "post"),
-             ("/api/games", "post"), ("/api/tokens", "post"), ("/api/tokens/revoke", "post"),
+    admin = {("/api/log", "get"), ("/api/state", "get"), ("/api/events", "post"),
+             ("/api/events/{event}/complete", "post"), ("/api/games", "post"), ("/api/tokens", "post"),
+             ("/api/tokens/revoke", "post"),
              ("/api/games/preview", "post"), ("/api/committee/increase", "post")}
     for path, ops in doc["paths"].items():
         for method, op in ops.items():
