@@ -143,9 +143,9 @@ def main(argv: list[str] | None = None) -> int:
                    help="events each device may send in a burst (default %(default)s)")
     s.add_argument("--no-demo", action="store_true", help="don't play the demo game")
     s.add_argument("--demo-speed", type=float, default=1.0, help="play the demo faster (2 = twice)")
-    s.add_argument("--heartbeat", type=float, default=5.0,
-                   help="seconds between heartbeats to viewers; WebSocket pings go every 3x that, "
-                        "and a viewer that leaves one unanswered for 1.5x that is dropped")
+    s.add_argument("--heartbeat", type=float, default=Config().heartbeat,
+                   help="seconds between heartbeats to viewers (default %(default)s); WebSocket pings "
+                        "go every 3x that, and a viewer that leaves one unanswered for 1.5x that is dropped")
     s.set_defaults(func=_cmd_serve)
 
     m = sub.add_parser("simulate", help="play the scripted demo game through a running service")

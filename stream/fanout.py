@@ -182,7 +182,7 @@ class Fanout:
                 while t.get_write_buffer_size() > t.get_write_buffer_limits()[1]:
                     if waited >= self.send_timeout or t.is_closing():
                         self.metrics.viewer_drops.inc()
-                        await _close(w.ws)
+                        await _close(w.ws, t, self.send_timeout)
                         return
                     await asyncio.sleep(0.01)
                     waited += 0.01
@@ -192,6 +192,11 @@ class Fanout:
             w.task = None
 
 
-async def _close(ws: web.WebSocketResponse) -> None:
+async def _close(ws: web.WebSocketResponse, t: asyncio.Transport, grace: float) -> None:
+    """Close with 1013. A peer that takes nothing can't take the close frame either (the close
+    would wait for it for ever, and hold the socket and its buffers): after ``grace``, cut it."""
     with contextlib.suppress(Exception):
-        await ws.close(code=1013, message=b"too slow")
+        async with asyncio.timeout(grace):
+            await ws.close(code=1013, message=b"too slow")
+    if t.get_write_buffer_size():
+        t.abort()
