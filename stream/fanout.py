@@ -177,15 +177,17 @@ class Fanout:
     async def _drain(self, w: Watcher, t: asyncio.Transport) -> None:
         """Feed a viewer that fell behind as its buffer empties; close it if it stalls."""
         try:
+            loop = asyncio.get_running_loop()
             while w.backlog:
-                waited = 0.0
+                deadline = loop.time() + self.send_timeout
+                pause = 0.01  # then longer: a thousand stalled viewers must not spin the loop
                 while t.get_write_buffer_size() > t.get_write_buffer_limits()[1]:
-                    if waited >= self.send_timeout or t.is_closing():
+                    if loop.time() >= deadline or t.is_closing():
                         self.metrics.viewer_drops.inc()
                         await _close(w.ws, t, self.send_timeout)
                         return
-                    await asyncio.sleep(0.01)
-                    waited += 0.01
+                    await asyncio.sleep(pause)
+                    pause = min(0.25, pause * 2)
                 self._send(w, t, w.backlog.popleft())
             w.backlog = None
         finally:
