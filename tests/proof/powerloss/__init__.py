@@ -8,7 +8,7 @@ under ``$POWERLOSS_DIR``, and a sync record after each successful ``fsync`` or
 kernel's page cache, so it survives), :func:`power_cut` rolls each file back
 to what its last sync made durable, as if the machine had lost power.
 
-What it models and what it doesn't: docs/reliability-power-loss.md.
+What it models and what it doesn't: docs/reliability.md ("Power loss").
 """
 
 from __future__ import annotations
