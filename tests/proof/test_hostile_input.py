@@ -51,7 +51,7 @@ from .conftest import Figures, scale
 # The frame-by-frame tests check every frame's own answer, so their sockets may send
 # any number of invalid frames; the flood test keeps the service's allowance (20 in
 # a row, then close 1008).
-EVERY_FRAME_ANSWERED = {"invalid_burst": 10**9, "invalid_rate": 1e9}
+EVERY_FRAME_ANSWERED: dict[str, Any] = {"invalid_burst": 10**9, "invalid_rate": 1e9}
 
 T = TypeVar("T")
 DOCS = Path(__file__).resolve().parents[2] / "docs"

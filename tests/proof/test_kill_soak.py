@@ -17,10 +17,10 @@ from pathlib import Path
 
 from stream.device_client import Device
 
-from ..rules.script import AWAY, HOME
 from ..service.processes import ServiceProcess
 from .conftest import Figures, scale
 from .determinism import live_equals_replay
+from .officials import umpires_game
 
 DEVICES = 3
 
@@ -58,14 +58,7 @@ async def test_kill_9_soak_loses_nothing_acked(tmp_path: Path, figures: Figures)
     duplicates = 0      # acks that said "already stored": the retry of an event whose ack was lost
     t0 = time.monotonic()
     try:
-        srv.post("/api/games", {"id": "s1", "game": "g1", "event": "cup", "handicap": 8, "teams": {
-            "home": {"team": "h", "players": HOME}, "away": {"team": "a", "players": AWAY}}})
-        tokens = [srv.post("/api/tokens", {"role": "umpire", "device": f"ump{i}", "game": "g1"})["token"]
-                  for i in range(DEVICES)]
-        tk = srv.post("/api/tokens", {"role": "timekeeper", "device": "tk", "game": "g1"})["token"]
-        timer = Device(srv.device_url, tk, prefix="tk")
-        await timer.send({"type": "clock.start", "game": "g1"}, attempts=200)
-        await timer.close()
+        tokens = await umpires_game(srv, DEVICES)
         done = asyncio.Event()
 
         async def official(i: int) -> None:

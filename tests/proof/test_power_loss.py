@@ -32,10 +32,10 @@ import pytest
 
 from stream.device_client import Device
 
-from ..rules.script import AWAY, HOME
 from ..service.processes import ServiceProcess
 from .conftest import Figures, scale
 from .determinism import live_equals_replay
+from .officials import umpires_game
 from .powerloss import Cut, build_shim, kill_at_sync, power_cut, preload_env, read_log
 
 DEVICES = 3
@@ -241,14 +241,7 @@ async def power_loss_run(tmp_path: Path, shim: Path, *, synchronous: str, per_de
 
     srv.start()
     try:
-        srv.post("/api/games", {"id": "s1", "game": "g1", "event": "cup", "handicap": 8, "teams": {
-            "home": {"team": "h", "players": HOME}, "away": {"team": "a", "players": AWAY}}})
-        tokens = [srv.post("/api/tokens", {"role": "umpire", "device": f"ump{i}", "game": "g1"})["token"]
-                  for i in range(DEVICES)]
-        tk = srv.post("/api/tokens", {"role": "timekeeper", "device": "tk", "game": "g1"})["token"]
-        timer = Device(srv.device_url, tk, prefix="tk")
-        await timer.send({"type": "clock.start", "game": "g1"}, attempts=200)
-        await timer.close()
+        tokens = await umpires_game(srv, DEVICES)
         # The set-up is on disk before the game, in both runs: a clean stop
         # checkpoints even on NORMAL. And secret.key must survive a cut.
         await asyncio.to_thread(srv.stop)
