@@ -8,9 +8,12 @@ One process tree, bounded in time, and it stops by itself. In order:
   events (the synthetic season, folded once to keep what the rules accept, each
   written as the hub writes it: the pinned body, its game and seq, its dedup
   key), then ``python -m stream serve --no-demo`` on it, timed from process start
-  until ``/readyz`` answers 200 and a viewer's ``/ws/watch`` has its snapshot;
-  best of two starts (the page cache is warm for both). If that misses the goal,
-  the start-up's phases are timed one by one (as ``Hub._load`` runs them);
+  until ``/readyz`` answers 200 and a viewer's ``/ws/watch`` has its snapshot.
+  The first start folds the whole log (built in bulk, it has no snapshot) and
+  writes a snapshot; the restarts decode it and fold the records after it
+  (none). The goal is the restart's (best of two), the full fold is shown
+  beside it; the page cache is warm for all. If the restart misses the goal,
+  the full fold's phases are timed one by one (as ``Hub._load`` runs them);
 * **group commit**: raw single commits (the service's SQLite settings, one
   log-sized INSERT per transaction, sequential) against ``SqliteStore.append``
   from ``--devices`` concurrent tasks, each awaiting its own append as a device
@@ -56,7 +59,6 @@ import msgspec
 import websockets
 
 from . import bench_fanout as bf
-from . import protocol as pr
 from .bench import bench_replay, synthetic_season
 from .device_client import Device
 from .errors import Refused
@@ -64,7 +66,7 @@ from .hub import digest
 from .rules import codec
 from .rules import events as ev
 from .rules.engine import Engine
-from .store import Record
+from .store import START, Record
 from .store.sqlite import SCHEMA, SqliteStore
 from .store.sqlite import connect as sqlite_connect
 
@@ -90,7 +92,7 @@ class AllOptions:
     devices: int = 50
     commit_seconds: float = 2.0
     cold_events: int = 1_000_000
-    cold_starts: int = 2
+    cold_starts: int = 3  # the first folds the whole log; the others restart from its snapshot
     seed: int = 14
     settle: float = 3.0
     quick: bool = False
@@ -435,14 +437,14 @@ async def cold_breakdown(data: Path) -> list[tuple[str, float]]:
         await store.open()
         phases.append(("open the store", time.perf_counter() - t))
         t = time.perf_counter()
-        records = await store.records()
-        phases.append((f"read {len(records):,} records (SQLite to Record)", time.perf_counter() - t))
+        _, records = await store.rows_after(START)
+        phases.append((f"read {len(records):,} records (SQLite rows)", time.perf_counter() - t))
         await store.close()
 
         def fold() -> list[tuple[str, float]]:
             out = []
             t = time.perf_counter()
-            events = [codec.decode_event(r.body) for r in records]
+            events = [codec.decode_event(r[5]) for r in records]
             out.append(("decode the bodies", time.perf_counter() - t))
             engine = Engine()
             t = time.perf_counter()
@@ -450,10 +452,9 @@ async def cold_breakdown(data: Path) -> list[tuple[str, float]]:
                 engine.feed(e)
             out.append(("fold (Engine.feed)", time.perf_counter() - t))
             t = time.perf_counter()
-            keys = {(r.device, r.client_id): (r.digest, pr.Ack(id=r.client_id, log_id=e.id, game=r.game,
-                                                                seq=r.seq, at=e.at, duplicate=True))
+            keys = {(r[2], r[3]): (r[4], e.id, r[0], r[1], e.at)
                     for r, e in zip(records, events, strict=True)}
-            out.append((f"dedup keys and acks ({len(keys):,})", time.perf_counter() - t))
+            out.append((f"dedup keys ({len(keys):,})", time.perf_counter() - t))
             t = time.perf_counter()
             for gid in engine.games:
                 msgspec.to_builtins(engine.view(gid))
@@ -522,17 +523,27 @@ async def bench_all(opts: AllOptions) -> Report:
                       f"{built:.1f} s; the viewer watches {game}", flush=True)
                 gc.collect()
                 starts = []
-                for k in range(opts.cold_starts):
+                for k in range(max(2, opts.cold_starts)):
                     ready, snap = await cold_start(children, data, game, f"cold{k + 1}")
-                    print(f"  start {k + 1}: /readyz 200 after {ready:.2f} s, the viewer's snapshot "
-                          f"after {snap:.2f} s", flush=True)
+                    what = "full fold" if k == 0 else "restart, snapshot + tail"
+                    print(f"  start {k + 1} ({what}): /readyz 200 after {ready:.2f} s, the viewer's "
+                          f"snapshot after {snap:.2f} s", flush=True)
                     starts.append((snap, ready))
-                snap, ready = min(starts)
-                report.add(cold_label, f"{snap:.2f} s (/readyz at {ready:.2f} s)", "≤ 5 s", snap <= 5)
+                    if k == 0:
+                        with contextlib.closing(sqlite3.connect(data / "arena.sqlite")) as c:
+                            row = c.execute("SELECT position, length(blob) FROM snapshot").fetchone()
+                        print("  snapshot written by start 1: " + (
+                            f"at position {row[0]}, {row[1] / 2**20:.0f} MiB" if row else "none"), flush=True)
+                (full, full_ready), (snap, ready) = starts[0], min(starts[1:])
+                report.add(cold_label, f"{snap:.2f} s restart (/readyz at {ready:.2f} s); first start, "
+                           f"full fold: {full:.2f} s", "≤ 5 s (restart)", snap <= 5)
                 report.notes.append(f"Cold start: `serve --no-demo` on a log of {count:,} events "
                                     f"({size:.0f} MiB), from process start to /readyz 200 and then a "
-                                    f"viewer's snapshot of {game}; best of {len(starts)} starts "
-                                    f"({', '.join(f'{s:.2f}' for s, _ in starts)} s; page cache warm).")
+                                    f"viewer's snapshot of {game}. The first start folds the whole log "
+                                    f"(it has no snapshot): {full:.2f} s (/readyz at {full_ready:.2f} s), "
+                                    f"and writes a snapshot; the restart decodes it and folds the records "
+                                    f"after it: best of {len(starts) - 1} "
+                                    f"({', '.join(f'{s:.2f}' for s, _ in starts[1:])} s; page cache warm).")
                 if snap > 5:
                     phases = await cold_breakdown(data)
                     phases.append(("the rest (web app, GC, first requests; the start less the above)",

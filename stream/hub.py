@@ -15,6 +15,11 @@ deadline timer, takes the same path through ``submit``:
    If the commit fails, every event not yet committed is failed with
    ``NotStored`` and the engine is reloaded from what the log does hold.
 
+Start-up: the state is the fold of the log. A snapshot (``stream/snapshot.py``)
+caches that fold up to a log position: ``_load`` decodes it if it is valid and
+folds only the records after it. One is written after a start that folded a
+long tail, and at a clean shutdown; never during play.
+
 Time: the shell's only use of the wall clock is to stamp received events and
 to sleep until ``engine.next_deadline()``, when it submits a ``tick`` event so
 that the deadline's notices are logged and sequenced like everything else.
@@ -23,18 +28,21 @@ that the deadline's notices are logged and sequenced like everything else.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import gc
 import hashlib
 import logging
 import struct
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import msgspec
 
 from . import protocol as pr
+from . import snapshot as snap
 from .errors import Conflict, NotStored, Refused
 from .rules import codec
 from .rules import events as ev
@@ -42,12 +50,19 @@ from .rules.engine import Engine
 from .rules.game import Settings
 from .rules.text import render
 from .rules.view import GameView, diff_builtins
-from .store import DuplicateKey, Followable, Record, SeqTaken, Store
+from .snapshot import Logged, SnapshotError
+from .store import START, DuplicateKey, Followable, Record, SeqTaken, Store
 
 log = logging.getLogger("arena_stream.hub")
 
 SYSTEM = "system"  # the device name of events the service writes itself (ticks)
 RECENT = 12        # notices a snapshot repeats for a display that joins late
+SNAPSHOT_TAIL = 20_000  # a start that folds more records than this writes a snapshot
+LOADED: Any = object()  # GameFeed.base of a game as loaded: its view, as builtins when first needed
+
+#: A dedup key's value: an event folded from the log (see ``Logged``), or one this process
+#: took: (digest, its ack, or the future of its ack while it commits).
+Known = Logged | tuple[bytes, pr.Ack | asyncio.Future[pr.Ack]]
 
 
 def now_ms() -> int:
@@ -107,13 +122,15 @@ class GameFeed:
 
     seq: int = 0
     view: GameView | None = None
-    view_builtins: Any = None      # the committed view, as builtins
+    view_builtins: Any = None      # the committed view, as builtins (None after a load)
     base: Any = None               # the view after the last *applied* event: the next patch's base
+                                   # (LOADED: the loaded view's, made when first needed)
     deltas: list[Frames] = field(default_factory=list)   # deltas[i] has seq i + 1 ...
     first_seq: int = 1                                    # ... offset by the first one held
     complete: bool = True                                 # False after a restart until rebuilt
     snapshot: Frames | None = None
     recent: deque[Any] = field(default_factory=lambda: deque(maxlen=RECENT))
+    held: dict[int, Pending] = field(default_factory=dict)  # committed out of seq order: waiting
 
 
 @dataclass(slots=True)
@@ -134,11 +151,19 @@ class Hub:
         self.engine = Engine(self.settings)
         self.seqs: dict[str, int] = {}
         self.feeds: dict[str, GameFeed] = {}
-        # (device, client_id) -> (digest, ack or the future of the first copy's ack)
-        self.keys: dict[tuple[str, str], tuple[bytes, pr.Ack | asyncio.Future[pr.Ack]]] = {}
+        # (device, client_id) -> what a retry of it is answered with (see Known)
+        self.keys: dict[tuple[str, str], Known] = {}
         self.on_publish = on_publish or (lambda game, frames: None)
         self.published: dict[str, int] = {}      # the last seq shown to this node's viewers
-        self.tail = "0-0"                        # the last log entry folded (followable stores)
+        self.tail = START                        # the last log entry folded (followable stores)
+        self.position = START                    # the log position the last _load reached
+        # The keys applied to the engine since that load, in order: a snapshot at shutdown is
+        # written only if they are exactly the log's records after ``position``.
+        self.applied: list[tuple[str, str]] = []
+        self.snapshot_position: str | None = None  # where the store's snapshot is, if known
+        self.folded = 0                          # records the last load folded (after its snapshot)
+        self.snapshot_bytes = 0                  # the size of the last snapshot read or written
+        self._snapshot_save: asyncio.Task[None] | None = None
         self.generation = 0                      # how many times the log has been folded whole
         self.on_game: Callable[[str], None] = lambda game: None
         self.ready = False
@@ -151,36 +176,126 @@ class Hub:
 
     async def start(self) -> None:
         await self.store.open()
-        await self._load()
+        folded = await self._load()
+        # Nothing is applied before ``ready``: the engine is exactly the fold up to ``position``.
+        blob = None
+        if folded > SNAPSHOT_TAIL:
+            try:
+                blob = self._capture(self.position)
+            except Exception as err:  # only a cache: serve without it
+                log.warning("snapshot not made", extra={"reason": f"{type(err).__name__}: {err}"})
         self.ready = True
+        if blob is not None:
+            self._snapshot_save = asyncio.create_task(self._save_snapshot(self.position, blob))
 
-    async def _load(self) -> None:
-        """Fold the whole log: the state is what the log says."""
-        if isinstance(self.store, Followable):
-            entries = await self.store.read_after("0-0")
-            records = [r for _, r in entries]
-            self.tail = entries[-1][0] if entries else "0-0"
+    async def _load(self) -> int:
+        """The state is what the log says: the snapshot, if there is a valid one, and the fold
+        of every record after it (or of the whole log). Returns how many records it folded."""
+        restored = None
+        position = START
+        try:
+            found = await self.store.load_snapshot()
+        except Exception as err:  # the log is read next, and says whether the store is down
+            log.warning("snapshot not read; folding the whole log",
+                        extra={"reason": f"{type(err).__name__}: {err}"})
+            found = None
+        if found is not None:
+            self.snapshot_bytes = len(found[1])
+            try:
+                with _no_gc(freeze=self.snapshot_bytes > 2**23):
+                    restored = snap.restore(found[1], settings=self.settings, epoch=self.store.epoch,
+                                            position=found[0])
+                position = found[0]
+            except Exception as err:  # SnapshotError, or anything else: it is only a cache
+                reason = str(err) if isinstance(err, SnapshotError) else f"{type(err).__name__}: {err}"
+                log.warning("snapshot ignored; folding the whole log", extra={"reason": reason})
+            found = None  # the blob: decoded or useless
+        try:
+            last, rows = await self.store.rows_after(position)
+        except LookupError as err:
+            log.warning("snapshot ignored; folding the whole log", extra={"reason": str(err)})
+            restored, position = None, START
+            last, rows = await self.store.rows_after(position)
+        seqs: dict[str, int]
+        keys: dict[tuple[str, str], Known]
+        if restored is None:
+            engine, seqs, keys = Engine(self.settings), {}, {}
         else:
-            records = await self.store.records()
-        engine = Engine(self.settings)
-        seqs: dict[str, int] = {}
-        keys: dict[tuple[str, str], tuple[bytes, pr.Ack | asyncio.Future[pr.Ack]]] = {}
-        for r in records:
-            e = codec.decode_event(r.body)
-            engine.feed(e)
-            if r.game is not None and r.seq is not None:
-                seqs[r.game] = r.seq
-            keys[(r.device, r.client_id)] = (r.digest, pr.Ack(
-                id=r.client_id, log_id=e.id, game=r.game, seq=r.seq, at=e.at, duplicate=True))
+            engine, seqs, logged = restored
+            keys = cast(dict[tuple[str, str], Known], logged)
+        # Where the store's snapshot is, if it is one this code can use (else: overwrite it).
+        self.snapshot_position = position if restored is not None else None
+        with _no_gc(freeze=len(rows) > SNAPSHOT_TAIL):
+            feed, decode = engine.feed, codec.decode_event
+            for game, seq, device, client_id, dg, body in rows:
+                e = decode(body)
+                feed(e)
+                if game is not None and seq is not None:
+                    seqs[game] = seq
+                keys[(device, client_id)] = (dg, e.id, game, seq, e.at)
         self.engine, self.seqs, self.keys = engine, seqs, keys
+        self.position = self.tail = last
+        self.applied = []
+        self.folded = len(rows)
         self.generation += 1
         self.feeds = {}
         for gid in engine.games:
-            view = engine.view(gid)
-            builtins = msgspec.to_builtins(view)
-            self.feeds[gid] = GameFeed(seq=seqs.get(gid, 0), view=view, view_builtins=builtins,
-                                       base=builtins, first_seq=seqs.get(gid, 0) + 1, complete=False)
-        log.info("loaded", extra={"records": len(records), "games": len(engine.games)})
+            self.feeds[gid] = GameFeed(seq=seqs.get(gid, 0), view=engine.view(gid), base=LOADED,
+                                       first_seq=seqs.get(gid, 0) + 1, complete=False)
+        log.info("loaded", extra={"records": len(rows), "games": len(engine.games),
+                                  "snapshot": position if position != START else None})
+        return len(rows)
+
+    # ----------------------------------------------------------- snapshots
+
+    def _capture(self, position: str) -> bytearray | None:
+        """The snapshot of the state, which must be the fold up to ``position``; None if a key's
+        ack is not known yet. Blocks the loop while it encodes (about 1 s per 1,000,000 events)."""
+        keys: dict[tuple[str, str], Logged] = {}
+        if set(map(len, self.keys.values())) <= {5}:  # all folded from the log (after a load)
+            keys = cast(dict[tuple[str, str], Logged], self.keys)
+        else:
+            for key, known in self.keys.items():
+                if len(known) == 5:
+                    keys[key] = known
+                    continue
+                dg, prior = known
+                if isinstance(prior, asyncio.Future):
+                    if not prior.done() or prior.cancelled() or prior.exception() is not None:
+                        return None
+                    prior = prior.result()
+                keys[key] = (dg, prior.log_id, prior.game, prior.seq, prior.at)
+        # The size of the last one, or about what a record takes: the buffer is allocated once.
+        hint = int(self.snapshot_bytes * 1.05) if self.snapshot_bytes else 240 * len(keys) + 2**20
+        with _no_gc():
+            blob = snap.capture(self.engine, self.seqs, keys, epoch=self.store.epoch, position=position,
+                                size_hint=hint)
+        self.snapshot_bytes = len(blob)
+        return blob
+
+    async def _save_snapshot(self, position: str, blob: bytes | bytearray) -> None:
+        try:
+            await self.store.save_snapshot(position, blob)
+        except Exception as err:  # NotStored, or anything else: only a cache is lost
+            log.warning("snapshot not written", extra={"reason": f"{type(err).__name__}: {err}"})
+            return
+        self.snapshot_position = position
+        log.info("snapshot written", extra={"position": position, "bytes": len(blob)})
+
+    async def _snapshot_at_close(self) -> None:
+        """At a clean shutdown: a snapshot of the state, if it is the fold of a log prefix
+        (every event applied since the load is the log's next record, in the log's order)."""
+        if not self.ready or self.recovering:
+            return
+        last, rows = await self.store.rows_after(self.position)
+        if [(r[2], r[3]) for r in rows] != self.applied:
+            log.info("no snapshot at shutdown: the state is not the fold of a log prefix")
+            return
+        if last == self.snapshot_position:
+            return  # the one the store has
+        blob = self._capture(last)
+        if blob is not None:
+            await self._save_snapshot(last, blob)
 
     async def _publish_missed(self) -> None:
         """After a reload, viewers get the deltas of events this node had not yet
@@ -219,6 +334,9 @@ class Hub:
             if known[0] != payload_digest:
                 raise Conflict("id_conflict", f"{client_id!r} was already used by this device for "
                                               "a different event; the first one stands")
+            if len(known) == 5:  # folded from the log: its ack is made now, when a retry asks
+                return pr.Ack(id=client_id, log_id=known[1], game=known[2], seq=known[3], at=known[4],
+                              duplicate=True, notices=[])
             prior = known[1]
             ack = prior if isinstance(prior, pr.Ack) else await asyncio.shield(prior)
             return msgspec.structs.replace(ack, duplicate=True, notices=[])
@@ -246,6 +364,7 @@ class Hub:
         fut: asyncio.Future[pr.Ack] = loop.create_future()      # for retries of this event
         waiter: asyncio.Future[pr.Ack] = loop.create_future()   # for this submitter
         self.keys[key] = (payload_digest, fut)
+        self.applied.append(key)
         self._wake.set()
         # The commit runs as its own task: if the device goes away mid-commit,
         # the event still lands (or fails) whole, and a retry finds its ack.
@@ -297,36 +416,57 @@ class Hub:
         asyncio.get_running_loop().call_soon(self._committed, p)
 
     async def close(self) -> None:
-        """Let every commit in flight finish, then close the store."""
+        """Let every commit in flight finish, write a snapshot, then close the store."""
         if self._inflight:
             await asyncio.gather(*self._inflight, return_exceptions=True)
+        if self._snapshot_save is not None:
+            await self._snapshot_save
+        try:
+            await self._snapshot_at_close()
+        except Exception as err:  # only a cache: the next start folds more of the log
+            log.warning("no snapshot at shutdown", extra={"reason": f"{type(err).__name__}: {err}"})
         await self.store.close()
 
     def _delta(self, game: str, seq: int, rendered: list[Any], view: GameView,
                feed: GameFeed) -> tuple[Frames, Any]:
         # Against the last *applied* view: events in flight together chain their patches.
         after = msgspec.to_builtins(view)
-        patch = [pr.Patch(p, v) for p, _, v in _diff(feed.base, after)]
+        before = msgspec.to_builtins(feed.view) if feed.base is LOADED else feed.base
+        patch = [pr.Patch(p, v) for p, _, v in _diff(before, after)]
         feed.base = after
         return Frames.of(pr.Delta(game=game, seq=seq, notices=rendered, patch=patch)), after
 
     def _committed(self, p: Pending) -> None:
-        """Publish in seq order: commits complete in submission order."""
+        """Show a committed event, strictly in seq order. This node's own commits and
+        the follower's records of other nodes' may complete out of order (the follower
+        can read seq N+1 before the task that committed N here resumes): a delta that
+        comes early is held until the ones before it are shown."""
         if p.generation != self.generation:
             return  # folded again meanwhile: that fold shows the event
         game = p.record.game
-        if game is None or p.delta is None:
+        if game is None or p.delta is None or p.record.seq is None:
             return
         feed = self.feeds[game]
-        feed.seq = p.record.seq or feed.seq
-        feed.view, feed.view_builtins, feed.snapshot = p.view, p.view_builtins, None
-        feed.deltas.append(p.delta)
-        feed.recent.extend(p.delta.msg.notices)
-        if self.published.get(game, 0) < feed.seq:
-            self.published[game] = feed.seq
-            self.on_publish(game, p.delta)
-        if p.record.seq == 1:
-            self.on_game(game)
+        if p.record.seq <= feed.seq:
+            return
+        if p.record.seq > feed.seq + 1:
+            feed.held[p.record.seq] = p
+            return
+        while True:
+            seq = feed.seq = p.record.seq or feed.seq
+            feed.view, feed.view_builtins, feed.snapshot = p.view, p.view_builtins, None
+            assert p.delta is not None
+            feed.deltas.append(p.delta)
+            feed.recent.extend(p.delta.msg.notices)
+            if self.published.get(game, 0) < seq:
+                self.published[game] = seq
+                self.on_publish(game, p.delta)
+            if seq == 1:
+                self.on_game(game)
+            nxt = feed.held.pop(seq + 1, None)
+            if nxt is None:
+                return
+            p = nxt
 
     async def _recover(self) -> None:
         """A commit failed: reload everything from the log, which is the truth."""
@@ -335,6 +475,10 @@ class Hub:
             return
         self.recovering = True
         self._recovered.clear()
+        # From here on, nothing computed on the diverged state is published: a commit
+        # still in flight (pipelined behind the one that failed) may land, but its
+        # delta was built on a state the log does not have. The reload shows it.
+        self.generation += 1
         try:
             log.warning("commit failed; reloading the log")
             while True:
@@ -439,8 +583,8 @@ class Hub:
             notices = self.engine.apply(e)
         except Refused:
             return False
-        ack = pr.Ack(id=r.client_id, log_id=e.id, game=r.game, seq=r.seq, at=e.at, duplicate=True)
-        self.keys[key] = (r.digest, ack)
+        self.keys[key] = (r.digest, e.id, r.game, r.seq, e.at)
+        self.applied.append(key)
         self._wake.set()
         if r.game is None or r.seq is None:
             return True
@@ -448,6 +592,7 @@ class Hub:
         view = self.engine.view(r.game)
         feed = self.feeds.setdefault(r.game, GameFeed())
         delta, builtins = self._delta(r.game, r.seq, [render(n) for n in notices], view, feed)
+        ack = pr.Ack(id=r.client_id, log_id=e.id, game=r.game, seq=r.seq, at=e.at, duplicate=True)
         self._committed(Pending(r, ack, delta, view, builtins, self.generation))
         return True
 
@@ -478,6 +623,23 @@ class Hub:
             except (NotStored, Refused, Conflict):
                 log.warning("tick not stored; will retry", extra={"game": game, "at": at})
                 await asyncio.sleep(0.2)
+
+
+@contextlib.contextmanager
+def _no_gc(*, freeze: bool = False) -> Iterator[None]:
+    """A load makes millions of objects and frees few: the cycle collector would only slow it.
+    With ``freeze`` (a big load), what exists is then moved out of its sight (``gc.freeze``):
+    else it would traverse the state at its next collections, and at every full one while the
+    service runs. Reference counting still frees the state when a reload replaces it."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if freeze:
+            gc.freeze()
+        if collecting:
+            gc.enable()
 
 
 def _diff(before: Any, after: Any) -> list[tuple[str, Any, Any]]:

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import hashlib
 from bisect import bisect_right
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
@@ -43,6 +43,7 @@ from .view import GameView, diff, game_view
 
 _pack = msgspec.msgpack.Encoder()
 _unpack_game = msgspec.msgpack.Decoder(Game)
+_unpack_events = msgspec.msgpack.Decoder(list[ev.Event])
 
 
 CHECKPOINT_EVERY = 32
@@ -61,7 +62,8 @@ class GameRecord:
     before it.
     """
 
-    __slots__ = ("any_team", "checkpoints", "events", "game", "now", "opened_at", "setup_notices")
+    __slots__ = ("any_team", "checkpoints", "events", "game", "now", "opened_at", "packed",
+                 "setup_notices")
 
     def __init__(self, game: Game, at: int, setup_notices: list[Any] | None = None) -> None:
         self.game = game
@@ -75,6 +77,18 @@ class GameRecord:
         self.now = 0
         self.opened_at = at
         self.checkpoints: list[bytes] = [_pack.encode(game)]
+        # A game restored from a snapshot (stream/snapshot.py) holds its events packed,
+        # with ``events`` unset, until something first reads them: most games of a long
+        # log are never touched again. ``packed`` is None whenever ``events`` is set.
+        self.packed: bytes | None = None
+
+    if not TYPE_CHECKING:
+        def __getattr__(self, name: str) -> Any:  # only for an attribute that is unset
+            if name == "events" and self.packed is not None:
+                self.events = _unpack_events.decode(self.packed)
+                self.packed = None
+                return self.events
+            raise AttributeError(f"'GameRecord' object has no attribute {name!r}")
 
 
 class Tournament(msgspec.Struct):

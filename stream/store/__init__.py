@@ -10,7 +10,12 @@ The log is the truth; the service's state is a fold over it. Every backend
 * A ``(device, client_id)`` pair is unique forever: appending it again raises
   ``DuplicateKey`` carrying the record already stored.
 * ``(game, seq)`` is unique: the per-game total order.
-* ``records()`` returns everything in the order it was appended.
+* ``records()`` returns everything in the order it was appended;
+  ``rows_after(position)`` the records after a log position, with only what
+  the fold reads, and the position of the last one.
+* ``save_snapshot(position, blob)`` / ``load_snapshot()`` keep one snapshot:
+  the fold up to a position, cached (``stream/snapshot.py``). It is never the
+  truth and is not made durable ahead of anything: losing it costs a full fold.
 """
 
 from __future__ import annotations
@@ -32,6 +37,13 @@ class Record(msgspec.Struct, frozen=True, kw_only=True):
     digest: bytes                 # of the event as the device sent it: tells a retry from a conflict
     received_at: int              # ms, the server's clock
     body: bytes                   # the event in the pinned log format (JSON), as the fold reads it
+
+
+#: The position before the first record: ``rows_after(START)`` reads the whole log.
+START = "0-0"
+
+#: One record as the fold reads it: (game, seq, device, client_id, digest, body).
+FoldRow = tuple[str | None, int | None, str, str, bytes, bytes]
 
 
 class DuplicateKey(ArenaStreamError):
@@ -79,6 +91,22 @@ class Store(abc.ABC):
     @abc.abstractmethod
     async def game_records(self, game: str, after_seq: int = 0) -> list[Record]:
         """One game's records with ``seq > after_seq``, in order."""
+
+    @abc.abstractmethod
+    async def rows_after(self, position: str) -> tuple[str, list[FoldRow]]:
+        """Every record after ``position`` (``START``: the whole log), in append order, as
+        ``FoldRow`` tuples, and the position of the last one (``position`` itself if none).
+        Positions are opaque strings of this store. Raises ``LookupError`` if ``position``
+        is not one of this log's (beyond its end, say)."""
+
+    @abc.abstractmethod
+    async def save_snapshot(self, position: str, blob: bytes | bytearray) -> None:
+        """Keep ``blob``, the fold of the log up to ``position``, in place of any earlier
+        one. Raises ``NotStored`` if it could not; nothing else depends on it."""
+
+    @abc.abstractmethod
+    async def load_snapshot(self) -> tuple[str, bytes] | None:
+        """The last snapshot saved, as (position, blob), or None."""
 
     @abc.abstractmethod
     async def revoke(self, jti: str, at: int, by: str, reason: str) -> None: ...

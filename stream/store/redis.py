@@ -8,6 +8,7 @@ Layout (``prefix`` defaults to ``arena:``):
     {p}dedup          hash: device NUL client_id -> the record's id in {p}log
     {p}revoked        hash: jti -> JSON {at, by, reason}
     {p}epoch          string
+    {p}snapshot       hash: position (an id in {p}log), blob: the fold up to there, cached
 
 An append is one Lua script, so Redis runs it whole or not at all: it refuses
 a known dedup key (returning the stored record's id), refuses a ``seq`` that
@@ -16,6 +17,10 @@ seq 7), then adds the record to both streams and the dedup key. Appends go
 out through one writer connection, queued ones pipelined together: Redis runs
 them in order and, with ``appendfsync always``, writes and fsyncs its AOF once
 per batch before it replies. So a reply means durable, as with SQLite.
+
+A log position is an entry id of ``{p}log``. The snapshot is one key, written
+with one HSET (never needed for an ack: losing it costs a full fold); Redis
+takes no string longer than 512 MiB, so a bigger one is not written.
 
 ``open`` refuses a Redis that could lose an acked event (AOF off, or fsync
 less often than always) unless the operator passes ``unsafe=True``.
@@ -33,7 +38,7 @@ import redis.asyncio as aioredis
 from redis.exceptions import RedisError, ResponseError
 
 from ..errors import NotStored
-from . import DuplicateKey, Record, SeqTaken, Store
+from . import START, DuplicateKey, FoldRow, Record, SeqTaken, Store
 
 APPEND = """
 local prefix = ARGV[1]
@@ -55,6 +60,29 @@ return {'ok', id}
 
 _enc = msgspec.msgpack.Encoder()
 _dec = msgspec.msgpack.Decoder(Record)
+MAX_SNAPSHOT = 512 * 2**20  # Redis's proto-max-bulk-len
+
+
+class _FoldFields(msgspec.Struct):
+    """What the fold reads of a record (the others are skipped when decoding)."""
+
+    game: str | None
+    seq: int | None
+    device: str
+    client_id: str
+    digest: bytes
+    body: bytes
+
+
+_dec_fold = msgspec.msgpack.Decoder(_FoldFields)
+
+
+def _entry_id(position: str) -> tuple[int, int]:
+    ms, _, n = position.partition("-")
+    try:
+        return int(ms), int(n or 0)
+    except ValueError:
+        raise LookupError(f"{position!r} is not a position of this log") from None
 
 
 class RedisStore(Store):
@@ -212,6 +240,50 @@ class RedisStore(Store):
                 start = "(" + rows[-1][0].decode()
         except RedisError as err:
             raise NotStored(f"Redis: {err}") from None
+
+    async def rows_after(self, position: str) -> tuple[str, list[FoldRow]]:
+        assert self.redis is not None
+        after = _entry_id(position)
+        out: list[FoldRow] = []
+        last = position
+        try:
+            newest = await self.redis.xrevrange(self.prefix + "log", "+", "-", count=1)
+            if after > (_entry_id(newest[0][0].decode()) if newest else (0, 0)):
+                raise LookupError(f"position {position} is beyond the end of the log")
+            start = "(" + position if position != START else "-"
+            while True:
+                rows = await self.redis.xrange(self.prefix + "log", start, "+", count=5000)
+                for _, f in rows:
+                    r = _dec_fold.decode(f[b"r"])
+                    out.append((r.game, r.seq, r.device, r.client_id, r.digest, r.body))
+                if rows:
+                    last = rows[-1][0].decode()
+                if len(rows) < 5000:
+                    return last, out
+                start = "(" + last
+        except RedisError as err:
+            raise NotStored(f"Redis: {err}") from None
+
+    async def save_snapshot(self, position: str, blob: bytes | bytearray) -> None:
+        assert self.redis is not None
+        _entry_id(position)
+        if len(blob) > MAX_SNAPSHOT:
+            raise NotStored(f"the snapshot ({len(blob):,} bytes) is longer than Redis takes")
+        try:
+            await self.redis.hset(self.prefix + "snapshot",
+                                  mapping={"position": position, "blob": memoryview(blob)})
+        except RedisError as err:
+            raise NotStored(f"Redis: {err}") from None
+
+    async def load_snapshot(self) -> tuple[str, bytes] | None:
+        assert self.redis is not None
+        try:
+            position, blob = await self.redis.hmget(self.prefix + "snapshot", ["position", "blob"])
+        except RedisError as err:
+            raise NotStored(f"Redis: {err}") from None
+        if position is None or blob is None:
+            return None
+        return position.decode(), blob
 
     async def game_records(self, game: str, after_seq: int = 0) -> list[Record]:
         assert self.redis is not None

@@ -10,6 +10,10 @@ If a commit fails, that batch and everything queued behind it fail with
 ``NotStored`` and the store refuses further appends until the service has
 reloaded its state from what *was* committed (``reset_after_failure``):
 nothing built on an uncommitted event can reach the disk.
+
+The snapshot (one row of ``snapshot``) is written by the same thread in a
+transaction of its own, after the batch it was queued with: if it fails, only
+it fails. A log position is the record's ``pos``, as a decimal string.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import NotStored
-from . import DuplicateKey, Record, Store
+from . import START, DuplicateKey, FoldRow, Record, Store
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -44,11 +48,35 @@ CREATE TABLE IF NOT EXISTS log (
 CREATE TABLE IF NOT EXISTS revoked (
     jti TEXT PRIMARY KEY, at INTEGER NOT NULL, by TEXT NOT NULL, reason TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS snapshot (
+    id INTEGER PRIMARY KEY CHECK (id = 1), position TEXT NOT NULL, blob BLOB NOT NULL
+);
 """
 
 _COLUMNS = "game, seq, device, client_id, official, digest, received_at, body"
 _STOP = object()
-Op = Callable[[sqlite3.Connection], Any]   # or a Record: an append
+Op = Callable[[sqlite3.Connection], Any]   # or a Record: an append, or a _Snapshot
+
+
+class _Snapshot:
+    """A snapshot to write: the writer gives it a transaction of its own."""
+
+    __slots__ = ("blob", "position")
+
+    def __init__(self, position: str, blob: bytes | bytearray) -> None:
+        self.position, self.blob = position, blob
+
+
+def _pos(position: str) -> int:
+    if position == START:
+        return 0
+    try:
+        pos = int(position)
+    except ValueError:
+        raise LookupError(f"{position!r} is not a position of this log") from None
+    if pos < 0:
+        raise LookupError(f"{position!r} is not a position of this log")
+    return pos
 
 
 def _row(r: tuple[Any, ...]) -> Record:
@@ -112,7 +140,7 @@ class SqliteStore(Store):
 
     # ----------------------------------------------------------------- writes
 
-    async def _submit(self, op: Op | Record) -> Any:
+    async def _submit(self, op: Op | Record | _Snapshot) -> Any:
         if self._thread is None or self._loop is None:
             raise NotStored("the store is closed")
         fut: asyncio.Future[Any] = self._loop.create_future()
@@ -123,6 +151,10 @@ class SqliteStore(Store):
         # The record itself is the op: the writer inserts a run of appends with
         # one executemany (see _append_run).
         await self._submit(record)
+
+    async def save_snapshot(self, position: str, blob: bytes | bytearray) -> None:
+        _pos(position)
+        await self._submit(_Snapshot(position, blob))
 
     async def revoke(self, jti: str, at: int, by: str, reason: str) -> None:
         await self._submit(lambda c: c.execute(
@@ -151,7 +183,13 @@ class SqliteStore(Store):
                         stop = True
                         break
                     batch.append(nxt)
-                self._commit(conn, batch)
+                snapshots = [b for b in batch if isinstance(b[0], _Snapshot)]
+                if snapshots:
+                    batch = [b for b in batch if not isinstance(b[0], _Snapshot)]
+                if batch:
+                    self._commit(conn, batch)
+                for snap, fut in snapshots:
+                    self._write_snapshot(conn, snap, fut)
                 if stop:
                     return
         finally:
@@ -192,6 +230,23 @@ class SqliteStore(Store):
         self.committed_records += sum(1 for _, _, e in results if e is None)
         self._resolve(results)
 
+    def _write_snapshot(self, conn: sqlite3.Connection, snap: _Snapshot, fut: asyncio.Future[Any]) -> None:
+        """One transaction for the snapshot alone: its failure fails nothing else."""
+        if self._failed:
+            self._resolve([(fut, None, NotStored("the store is recovering from a failed commit"))])
+            return
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            conn.execute("INSERT OR REPLACE INTO snapshot (id, position, blob) VALUES (1, ?, ?)",
+                         (snap.position, snap.blob))
+            conn.execute("COMMIT")
+        except sqlite3.Error as err:
+            if conn.in_transaction:
+                conn.rollback()
+            self._resolve([(fut, None, NotStored(f"the snapshot was not written ({err})"))])
+            return
+        self._resolve([(fut, None, None)])
+
     def _resolve(self, results: list[tuple[asyncio.Future[Any], Any, BaseException | None]]) -> None:
         assert self._loop is not None
         self._loop.call_soon_threadsafe(_settle, results)
@@ -206,6 +261,27 @@ class SqliteStore(Store):
     async def records(self) -> list[Record]:
         rows = await asyncio.to_thread(self._read, f"SELECT {_COLUMNS} FROM log ORDER BY pos")
         return [_row(r) for r in rows]
+
+    async def rows_after(self, position: str) -> tuple[str, list[FoldRow]]:
+        after = _pos(position)
+
+        def read() -> tuple[int, list[FoldRow]]:
+            assert self._reader is not None, "the store is not open"
+            with self._read_lock:
+                (last,) = self._reader.execute("SELECT coalesce(max(pos), 0) FROM log").fetchone()
+                if after > last:
+                    raise LookupError(f"position {after} is beyond the end of the log ({last})")
+                # Up to the last record seen above: the position returned is the last row's.
+                return last, self._reader.execute(
+                    "SELECT game, seq, device, client_id, digest, body FROM log "
+                    "WHERE pos > ? AND pos <= ? ORDER BY pos", (after, last)).fetchall()
+
+        last, rows = await asyncio.to_thread(read)
+        return (str(last) if rows else position), rows
+
+    async def load_snapshot(self) -> tuple[str, bytes] | None:
+        rows = await asyncio.to_thread(self._read, "SELECT position, blob FROM snapshot WHERE id = 1")
+        return (rows[0][0], rows[0][1]) if rows else None
 
     async def game_records(self, game: str, after_seq: int = 0) -> list[Record]:
         rows = await asyncio.to_thread(

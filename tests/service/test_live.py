@@ -105,3 +105,36 @@ async def test_viewers_see_which_officials_are_connected(server: Server) -> None
     assert [d["device"] for d in left["devices"]] == ["timer"]
     await tk.close()
     await viewer.close()
+
+
+async def test_commits_that_complete_out_of_seq_order_are_shown_in_order(server: Server) -> None:
+    """With several nodes, the follower can fold seq N+1 (another node's) before the
+    task that committed N here resumes: viewers must still get N, then N+1, and a
+    resume from before N must get both, in order."""
+    await server.setup_game()
+    hub = server.svc.hub
+    viewer = await Viewer.open(server.watch_url, game="g1")
+    await viewer.next("snapshot")
+    held: list[object] = []
+    show = hub._committed
+    hub._committed = held.append  # type: ignore[method-assign,assignment]  # hold the commits back
+    tk = await server.device("timekeeper")
+    ump = await server.device("umpire")
+    await tk.send({"type": "clock.start", "game": "g1"})
+    await ump.send({"type": "whistle", "game": "g1"})
+    await ump.send({"type": "goal", "game": "g1", "team": "home"})
+    hub._committed = show  # type: ignore[method-assign]
+    assert len(held) == 3
+    for p in reversed(held):  # seq 4 first, then 3, then 2
+        show(p)  # type: ignore[arg-type]
+    frames = await viewer.until_seq("g1", 4)
+    assert [f["seq"] for f in frames if f["type"] == "delta"] == [2, 3, 4]
+    assert [d.msg.seq for d in hub.since("g1", 1) or []] == [2, 3, 4]
+    assert hub.feeds["g1"].view is not None and hub.feeds["g1"].view.score.home == 1
+    late = await Viewer.open(server.watch_url, game="g1", since=1, epoch=hub.store.epoch)
+    frames = await late.until_seq("g1", 4)
+    assert [f["seq"] for f in frames if f["type"] == "delta"] == [2, 3, 4]
+    for c in (viewer, late):
+        await c.close()
+    await tk.close()
+    await ump.close()

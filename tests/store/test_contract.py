@@ -2,25 +2,38 @@
 against a real SQLite file and a real redis-server on loopback.
 
 Each backend's test class inherits ``StoreContract`` and provides ``open_store``
-(a fresh store on fresh storage) and ``reopen`` (a new instance on the same
-storage, as after a restart).
+(a fresh store on fresh storage), ``reopen`` (a new instance on the same
+storage, as after a restart), ``unopened`` (the same, not opened yet) and
+``beyond`` (a position past a given one).
+
+The snapshot tests run a ``Hub`` on the store: a start from a snapshot and the
+records after it must be the fold of the whole log (state, seqs, dedup answers).
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import Any
 
+import msgspec
 import pytest
 
-from stream.errors import NotStored
-from stream.store import DuplicateKey, Record, Store
+from stream import protocol as pr
+from stream import snapshot as snap
+from stream.errors import Conflict, NotStored
+from stream.hub import Hub, digest
+from stream.rules import codec
+from stream.rules.engine import Engine
+from stream.store import START, DuplicateKey, Record, Store
 from stream.store.redis import RedisStore
 from stream.store.sqlite import SqliteStore
 
 from ..redis_server import RedisServer
+from ..rules.script import AWAY, HOME, T0, game_setup
 
 
 def rec(n: int, *, game: str | None = "g1", seq: int | None = None, device: str = "d1",
@@ -30,12 +43,73 @@ def rec(n: int, *, game: str | None = "g1", seq: int | None = None, device: str 
                   received_at=1_780_000_000_000 + n, body=body or b'{"n":%d}' % n)
 
 
+def row(r: Record) -> tuple[Any, ...]:
+    return (r.game, r.seq, r.device, r.client_id, r.digest, r.body)
+
+
+_CYCLE = ("clock.start", "whistle", "clock.start", "goal", "clock.start", "whistle", "clock.start",
+          "card", "whistle", "void")
+
+
+def bodies(game: str, first: int, n: int) -> list[dict[str, Any]]:
+    """Events ``first`` to ``first + n - 1`` of ``game`` (0 is its set-up), all accepted: play,
+    stoppages, goals, yellows that arrive late (stamped in the stoppage before the last
+    clock.start), and every other one voided."""
+    out: list[dict[str, Any]] = []
+    for k in range(first, first + n):
+        at = T0 + k * 10_000
+        kind = _CYCLE[(k - 1) % len(_CYCLE)]
+        cycle = (k - 1) // len(_CYCLE)
+        body: dict[str, Any] = {"type": kind}
+        if k == 0:
+            body = game_setup(game, at=T0 - 60_000)
+        elif kind == "goal":
+            body = {"type": "goal", "team": ("home", "away")[cycle % 2]}
+        elif kind == "card":
+            body = {"type": "card", "player": (*HOME, *AWAY)[cycle % 6], "color": "yellow",
+                    "conduct": "arguing", "at": at - 15_000}
+        elif kind == "void":
+            body = ({"type": "void", "target": f"ump/{game}-{k - 2}"} if cycle % 2
+                    else {"type": "horn", "split": True})
+        out.append({"id": f"{game}-{k}", "at": at, "game": game, **body})
+    return out
+
+
+async def send(hub: Hub, body: dict[str, Any]) -> pr.Ack:
+    """As a device's event reaches the hub: its digest as sent, its log id ``device/id``."""
+    event = codec.decode_event(msgspec.json.encode({**body, "id": f"ump/{body['id']}"}))
+    return await hub.submit(device="ump", official="Ump One", client_id=body["id"],
+                            payload_digest=digest(msgspec.json.encode(body)), event=event)
+
+
+def full_fold(records: list[Record]) -> Engine:
+    engine = Engine()
+    for r in records:
+        engine.feed(codec.decode_event(r.body))
+    return engine
+
+
 class StoreContract:
     async def open_store(self) -> Store:
         raise NotImplementedError
 
     async def reopen(self, store: Store) -> Store:
         raise NotImplementedError
+
+    def beyond(self, position: str) -> str:
+        """A position after ``position`` that no record has yet."""
+        raise NotImplementedError
+
+    def unopened(self) -> Store:
+        """A new instance on the same storage, not yet opened (``Hub.start`` opens it)."""
+        raise NotImplementedError
+
+    async def start_hub(self, store: Store) -> Hub:
+        """A hub started on the storage of ``store``, which is closed first (a restart)."""
+        await store.close()
+        hub = Hub(self.unopened())
+        await hub.start()
+        return hub
 
     @pytest.fixture
     async def store(self) -> AsyncIterator[Store]:
@@ -108,6 +182,119 @@ class StoreContract:
         finally:
             await again.close()
 
+    # ------------------------------------------------------------ snapshots
+
+    async def test_rows_after_a_position_are_the_records_after_it(self, store: Store) -> None:
+        assert await store.rows_after(START) == (START, [])
+        records = [rec(1), rec(2), rec(0, game=None, client_id="t1"), rec(3)]
+        for r in records[:2]:
+            await store.append(r)
+        second, rows = await store.rows_after(START)
+        assert rows == [row(r) for r in records[:2]]
+        for r in records[2:]:
+            await store.append(r)
+        last, rows = await store.rows_after(second)
+        assert rows == [row(r) for r in records[2:]]
+        assert (await store.rows_after(START))[0] == last
+        assert await store.rows_after(last) == (last, [])
+        for bad in (self.beyond(last), "not a position"):
+            with pytest.raises(LookupError):
+                await store.rows_after(bad)
+
+    async def test_a_snapshot_is_kept_replaced_and_survives_a_restart(self, store: Store) -> None:
+        assert await store.load_snapshot() is None
+        await store.append(rec(1))
+        first, _ = await store.rows_after(START)
+        await store.save_snapshot(first, b"one")
+        assert await store.load_snapshot() == (first, b"one")
+        await store.append(rec(2))
+        second, _ = await store.rows_after(START)
+        blob = bytes(range(256)) * 4096  # 1 MiB, every byte value
+        await store.save_snapshot(second, blob)
+        again = await self.reopen(store)
+        try:
+            assert await again.load_snapshot() == (second, blob)
+            assert await again.records() == [rec(1), rec(2)]  # the log is untouched
+        finally:
+            await again.close()
+
+    async def test_a_restart_folds_the_snapshot_then_the_tail_as_the_whole_log(self, store: Store) -> None:
+        hub = await self.start_hub(store)
+        first = {b["id"]: await send(hub, b) for b in bodies("g1", 0, 60) + bodies("g2", 0, 25)}
+        await hub.close()  # a clean shutdown: a snapshot of all 85
+        hub = await self.start_hub(hub.store)
+        try:
+            assert (hub.folded, hub.snapshot_position) == (0, hub.position)
+            assert hub.engine.state_hash() == full_fold(await hub.store.records()).state_hash()
+            assert hub.seqs == {"g1": 60, "g2": 25}
+            # A retry of an event folded from the snapshot: its first ack, as a duplicate.
+            for b in (bodies("g1", 0, 1)[0], bodies("g1", 48, 1)[0], bodies("g2", 24, 1)[0]):
+                again = await send(hub, b)
+                assert again == msgspec.structs.replace(first[b["id"]], duplicate=True, notices=[])
+            with pytest.raises(Conflict):
+                await send(hub, {**bodies("g1", 48, 1)[0], "type": "whistle"})
+            # Play on: late cards and voids reach into the games the snapshot holds.
+            later = {b["id"]: await send(hub, b) for b in bodies("g1", 60, 30) + bodies("g2", 25, 10)}
+            live = hub.engine.state_hash()
+            snapshot_at = hub.snapshot_position
+        finally:
+            await hub.store.close()  # a crash: no snapshot at shutdown
+        hub = await self.start_hub(hub.store)
+        try:
+            assert (hub.folded, hub.snapshot_position) == (40, snapshot_at)
+            assert hub.engine.state_hash() == live == full_fold(await hub.store.records()).state_hash()
+            assert hub.seqs == {"g1": 90, "g2": 35}
+            for b in (bodies("g1", 3, 1)[0], bodies("g1", 89, 1)[0], bodies("g2", 30, 1)[0]):
+                acks = first | later
+                assert await send(hub, b) == msgspec.structs.replace(acks[b["id"]], duplicate=True,
+                                                                    notices=[])
+            assert (await send(hub, bodies("g1", 90, 1)[0])).seq == 91
+        finally:
+            await hub.close()
+
+    async def test_a_bad_snapshot_is_ignored_for_a_full_fold(self, store: Store,
+                                                             caplog: pytest.LogCaptureFixture,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+        hub = await self.start_hub(store)
+        for b in bodies("g1", 0, 40):
+            await send(hub, b)
+        expected = hub.engine.state_hash()
+        await hub.close()
+        store = await self.reopen(hub.store)
+        found = await store.load_snapshot()
+        assert found is not None
+        at, good = found
+        engine = full_fold(await store.records())
+        beyond = self.beyond(at)
+
+        def made(**kw: Any) -> bytes:
+            args: dict[str, Any] = {"epoch": store.epoch, "position": at, **kw}
+            return bytes(snap.capture(engine, {}, {}, **args))
+
+        with monkeypatch.context() as m:
+            m.setattr(snap, "FORMAT", snap.FORMAT - 1)
+            old_version = made()
+        flipped = bytearray(good)
+        flipped[len(good) // 2] ^= 0x40
+        cases = {"not msgpack": (at, b"\xc1 not a snapshot"), "truncated": (at, good[:-100]),
+                 "a flipped bit": (at, bytes(flipped)), "older code": (at, old_version),
+                 "another log": (at, made(epoch="another")), "another position": (at, made(position=beyond)),
+                 "beyond the log": (beyond, made(position=beyond))}
+        for case, (position, blob) in cases.items():
+            await store.save_snapshot(position, blob)
+            caplog.clear()
+            with caplog.at_level(logging.WARNING, logger="arena_stream.hub"):
+                hub = await self.start_hub(store)
+            try:
+                assert (hub.folded, hub.snapshot_position) == (40, None), case
+                assert hub.engine.state_hash() == expected, case
+                warned = [r.message for r in caplog.records]
+                assert warned == ["snapshot ignored; folding the whole log"], case
+            finally:
+                await hub.close()  # writes a good one again
+            store = await self.reopen(hub.store)
+            assert await store.load_snapshot() == (at, good), case
+        await store.close()
 
 class TestSqliteStore(StoreContract):
     @pytest.fixture(autouse=True)
@@ -122,6 +309,27 @@ class TestSqliteStore(StoreContract):
     async def reopen(self, store: Store) -> Store:
         await store.close()
         return await self.open_store()
+
+    def beyond(self, position: str) -> str:
+        return str(int(position) + 1)
+
+    def unopened(self) -> Store:
+        return SqliteStore(self.path)
+
+    async def test_a_failed_snapshot_write_fails_nothing_else(self, store: Store) -> None:
+        assert isinstance(store, SqliteStore)
+        await store.append(rec(1))
+        first, _ = await store.rows_after(START)
+        await store.save_snapshot(first, b"small")
+        pages = await store._submit(lambda c: c.execute("PRAGMA page_count").fetchone()[0])
+        await store._submit(lambda c: c.execute(f"PRAGMA max_page_count={pages + 8}"))  # nearly full
+        results = await asyncio.gather(store.append(rec(2)), store.save_snapshot(first, b"x" * 2**20),
+                                       store.append(rec(3)), return_exceptions=True)
+        assert results[0] is None and results[2] is None
+        assert isinstance(results[1], NotStored)
+        await store.append(rec(4))  # no reload needed: appends were never refused
+        assert await store.records() == [rec(1), rec(2), rec(3), rec(4)]
+        assert await store.load_snapshot() == (first, b"small")
 
     async def test_group_commit_batches_concurrent_appends(self, store: Store) -> None:
         assert isinstance(store, SqliteStore)
@@ -184,6 +392,12 @@ class TestRedisStore(StoreContract):
     async def reopen(self, store: Store) -> Store:
         await store.close()
         return await self.open_store()
+
+    def beyond(self, position: str) -> str:
+        return f"{int(position.partition('-')[0]) + 1}-0"
+
+    def unopened(self) -> Store:
+        return RedisStore(self.url, prefix=self.prefix)
 
     async def test_pipelined_appends_share_a_round_trip(self, store: Store) -> None:
         assert isinstance(store, RedisStore)
