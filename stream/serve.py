@@ -8,7 +8,6 @@ import contextlib
 import json
 import logging
 import signal
-import sys
 import time
 import urllib.request
 from pathlib import Path
@@ -58,12 +57,6 @@ async def _demo_loop(svc: Service, url: str, speed: float) -> None:
 
 async def _serve(config: Config) -> None:
     logs.setup()
-    # The store's writer thread hands every commit back through the GIL. While the event
-    # loop writes a fan-out, a thread asking for the GIL waits up to the switch interval
-    # (5 ms by default) before the loop must yield it: every commit, and so every ack
-    # and every delta, could wait that long. 1 ms bounds the wait; the two threads are
-    # the only ones, so the extra switches cost nothing measurable.
-    sys.setswitchinterval(0.001)
     secret = load_secret(config.data_dir)
     token = admin_token(config.data_dir, secret)
     app = build_app(config, secret=secret)
