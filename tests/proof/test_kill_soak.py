@@ -82,8 +82,10 @@ async def test_kill_9_soak_loses_nothing_acked(tmp_path: Path, figures: Figures)
             events_total = DEVICES * per_device
             while not done.is_set():
                 progress = sum(map(len, acked.values())) / events_total
-                # Spread the outside kills over the run.
-                due = kills["outside"] < outside_kills and progress > kills["outside"] / outside_kills
+                # Spread the outside kills over the first two thirds of the run, so
+                # that the last one and its restart still fit before the devices finish.
+                due = (kills["outside"] < outside_kills
+                       and progress > kills["outside"] / (1.5 * outside_kills))
                 await asyncio.sleep(rng.uniform(0.02, 0.3))
                 assert srv.proc is not None
                 if srv.proc.poll() is not None:             # the failpoint fired
