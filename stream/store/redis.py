@@ -31,6 +31,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import secrets
+from collections import deque
 from typing import Any
 
 import msgspec
@@ -95,7 +96,12 @@ class RedisStore(Store):
         # redis-py's replies are typed as unions of bytes, str and None for every
         # decode setting; this client never decodes, so replies are handled as bytes.
         self.redis: Any = None
-        self._queue: asyncio.Queue[tuple[Record, asyncio.Future[str]]] = asyncio.Queue()
+        self._queue: asyncio.Queue[tuple[Record | None, asyncio.Future[str]]] = asyncio.Queue()
+        # Appends waiting for a later batch: a game's next append is sent only once the one
+        # before it is answered, so that none is ever built on one that was refused.
+        self._held: deque[tuple[Record | None, asyncio.Future[str]]] = deque()
+        # Games with a refused seq since the last reload: their appends fail at once.
+        self._stale: set[str] = set()
         self._writer: asyncio.Task[None] | None = None
         self._append: Any = None
         self.commits = 0
@@ -146,11 +152,46 @@ class RedisStore(Store):
         await fut
 
     async def _write_loop(self) -> None:
-        """One connection, queued appends pipelined in order: one AOF fsync per batch."""
+        """One connection, queued appends pipelined in order: one AOF fsync per batch.
+
+        At most one append per game in a batch. The script checks a game's seq, not
+        what this node built the event on: if seq N is refused (another node wrote N),
+        this node's N+1 was built on its own N and must not land as the next after the
+        other node's. So a game's next append waits for the answer to the one before,
+        and after a refusal the game's appends fail at once, until the hub has reloaded
+        the log (``reset_after_failure``)."""
+        held = self._held
         while True:
-            batch = [await self._queue.get()]
-            while len(batch) < self.max_batch and not self._queue.empty():
-                batch.append(self._queue.get_nowait())
+            if not held:
+                held.append(await self._queue.get())
+            while not self._queue.empty():
+                held.append(self._queue.get_nowait())
+            batch: list[tuple[Record, asyncio.Future[str]]] = []
+            games: set[str] = set()
+            later: list[tuple[Record | None, asyncio.Future[str]]] = []
+            while held and len(batch) < self.max_batch:
+                item = held.popleft()
+                record, fut = item
+                if record is None:  # reset_after_failure: after everything queued before it
+                    if batch or later:
+                        held.appendleft(item)
+                        break
+                    self._stale.clear()
+                    if not fut.done():
+                        fut.set_result("")
+                    continue
+                game = record.game or ""
+                if game in self._stale:
+                    if not fut.done():
+                        fut.set_exception(SeqTaken(-1))
+                elif game and game in games:
+                    later.append(item)
+                else:
+                    games.add(game)
+                    batch.append((record, fut))
+            held.extendleft(reversed(later))
+            if not batch:
+                continue
             try:
                 await self._commit(batch)
             except Exception as err:  # never leave a waiter hanging: the batch is not stored
@@ -177,7 +218,7 @@ class RedisStore(Store):
                     fut.set_exception(failure)
             return
         self.commits += 1
-        for (_, fut), reply in zip(batch, replies, strict=True):
+        for (record, fut), reply in zip(batch, replies, strict=True):
             if fut.done():
                 continue
             if isinstance(reply, ResponseError | Exception):
@@ -188,6 +229,8 @@ class RedisStore(Store):
                 self.committed_records += 1
                 fut.set_result(value)
             elif kind == "seq":
+                if record.game:
+                    self._stale.add(record.game)
                 fut.set_exception(SeqTaken(int(value)))
             else:
                 try:
@@ -211,7 +254,14 @@ class RedisStore(Store):
             raise NotStored(f"Redis: {err}") from None
 
     async def reset_after_failure(self) -> None:
-        """Nothing to reset: the script refuses any append not built on the log's tail."""
+        """The hub has reloaded the log: once every append queued before now has been
+        answered (those of a game with a refused seq: refused), take appends again."""
+        if self._writer is None:
+            self._stale.clear()
+            return
+        done: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        await self._queue.put((None, done))
+        await done
 
     # ------------------------------------------------------------------ reads
 

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import NotStored
-from . import START, DuplicateKey, FoldRow, Record, Store
+from . import START, DuplicateKey, FoldRow, Record, SeqTaken, Store
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -105,6 +105,7 @@ class SqliteStore(Store):
         self._thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._failed = False
+        self._stale: set[str] = set()   # games with a refused seq, until the next reload
         self._reader: sqlite3.Connection | None = None
         self._read_lock = threading.Lock()
         #: Commits and batch sizes, for metrics and the group-commit benchmark.
@@ -165,6 +166,7 @@ class SqliteStore(Store):
 
     def _reset(self) -> None:
         self._failed = False
+        self._stale.clear()
 
     def _write_loop(self, conn: sqlite3.Connection) -> None:
         try:
@@ -210,7 +212,7 @@ class SqliteStore(Store):
                     j = i + 1
                     while j < len(batch) and isinstance(batch[j][0], Record):
                         j += 1
-                    _append_run(conn, batch[i:j], results)
+                    _append_run(conn, batch[i:j], results, self._stale)
                     i = j
                     continue
                 try:
@@ -298,10 +300,18 @@ _INSERT = f"INSERT INTO log ({_COLUMNS}) VALUES (?,?,?,?,?,?,?,?)"
 
 
 def _append_run(conn: sqlite3.Connection, run: list[tuple[Any, asyncio.Future[Any]]],
-                results: list[tuple[asyncio.Future[Any], Any, BaseException | None]]) -> None:
+                results: list[tuple[asyncio.Future[Any], Any, BaseException | None]],
+                stale: set[str]) -> None:
     """Insert a run of appends: one executemany, inside the batch's transaction.
     If any row breaks a UNIQUE key, undo the run (a savepoint) and insert row by
-    row, so that only the offending appends fail, each with its reason."""
+    row, so that only the offending appends fail, each with its reason. A refused
+    seq makes its game ``stale``: its later appends were built on the refused one,
+    and fail too, until the service has reloaded the log (as on Redis)."""
+    if stale:
+        for record, fut in run:
+            if record.game in stale:
+                results.append((fut, None, SeqTaken(-1)))
+        run = [(record, fut) for record, fut in run if record.game not in stale]
     rows = [(r.game, r.seq, r.device, r.client_id, r.official, r.digest, r.received_at, r.body)
             for r, _ in run]
     if len(run) > 1:
@@ -316,13 +326,20 @@ def _append_run(conn: sqlite3.Connection, run: list[tuple[Any, asyncio.Future[An
             results.extend((fut, None, None) for _, fut in run)
             return
     for (record, fut), row in zip(run, rows, strict=True):
+        if record.game in stale:
+            results.append((fut, None, SeqTaken(-1)))
+            continue
         try:
             conn.execute(_INSERT, row)
         except sqlite3.IntegrityError:
             found = conn.execute(f"SELECT {_COLUMNS} FROM log WHERE device = ? AND client_id = ?",
                                  (record.device, record.client_id)).fetchone()
-            err: BaseException = (NotStored(f"sequence {record.game}/{record.seq} is taken")
-                                  if found is None else DuplicateKey(_row(found)))
+            err: BaseException
+            if found is None:
+                err = SeqTaken((record.seq or 1) - 1)
+                stale.add(record.game)
+            else:
+                err = DuplicateKey(_row(found))
             results.append((fut, None, err))
         else:
             results.append((fut, None, None))

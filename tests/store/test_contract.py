@@ -28,7 +28,7 @@ from stream.errors import Conflict, NotStored
 from stream.hub import Hub, digest
 from stream.rules import codec
 from stream.rules.engine import Engine
-from stream.store import START, DuplicateKey, Record, Store
+from stream.store import START, DuplicateKey, Record, SeqTaken, Store
 from stream.store.redis import RedisStore
 from stream.store.sqlite import SqliteStore
 
@@ -148,15 +148,22 @@ class StoreContract:
         assert await store.records() == records
 
     async def test_a_refused_append_among_concurrent_ones_fails_alone(self, store: Store) -> None:
-        """One batch of concurrent appends with a repeated dedup key and a taken
-        seq among them: exactly those two fail, each with its reason; the rest land."""
+        """Concurrent appends with a repeated dedup key and a taken seq among them: each
+        of those fails with its reason, the others land; except that after a refused seq
+        the game's later appends (built on the refused one) fail too, until a reload."""
         await store.append(rec(1))
-        batch = [rec(2), rec(0, game=None, client_id="e1"), rec(3), rec(2, client_id="taken"), rec(4)]
+        batch = [rec(2), rec(0, game=None, client_id="e1"), rec(3), rec(2, client_id="taken"), rec(4),
+                 rec(1, game="g2", client_id="g2-1")]
         outcomes = await asyncio.gather(*(store.append(r) for r in batch), return_exceptions=True)
-        assert outcomes[0] is None and outcomes[2] is None and outcomes[4] is None
+        assert outcomes[0] is None and outcomes[2] is None and outcomes[5] is None
         assert isinstance(outcomes[1], DuplicateKey) and outcomes[1].existing == rec(1)
-        assert isinstance(outcomes[3], NotStored)
-        assert await store.records() == [rec(1), rec(2), rec(3), rec(4)]
+        assert isinstance(outcomes[3], SeqTaken) and isinstance(outcomes[4], SeqTaken)
+        assert await store.game_records("g1") == [rec(1), rec(2), rec(3)]
+        assert await store.game_records("g2") == [rec(1, game="g2", client_id="g2-1")]
+        assert len(await store.records()) == 4
+        await store.reset_after_failure()  # the service has folded the log again
+        await store.append(rec(4))
+        assert [r.seq for r in await store.game_records("g1")] == [1, 2, 3, 4]
 
     async def test_what_was_appended_survives_a_restart(self, store: Store) -> None:
         records = [rec(n) for n in range(1, 21)]
@@ -400,10 +407,34 @@ class TestRedisStore(StoreContract):
         return RedisStore(self.url, prefix=self.prefix)
 
     async def test_pipelined_appends_share_a_round_trip(self, store: Store) -> None:
+        """Appends of different games share a pipelined batch (one AOF fsync for many);
+        a game's appends go one batch after another, in order."""
         assert isinstance(store, RedisStore)
-        await asyncio.gather(*(store.append(rec(n)) for n in range(1, 301)))
+        records = [rec(n, game=f"g{n % 10}", seq=n // 10 + 1) for n in range(300)]
+        await asyncio.gather(*(store.append(r) for r in records))
         assert store.committed_records == 300
-        assert store.commits < 300  # one pipelined batch: one AOF fsync for many records
+        assert store.commits <= 40  # 30 per game, 10 games a batch
+        assert await store.game_records("g3") == [r for r in records if r.game == "g3"]
+
+    async def test_an_append_built_on_a_refused_one_never_lands(self, store: Store) -> None:
+        """Two nodes on one Redis. Node Y takes seq 2 and 3 of a game while node X has
+        already written its own seq 2: Y's 2 is refused, and Y's 3, built on Y's 2, must
+        not land as the next after X's. After Y reloads, it appends again."""
+        y = await self.open_store()
+        try:
+            await store.append(rec(1))
+            await store.append(rec(2, client_id="x-2"))           # node X's seq 2
+            mine = [rec(2, client_id="y-2"), rec(3, client_id="y-3")]
+            outcomes = await asyncio.gather(*(y.append(r) for r in mine), return_exceptions=True)
+            assert all(isinstance(o, SeqTaken) for o in outcomes), outcomes
+            assert [r.client_id for r in await store.game_records("g1")] == ["e1", "x-2"]
+            with pytest.raises(SeqTaken):  # still refused: Y has not reloaded yet
+                await y.append(rec(3, client_id="y-3b"))
+            await y.reset_after_failure()  # Y has folded the log again
+            await y.append(rec(3, client_id="y-3"))
+            assert [r.client_id for r in await store.game_records("g1")] == ["e1", "x-2", "y-3"]
+        finally:
+            await y.close()
 
 
 async def test_redis_that_could_lose_acked_events_is_refused(tmp_path: Path) -> None:
