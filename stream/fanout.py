@@ -38,16 +38,15 @@ Item = tuple[str, str, int, Frames | None]
 
 
 class Watcher:
-    __slots__ = ("arenas", "backlog", "binary", "fmt", "games", "high", "maxsize", "sent", "task",
+    __slots__ = ("arenas", "backlog", "binary", "games", "high", "maxsize", "sent", "task",
                  "transport", "ws")
 
     def __init__(self, ws: web.WebSocketResponse, fmt: Format, maxsize: int,
                  transport: asyncio.Transport | None = None) -> None:
         self.ws = ws
-        self.fmt = fmt
         self.maxsize = maxsize
         self.transport = transport
-        self.binary = fmt == "msgpack"
+        self.binary = fmt == "msgpack"   # MessagePack frames, else JSON
         # The buffer size past which the viewer is behind: the transport's high-water mark.
         self.high = transport.get_write_buffer_limits()[1] if transport is not None else 0
         self.backlog: deque[Item] | None = None
@@ -115,31 +114,8 @@ class Fanout:
     def _pump(self) -> None:
         targets, start, item = self._pending[0]
         end = min(len(targets), start + CHUNK)
-        kind, game, seq, frames = item
-        if kind == _FRAME and seq > 0 and frames is not None:
-            # The hot path, one game's delta to every viewer of it: what _put and _send do
-            # for a viewer that keeps up, inlined; anything else takes the general path.
-            text = frames.wire(False)
-            binary: bytes | None = None
-            for w in targets[start:end]:
-                t = w.transport
-                if t is None or w.backlog is not None or t.is_closing() \
-                        or t.get_write_buffer_size() > w.high:
-                    self._put(w, item)
-                    continue
-                sent = w.sent
-                if seq <= sent.get(game, 0):
-                    continue
-                sent[game] = seq
-                if w.binary:
-                    if binary is None:
-                        binary = frames.wire(True)
-                    t.write(binary)
-                else:
-                    t.write(text)
-        else:
-            for w in targets[start:end]:
-                self._put(w, item)
+        for w in targets[start:end]:
+            self._put(w, item)
         if end == len(targets):
             self._pending.popleft()
         else:
@@ -191,7 +167,7 @@ class Fanout:
                 return
             w.sent[game] = seq
         assert frames is not None
-        t.write(frames.wire(w.fmt == "msgpack"))
+        t.write(frames.wire(w.binary))
 
     def _overflow(self, w: Watcher) -> None:
         """A slow viewer: forget its backlog; it gets a fresh snapshot of each game."""

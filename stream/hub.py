@@ -122,7 +122,6 @@ class GameFeed:
 
     seq: int = 0
     view: GameView | None = None
-    view_builtins: Any = None      # the committed view, as builtins (None after a load)
     base: Any = None               # the view after the last *applied* event: the next patch's base
                                    # (LOADED: the loaded view's, made when first needed)
     deltas: list[Frames] = field(default_factory=list)   # deltas[i] has seq i + 1 ...
@@ -139,7 +138,6 @@ class Pending:
     ack: pr.Ack
     delta: Frames | None
     view: GameView | None
-    view_builtins: Any
     generation: int = 0            # the fold it was computed on (see Hub._load)
 
 
@@ -346,7 +344,7 @@ class Hub:
         if isinstance(event, ev.Void):
             game = self.engine.owner.get(event.id)
         seq = None
-        delta = view = builtins = None
+        delta = view = None
         rendered = [render(n) for n in notices]
         if game is not None:
             seq = self.seqs.get(game, 0) + 1
@@ -355,7 +353,7 @@ class Hub:
             feed = self.feeds.get(game)
             if feed is None:  # a game.setup
                 feed = self.feeds[game] = GameFeed()
-            delta, builtins = self._delta(game, seq, rendered, view, feed)
+            delta = self._delta(game, seq, rendered, view, feed)
         record = Record(game=game, seq=seq, device=device, client_id=client_id, official=official,
                         digest=payload_digest, received_at=now_ms(), body=codec.encode_event(event))
         ack = pr.Ack(id=client_id, log_id=event.id, game=game, seq=seq, at=event.at,
@@ -369,7 +367,7 @@ class Hub:
         # The commit runs as its own task: if the device goes away mid-commit,
         # the event still lands (or fails) whole, and a retry finds its ack.
         task = asyncio.create_task(self._commit(
-            Pending(record, ack, delta, view, builtins, self.generation), key, fut, waiter))
+            Pending(record, ack, delta, view, self.generation), key, fut, waiter))
         self._inflight.add(task)
         task.add_done_callback(self._inflight.discard)
         return await waiter
@@ -428,13 +426,13 @@ class Hub:
         await self.store.close()
 
     def _delta(self, game: str, seq: int, rendered: list[Any], view: GameView,
-               feed: GameFeed) -> tuple[Frames, Any]:
+               feed: GameFeed) -> Frames:
         # Against the last *applied* view: events in flight together chain their patches.
         after = msgspec.to_builtins(view)
         before = msgspec.to_builtins(feed.view) if feed.base is LOADED else feed.base
         patch = [pr.Patch(p, v) for p, _, v in _diff(before, after)]
         feed.base = after
-        return Frames.of(pr.Delta(game=game, seq=seq, notices=rendered, patch=patch)), after
+        return Frames.of(pr.Delta(game=game, seq=seq, notices=rendered, patch=patch))
 
     def _committed(self, p: Pending) -> None:
         """Show a committed event, strictly in seq order. This node's own commits and
@@ -453,8 +451,8 @@ class Hub:
             feed.held[p.record.seq] = p
             return
         while True:
-            seq = feed.seq = p.record.seq or feed.seq
-            feed.view, feed.view_builtins, feed.snapshot = p.view, p.view_builtins, None
+            seq = feed.seq = p.record.seq
+            feed.view, feed.snapshot = p.view, None
             assert p.delta is not None
             feed.deltas.append(p.delta)
             feed.recent.extend(p.delta.msg.notices)
@@ -540,7 +538,7 @@ class Hub:
             else:
                 out = fork.feed(e)
             view = fork.view(game)
-            delta, _ = self._delta(game, r.seq or 0, [render(n) for n in out], view, before)
+            delta = self._delta(game, r.seq or 0, [render(n) for n in out], view, before)
             deltas.append(delta)
         feed.deltas = deltas + feed.deltas
         feed.first_seq = 1
@@ -591,9 +589,9 @@ class Hub:
         self.seqs[r.game] = r.seq
         view = self.engine.view(r.game)
         feed = self.feeds.setdefault(r.game, GameFeed())
-        delta, builtins = self._delta(r.game, r.seq, [render(n) for n in notices], view, feed)
+        delta = self._delta(r.game, r.seq, [render(n) for n in notices], view, feed)
         ack = pr.Ack(id=r.client_id, log_id=e.id, game=r.game, seq=r.seq, at=e.at, duplicate=True)
-        self._committed(Pending(r, ack, delta, view, builtins, self.generation))
+        self._committed(Pending(r, ack, delta, view, self.generation))
         return True
 
     # --------------------------------------------------------------- timer

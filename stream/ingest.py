@@ -64,7 +64,7 @@ class ClockSync:
 
 # Codes of frames that are not valid at all (not refusals by the rules or by auth).
 _INVALID = frozenset({"malformed_json", "invalid_frame", "invalid_field", "missing_type",
-                      "unknown_type", "too_deep", "invalid_utf8"})
+                      "unknown_type", "too_deep"})
 
 
 def _error(err: ArenaStreamError, client_id: str | None) -> pr.Error:
