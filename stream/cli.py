@@ -15,21 +15,15 @@ from .config import Config
 from .errors import MalformedEvent
 from .rules import codec
 from .rules.engine import Engine
-from .rules.game import Settings
 from .rules.notices import ClockChanged
 
 _json = msgspec.json.Encoder()
 
 
-def _settings(args: argparse.Namespace) -> Settings:
-    return Settings(left_early=args.left_early)
-
-
-def replay(log: IO[bytes], out: IO[bytes], *, state: bool, settings: Settings,
-           digest: bool = False) -> int:
+def replay(log: IO[bytes], out: IO[bytes], *, state: bool, digest: bool = False) -> int:
     """Fold a log; print notices (or the final state). Returns the exit status:
     0, or 1 if any line was not an event (those lines are reported and skipped)."""
-    engine = Engine(settings)
+    engine = Engine()
     malformed = 0
     for lineno, item in codec.read_log(log):
         if isinstance(item, MalformedEvent):
@@ -55,8 +49,7 @@ def replay(log: IO[bytes], out: IO[bytes], *, state: bool, settings: Settings,
 def _cmd_replay(args: argparse.Namespace) -> int:
     try:
         with open(args.log, "rb") as f:
-            return replay(f, sys.stdout.buffer, state=args.state, settings=_settings(args),
-                          digest=args.hash)
+            return replay(f, sys.stdout.buffer, state=args.state, digest=args.hash)
     except OSError as err:
         print(f"arena-stream: can't read {args.log}: {err.strerror}", file=sys.stderr)
         return 2
@@ -68,7 +61,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     from .board import render_board
     from .rules.text import render
 
-    engine = Engine(_settings(args))
+    engine = Engine()
     path = resources.files("stream") / "examples" / "demo-game.jsonl"
     with path.open("rb") as f:
         for _, item in codec.read_log(f):
@@ -109,8 +102,6 @@ def _cmd_bench(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="arena-stream", description="Live Rule 14 for arena polo.")
-    p.add_argument("--left-early", choices=["concurrent", "sequential"], default="concurrent",
-                   help="R8 reading for a player who leaves the box early (docs/rules.md)")
     sub = p.add_subparsers(dest="cmd", required=True)
 
     r = sub.add_parser("replay", help="fold a JSON Lines log; print notices or the final state")

@@ -47,7 +47,6 @@ from .errors import Conflict, NotStored, Refused
 from .rules import codec
 from .rules import events as ev
 from .rules.engine import Engine
-from .rules.game import Settings
 from .rules.text import render
 from .rules.view import GameView, diff_builtins
 from .snapshot import Logged, SnapshotError
@@ -142,11 +141,10 @@ class Pending:
 
 
 class Hub:
-    def __init__(self, store: Store, *, settings: Settings | None = None,
+    def __init__(self, store: Store, *,
                  on_publish: Callable[[str, Frames], None] | None = None) -> None:
         self.store = store
-        self.settings = settings or Settings()
-        self.engine = Engine(self.settings)
+        self.engine = Engine()
         self.seqs: dict[str, int] = {}
         self.feeds: dict[str, GameFeed] = {}
         # (device, client_id) -> what a retry of it is answered with (see Known)
@@ -201,7 +199,7 @@ class Hub:
             self.snapshot_bytes = len(found[1])
             try:
                 with _no_gc(freeze=self.snapshot_bytes > 2**23):
-                    restored = snap.restore(found[1], settings=self.settings, epoch=self.store.epoch,
+                    restored = snap.restore(found[1], epoch=self.store.epoch,
                                             position=found[0])
                 position = found[0]
             except Exception as err:  # SnapshotError, or anything else: it is only a cache
@@ -217,7 +215,7 @@ class Hub:
         seqs: dict[str, int]
         keys: dict[tuple[str, str], Known]
         if restored is None:
-            engine, seqs, keys = Engine(self.settings), {}, {}
+            engine, seqs, keys = Engine(), {}, {}
         else:
             engine, seqs, logged = restored
             keys = cast(dict[tuple[str, str], Known], logged)

@@ -10,7 +10,7 @@ folds only the records after its position.
 
 It is tied to the code that made it: its format string holds this module's
 ``FORMAT``, the package version, a digest of the snapshot's schema and of the
-rules' source, and the rule settings. A snapshot from other code, of another
+rules' source. A snapshot from other code, of another
 log (epoch), at a position the store does not vouch for, or that does not
 decode is refused with ``SnapshotError``; the caller folds the whole log.
 """
@@ -30,7 +30,6 @@ import msgspec.inspect
 from . import __version__
 from .rules import ledger as lg
 from .rules.engine import CHECKPOINT_EVERY, Engine, GameRecord, Tournament
-from .rules.game import Settings
 from .rules.notices import Notice
 from .rules.state import Game
 
@@ -66,6 +65,7 @@ class EngineSnapshot(msgspec.Struct, array_like=True, gc=False):
     sources: dict[str, int]
     voids: list[str]
     voided: list[str]
+    decisions: dict[str, tuple[str, int]]
     seqs: dict[str, int]
     # The dedup keys: (device, client_id) -> (digest, log id, game, seq, at).
     keys: dict[tuple[str, str], tuple[bytes, str, str | None, int | None, int]]
@@ -104,10 +104,9 @@ def _code_digest() -> str:
     return h.hexdigest()[:24]
 
 
-def format_of(settings: Settings) -> str:
-    """What a snapshot must say it is to be used by this code with these settings."""
-    return (f"arena-stream snapshot {FORMAT}; {__version__}; {_code_digest()}; "
-            f"{msgspec.json.encode(settings, order='sorted').decode()}")
+def format_of() -> str:
+    """What a snapshot must say it is to be used by this code."""
+    return f"arena-stream snapshot {FORMAT}; {__version__}; {_code_digest()}"
 
 
 def capture(engine: Engine, seqs: dict[str, int], keys: dict[tuple[str, str], Logged], *,
@@ -120,17 +119,18 @@ def capture(engine: Engine, seqs: dict[str, int], keys: dict[tuple[str, str], Lo
              for gid, r in engine.games.items()}
     body = EngineSnapshot(
         games=games, tournaments=engine.tournaments, owner=engine.owner, ledger=engine.ledger,
-        sources=engine._sources, voids=sorted(engine.voids), voided=sorted(engine.voided), seqs=seqs,
+        sources=engine._sources, voids=sorted(engine.voids), voided=sorted(engine.voided),
+        decisions=engine.decisions, seqs=seqs,
         keys=keys)
     blob = bytearray(size_hint)
     _enc.encode_into(body, blob)  # truncated to the body's end
-    header = _enc.encode(_Header(format_of(engine.settings), epoch, position, len(blob), zlib.crc32(blob)))
+    header = _enc.encode(_Header(format_of(), epoch, position, len(blob), zlib.crc32(blob)))
     blob += header
     blob += _TRAILER.pack(len(header))
     return blob
 
 
-def restore(blob: bytes | bytearray, *, settings: Settings, epoch: str, position: str
+def restore(blob: bytes | bytearray, *, epoch: str, position: str
             ) -> tuple[Engine, dict[str, int], dict[tuple[str, str], Logged]]:
     """(engine, seqs, dedup keys) as the fold left them at ``position``, the position the store
     keeps with ``blob``; or ``SnapshotError``."""
@@ -143,8 +143,8 @@ def restore(blob: bytes | bytearray, *, settings: Settings, epoch: str, position
         head = _dec_header.decode(view[end - n:end])
     except (struct.error, ValueError, msgspec.DecodeError, RecursionError) as err:
         raise SnapshotError(f"it does not decode ({err})") from None
-    if head.format != format_of(settings):
-        raise SnapshotError(f"it was made by other code or settings ({head.format[:120]!r})")
+    if head.format != format_of():
+        raise SnapshotError(f"it was made by other code ({head.format[:120]!r})")
     if head.epoch != epoch:
         raise SnapshotError(f"it is of another log (epoch {head.epoch!r}, the log's is {epoch!r})")
     if head.position != position:
@@ -156,7 +156,7 @@ def restore(blob: bytes | bytearray, *, settings: Settings, epoch: str, position
         s = _dec_body.decode(body)
     except (msgspec.DecodeError, RecursionError) as err:
         raise SnapshotError(f"it does not decode ({err})") from None
-    engine = Engine(settings)
+    engine = Engine()
     for gid, g in s.games.items():
         rec = GameRecord.__new__(GameRecord)
         rec.game, rec.now, rec.opened_at, rec.any_team = g.game, g.now, g.opened_at, g.any_team
@@ -168,4 +168,6 @@ def restore(blob: bytes | bytearray, *, settings: Settings, epoch: str, position
     engine._sources = s.sources
     engine.voids = set(s.voids)
     engine.voided = set(s.voided)
+    engine.decisions = s.decisions
+    engine.reindex()
     return engine, s.seqs, s.keys

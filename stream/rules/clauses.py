@@ -22,7 +22,8 @@ class Clause(msgspec.Struct, frozen=True):
 _CLAUSES = [
     Clause("R1", "Unsportsmanlike conduct", "Conducta antideportiva",
            "Unsportsmanlike conduct, including but not limited to the following, "
-           "shall not be permitted."),
+           "shall not be permitted. [...] Inappropriate behavior by any member of a team "
+           "organization"),
     Clause("R2", "Yellow cards: penalty", "Tarjetas amarillas: penal",
            "The player's first yellow card (offense) in a game will result in a penalty "
            "[...] Any subsequent yellow card or red card will also result in a penalty."),
@@ -32,7 +33,10 @@ _CLAUSES = [
            "next two minutes of play."),
     Clause("R4", "Third offense", "Tercera infracción",
            "A third offense will result in a third yellow card and the player will sit "
-           "out [...] or a third offense may, if sufficiently severe, result in a red card."),
+           "out [...] or a third offense may, if sufficiently severe, result in a red card "
+           "and suspension for the remainder of the game with no substitute allowed until "
+           "the first play stoppage (including a goal) that occurs following the next two "
+           "minutes of play."),
     Clause("R5", "Fourth offense: red", "Cuarta infracción: roja",
            "A player's fourth offense shall, without exception, be a red card."),
     Clause("R6", "Red card", "Tarjeta roja",

@@ -68,21 +68,43 @@ class _GameEvent(_Event, frozen=True, kw_only=True):
     game: Ident
 
 
+class Rules(msgspec.Struct, frozen=True, kw_only=True, gc=False):
+    """The readings of Rule 14 a committee chooses for its event (docs/rules.md,
+    ambiguity register). They travel in the log, so one log always folds one way."""
+
+    #: R8: "the remainder of his or her original suspension and until the first play
+    #: stoppage ... following the next two minutes of play". ``sequential``: the
+    #: remainder, then a fresh 2:00; ``concurrent``: max(remainder, 2:00) from the return.
+    left_early: Literal["sequential", "concurrent"] = "sequential"
+    #: R4: a red at the third offense allows "no substitute ... until the first play
+    #: stoppage ... following the next two minutes of play" (120000); R6 says four (240000).
+    third_offense_red_no_sub_ms: Literal[120_000, 240_000] = 120_000
+
+
 class EventSetup(_Event, frozen=True, tag="event.setup", kw_only=True):
     event: Ident
     cls: EventClass = msgspec.field(name="class")
     handicap: Handicap
     teams: Annotated[list[Ident], msgspec.Meta(max_length=256)]
     completed: bool = False
+    rules: Rules = Rules()
 
 
 class EventComplete(_Event, frozen=True, tag="event.complete", kw_only=True):
     event: Ident
 
 
+class TeamEliminated(_Event, frozen=True, tag="team.eliminated", kw_only=True):
+    """A team is out of an event: it no longer participates in it (R15)."""
+
+    event: Ident
+    team: Ident
+
+
 class Roster(msgspec.Struct, frozen=True, kw_only=True):
     team: Ident
-    players: Annotated[list[PlayerId], msgspec.Meta(min_length=3, max_length=3)]
+    # Three a side; fewer when the team has no eligible player (A3, "All substitution rules apply").
+    players: Annotated[list[PlayerId], msgspec.Meta(min_length=1, max_length=3)]
     subs: Annotated[list[PlayerId], msgspec.Meta(max_length=16)] = []
 
 
@@ -93,6 +115,8 @@ class Teams(msgspec.Struct, frozen=True, kw_only=True):
 
 class GameSetup(_GameEvent, frozen=True, tag="game.setup", kw_only=True):
     event: Ident
+    # Only for a game whose event was never set up: it must say it is a Club game.
+    cls: Literal["club"] | None = msgspec.field(default=None, name="class")
     handicap: Handicap
     kind: GameKind = "regular"
     shootout_option: bool = False
@@ -124,6 +148,9 @@ class Goal(_GameEvent, frozen=True, tag="goal", kw_only=True):
     team: Side
     player: Ident | None = None
     points: Literal[1, 2] = 1
+    # A goal the umpires disallowed: it stopped play and scores nothing. A ``void``
+    # of a goal turns it into this (docs/rules.md, A28).
+    disallowed: bool = False
 
 
 class Horn(_GameEvent, frozen=True, tag="horn", kw_only=True):
@@ -135,8 +162,17 @@ class GameEnd(_GameEvent, frozen=True, tag="game.end", kw_only=True):
     shootout: bool = False
 
 
+class TeamOfficial(msgspec.Struct, frozen=True, kw_only=True):
+    """A member of a team's organization who is not a player: a coach, a groom (R1)."""
+
+    team: Side
+    role: Annotated[str, msgspec.Meta(min_length=1, max_length=64)]
+
+
 class Card(_GameEvent, frozen=True, tag="card", kw_only=True):
-    player: Ident
+    # A card names a player, or (R1: "any member of a team organization") a team official.
+    player: Ident | None = None
+    official: TeamOfficial | None = None
     color: Color
     count: Annotated[int, msgspec.Meta(ge=1, le=3)] = 1
     conduct: Conduct
@@ -194,14 +230,35 @@ class CommitteeIncrease(_Event, frozen=True, tag="committee.increase", kw_only=T
     reason: Annotated[str, msgspec.Meta(min_length=1, max_length=500)]
 
 
+class _CommitteeDecision(_Event, frozen=True, kw_only=True):
+    obligation: Annotated[str, msgspec.Meta(min_length=1, max_length=512)]
+    by: Label
+    reason: Annotated[str, msgspec.Meta(min_length=1, max_length=500)]
+
+
+class CommitteeRescind(_CommitteeDecision, frozen=True, tag="committee.rescind", kw_only=True):
+    """The committee rescinds an obligation its serving game has not yet started to serve."""
+
+
+class CommitteeDecrease(_CommitteeDecision, frozen=True, tag="committee.decrease", kw_only=True):
+    """The committee lowers the play time an obligation owes (a sit-out, or the
+    no-substitute window of a post-game red)."""
+
+    owed_ms: Annotated[int, msgspec.Meta(ge=0, le=3_600_000)]
+
+
 class Void(_Event, frozen=True, tag="void", kw_only=True):
     target: Ident
     game: Ident | None = None
+    # False (a correction): a voided goal is disallowed, its points come off and its
+    # stoppage stands. True: the event never happened, so it is removed entirely.
+    entered_in_error: bool = False
 
 
 Event = Union[
     EventSetup,
     EventComplete,
+    TeamEliminated,
     GameSetup,
     ClockStart,
     ClockStop,
@@ -218,6 +275,8 @@ Event = Union[
     PostgameCard,
     Tick,
     CommitteeIncrease,
+    CommitteeRescind,
+    CommitteeDecrease,
     Void,
 ]
 

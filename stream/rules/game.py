@@ -17,6 +17,13 @@ House rules
 4. **Every notice cites.** Each notice names its cause (an event id) and
    the clause it applies; refusals name the clause at stake.
 5. **Nothing here does I/O**, reads the time, or draws a random number.
+6. **Facts are never refused.** ``clock.start``, ``clock.stop``, ``whistle``,
+   ``goal``, ``horn`` and ``game.end`` happened on the field: while the game
+   exists and has not ended they are applied, whatever the record says. Where
+   the record disagrees with the rules (a second ``clock.start``, a scorer
+   who was in the box, a shootout the game did not choose), the handler
+   applies the rule and emits an ``alert`` that names the problem and the
+   clause; the officials act on it.
 
 The table at the bottom, ``TRANSITIONS``, lists each event type with the
 phases in which it is accepted and the handler that applies it; read it
@@ -29,13 +36,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-import msgspec
-
 from ..errors import Refused
 from . import clock as clk
 from . import events as ev
 from . import notices as nt
-from .state import Game, MountWindow, Player, PostgameEntry, Sitout, Team, other
+from .state import Game, MountWindow, OfficialCards, Player, PostgameEntry, Sitout, Team, other
 
 BOX_MS = 120_000          # R3, R4, R8: "the next two minutes of play"
 RED_NO_SUB_MS = 240_000   # R6: "the next four minutes of play"
@@ -43,16 +48,6 @@ MOUNT_WINDOW_MS = 300_000  # R17: "a maximum of 5 minutes for its replacement"
 
 Phase = Literal["scheduled", "live", "ended"]
 Out = list[Any]  # list[nt.Notice]
-
-
-class Settings(msgspec.Struct, frozen=True, kw_only=True):
-    """Readings of the rule that a committee may choose (docs/rules.md, ambiguity register)."""
-
-    # R8: "the remainder of his or her original suspension and until the first
-    # play stoppage ... following the next two minutes of play". "concurrent":
-    # both from the return, so max(remainder, 2:00); "sequential": the
-    # remainder, then a fresh 2:00.
-    left_early: Literal["concurrent", "sequential"] = "concurrent"
 
 
 # --------------------------------------------------------------------------
@@ -123,24 +118,31 @@ def _stoppage(g: Game, e: ev._Event, out: Out) -> None:
         _unwatch_served(g)
 
 
-def _send_off(g: Game, p: Player, e: ev._Event, out: Out, clause: str = "R6") -> None:
+def _alert(g: Game, e: ev._Event, out: Out, code: str, clause: str, **fields: Any) -> None:
+    """House rule 6: the fact stands; tell the officials where the record and the rule part."""
+    out.append(nt.Alert(cause=e.id, at=e.at, game=g.id, clause=clause, code=code, **fields))
+
+
+def _send_off(g: Game, p: Player, e: ev._Event, out: Out, clause: str = "R6",
+              no_sub_ms: int = RED_NO_SUB_MS, window_clause: str = "R6") -> None:
     """R6: off for the rest of the game; no substitute until the first stoppage
-    after the next four minutes of play. A box trip in progress is superseded."""
+    after the next four minutes of play (R4: two, after a red at the third
+    offense, as the event's rules say). A box trip in progress is superseded."""
     play = _play(g, e.at)
     p.sent_off = True
     p.sent_off_clause = clause
     p.box = None
-    p.no_sub = Sitout("no_sub", play + RED_NO_SUB_MS, RED_NO_SUB_MS, e.id, "R6")
+    p.no_sub = Sitout("no_sub", play + no_sub_ms, no_sub_ms, e.id, window_clause)
     _watch(g, p)
-    out.append(nt.SentOff(cause=e.id, at=e.at, game=g.id, clause="R6",
-                          player=p.id, side=p.side, no_sub_ms=RED_NO_SUB_MS))
+    out.append(nt.SentOff(cause=e.id, at=e.at, game=g.id, clause=window_clause,
+                          player=p.id, side=p.side, no_sub_ms=no_sub_ms))
 
 
-def _penalty(g: Game, p: Player, e: ev._Event, severity: str | int | None,
+def _penalty(g: Game, side: ev.Side, player: str | None, e: ev._Event, severity: str | int | None,
              reason: Literal["card", "left_box_early", "mount_abuse", "left_arena"],
              clause: str, out: Out) -> None:
     out.append(nt.PenaltyAwarded(cause=e.id, at=e.at, game=g.id, clause=clause,
-                                 to=other(p.side), against=p.side, player=p.id,
+                                 to=other(side), against=side, player=player,
                                  severity=severity, reason=reason))
 
 
@@ -152,8 +154,24 @@ def _box(g: Game, p: Player, e: ev._Event, target: int, owed: int, clause: str,
                            player=p.id, side=p.side, owed_ms=target - _play(g, e.at), kind=kind))
 
 
+def _exclude_from_shootout(g: Game, e: ev._Event, out: Out) -> None:
+    """R11: box time left at the end of regulation keeps the player out of the
+    shootout, and is deemed served."""
+    play = _play(g, e.at)
+    for p in g.players.values():
+        if p.box is not None:
+            out.append(nt.ShootoutExcluded(cause=e.id, at=e.at, game=g.id, clause="R11",
+                                           player=p.id, side=p.side,
+                                           owed_ms=max(0, p.box.target_play_ms - play)))
+            p.box = None
+            p.shootout_excluded = True
+    _unwatch_served(g)
+    g.shootout = True
+
+
 # --------------------------------------------------------------------------
-# Handlers: (game, event, settings, out) -> None
+# Handlers: (game, event, out) -> None. The game's own rules (``g.rules``)
+# are the event's readings of Rule 14.
 
 
 # The clock's every start and stop is in the view (and in each delta's patch);
@@ -161,9 +179,10 @@ def _box(g: Game, p: Player, e: ev._Event, target: int, owed: int, clause: str,
 # a period ends.
 
 
-def clock_start(g: Game, e: ev.ClockStart, s: Settings, out: Out) -> None:
+def clock_start(g: Game, e: ev.ClockStart, out: Out) -> None:
     if g.clock.running:
-        raise Refused("clock_running", "the clock is already running", "A1")
+        _alert(g, e, out, "clock_already_running", "A1", subject=e.id)
+        return
     opens = g.clock.period_over or not g.clock.started
     clk.start(g.clock, g.period_ms, e.at)
     g.status = "live"
@@ -171,75 +190,107 @@ def clock_start(g: Game, e: ev.ClockStart, s: Settings, out: Out) -> None:
         out.append(_clock_notice(g, e))
 
 
-def clock_stop(g: Game, e: ev.ClockStop, s: Settings, out: Out) -> None:
-    if not g.clock.running:
-        raise Refused("clock_not_running", "the clock is not running", "A1")
-    clk.stop(g.clock, g.period_ms, e.at)
+def clock_stop(g: Game, e: ev.ClockStop, out: Out) -> None:
+    if g.clock.running:
+        clk.stop(g.clock, g.period_ms, e.at)
+    else:
+        _alert(g, e, out, "clock_not_running", "A1", subject=e.id)
     if g.pending:
         _stoppage(g, e, out)
 
 
-def whistle(g: Game, e: ev.Whistle, s: Settings, out: Out) -> None:
+def whistle(g: Game, e: ev.Whistle, out: Out) -> None:
     if g.stops_on_whistle and g.clock.running:
         clk.stop(g.clock, g.period_ms, e.at)
     if g.pending:
         _stoppage(g, e, out)
 
 
-def goal(g: Game, e: ev.Goal, s: Settings, out: Out) -> None:
-    if e.player is not None:
-        p = _player(g, e.player)
-        if p.side != e.team or not _on_field(g, p):
-            raise Refused("player_not_on_field", f"{p.id!r} is not on the field for {e.team}", "A3")
-    if e.team == "home":
-        g.score_home += e.points
-    else:
-        g.score_away += e.points
-    out.append(nt.GoalScored(cause=e.id, at=e.at, game=g.id, clause="A2", side=e.team,
-                             player=e.player, points=e.points,
-                             home=g.score_home, away=g.score_away))
+def goal(g: Game, e: ev.Goal, out: Out) -> None:
+    if g.status == "scheduled":
+        # Play happened: the game is under way, clock or not.
+        g.status = "live"
+        _alert(g, e, out, "goal_before_clock", "A1", subject=e.id, side=e.team)
+    if not e.disallowed:
+        if e.player is not None:
+            p = g.players.get(e.player)
+            if p is None or p.side != e.team or not _on_field(g, p):
+                _alert(g, e, out, "scorer_not_on_field", "A3", subject=e.id, player=e.player,
+                       side=e.team)
+        if e.team == "home":
+            g.score_home += e.points
+        else:
+            g.score_away += e.points
+        out.append(nt.GoalScored(cause=e.id, at=e.at, game=g.id, clause="A2", side=e.team,
+                                 player=e.player, points=e.points,
+                                 home=g.score_home, away=g.score_away))
     if g.stops_on_goal and g.clock.running:
         clk.stop(g.clock, g.period_ms, e.at)
     if g.pending:
         _stoppage(g, e, out)
 
 
-def horn(g: Game, e: ev.Horn, s: Settings, out: Out) -> None:
-    if e.split:
+def horn(g: Game, e: ev.Horn, out: Out) -> None:
+    if not e.split and (g.status == "scheduled" or g.clock.period_over):
+        # No period is in progress: the horn is a stoppage and ends nothing.
+        code = "horn_before_start" if g.status == "scheduled" else "period_already_over"
+        _alert(g, e, out, code, "A1", subject=e.id)
+    if e.split or g.status == "scheduled" or g.clock.period_over:
         _stoppage(g, e, out)
         return
-    if g.clock.period_over:
-        raise Refused("period_over", f"period {g.clock.period} has already ended", "A1")
     clk.end_period(g.clock, g.period_ms, e.at)
     out.append(_clock_notice(g, e))
     _stoppage(g, e, out)
+    if (g.shootout_option and not g.shootout and g.clock.period == g.periods
+            and g.score_home == g.score_away):
+        # Regulation ends tied under 5.c(2): a shootout follows (R11, A4).
+        _exclude_from_shootout(g, e, out)
 
 
-def game_end(g: Game, e: ev.GameEnd, s: Settings, out: Out) -> None:
-    if e.shootout and not g.shootout_option:
-        raise Refused("no_shootout_option",
-                      "this game did not choose Arena Rule 5.c(2); ties go to extra periods", "A4")
+def game_end(g: Game, e: ev.GameEnd, out: Out) -> None:
     if g.clock.running:
         clk.stop(g.clock, g.period_ms, e.at)
     _stoppage(g, e, out)
+    if e.shootout and not g.shootout_option:
+        # The officials held a shootout the game did not choose: R11 does not apply.
+        _alert(g, e, out, "no_shootout_option", "A4", subject=e.id)
+    elif e.shootout and not g.shootout:
+        # The horn that ended regulation tied was not recorded: exclude now.
+        _exclude_from_shootout(g, e, out)
     g.status = "ended"
-    g.shootout = e.shootout
+    g.shootout = g.shootout or e.shootout
     g.ended_at = e.at
     g.ended_by = e.id
-    if e.shootout:
-        play = _play(g, e.at)
-        for p in g.players.values():
-            if p.box is not None:
-                out.append(nt.ShootoutExcluded(cause=e.id, at=e.at, game=g.id, clause="R11",
-                                               player=p.id, side=p.side,
-                                               owed_ms=p.box.target_play_ms - play))
-                p.box = None
-        _unwatch_served(g)
     out.append(nt.GameEnded(cause=e.id, at=e.at, game=g.id, clause="A1",
-                            home=g.score_home, away=g.score_away, shootout=e.shootout))
+                            home=g.score_home, away=g.score_away, shootout=g.shootout))
 
 
-def card(g: Game, e: ev.Card, s: Settings, out: Out) -> None:
+def _official_card(g: Game, e: ev.Card, out: Out) -> None:
+    """R1: "Inappropriate behavior by any member of a team organization": the card
+    awards the penalty (R2); no one goes to the box."""
+    o = e.official
+    assert o is not None
+    if e.color == "red" and e.count != 1:
+        raise Refused("bad_count", "a red card is one card; count applies to yellows", "R7")
+    rec = next((x for x in g.officials if x.side == o.team and x.role == o.role), None)
+    if rec is None:
+        rec = OfficialCards(o.team, o.role)
+        g.officials.append(rec)
+    if e.color == "red":
+        rec.reds += 1
+    else:
+        rec.yellows += e.count
+    out.append(nt.OfficialCarded(cause=e.id, at=e.at, game=g.id, clause="R1", side=o.team,
+                                 role=o.role, color=e.color, count=e.count, conduct=e.conduct))
+    _penalty(g, o.team, None, e, e.penalty, "card", "R2", out)
+
+
+def card(g: Game, e: ev.Card, out: Out) -> None:
+    if (e.player is None) == (e.official is None):
+        raise Refused("card_target", "a card names either a player or a team official", "R1")
+    if e.player is None:
+        _official_card(g, e, out)
+        return
     p = _player(g, e.player)
     if p.sent_off:
         raise Refused("player_sent_off", f"{p.id!r} has been sent off for the rest of the game", "R6")
@@ -262,8 +313,12 @@ def card(g: Game, e: ev.Card, s: Settings, out: Out) -> None:
                                side=p.side, color=color, count=e.count if color == "yellow" else 1,
                                yellows=p.yellows, offense=offense, conduct=e.conduct,
                                converted=converted))
-    _penalty(g, p, e, e.penalty, "card", "R2", out)
-    if color == "red":
+    _penalty(g, p.side, p.id, e, e.penalty, "card", "R2", out)
+    if color == "red" and clause == "R4":
+        # R4: a red at the third offense, "no substitute allowed until the first play
+        # stoppage ... following the next two minutes of play" (the event may read four).
+        _send_off(g, p, e, out, no_sub_ms=g.rules.third_offense_red_no_sub_ms, window_clause="R4")
+    elif color == "red":
         _send_off(g, p, e, out)
     elif yellows >= 2:
         # R3/R4: "until the first play stoppage ... following the next two
@@ -274,7 +329,7 @@ def card(g: Game, e: ev.Card, s: Settings, out: Out) -> None:
         _box(g, p, e, target, BOX_MS, clause, "card", out)
 
 
-def arena_left(g: Game, e: ev.ArenaLeft, s: Settings, out: Out) -> None:
+def arena_left(g: Game, e: ev.ArenaLeft, out: Out) -> None:
     p = _player(g, e.player)
     if p.sent_off:
         raise Refused("player_sent_off", f"{p.id!r} has already been sent off", "R6")
@@ -282,22 +337,25 @@ def arena_left(g: Game, e: ev.ArenaLeft, s: Settings, out: Out) -> None:
     out.append(nt.CardRecorded(cause=e.id, at=e.at, game=g.id, clause="R14", player=p.id,
                                side=p.side, color="red", count=1, yellows=p.yellows,
                                offense=p.offenses, conduct="left_arena", converted="left_arena"))
-    _penalty(g, p, e, e.penalty, "left_arena", "R2", out)
+    _penalty(g, p.side, p.id, e, e.penalty, "left_arena", "R2", out)
     _send_off(g, p, e, out, "R14")
 
 
-def box_left_early(g: Game, e: ev.BoxLeftEarly, s: Settings, out: Out) -> None:
+def box_left_early(g: Game, e: ev.BoxLeftEarly, out: Out) -> None:
     p = _player(g, e.player)
     if p.box is None:
         raise Refused("not_in_box", f"{p.id!r} is not in the penalty box", "R8")
     play = _play(g, e.at)
     remainder = max(0, p.box.target_play_ms - play)
-    target = play + remainder + BOX_MS if s.left_early == "sequential" else play + max(remainder, BOX_MS)
-    _penalty(g, p, e, e.penalty, "left_box_early", "R8", out)
+    if g.rules.left_early == "sequential":
+        target = play + remainder + BOX_MS
+    else:
+        target = play + max(remainder, BOX_MS)
+    _penalty(g, p.side, p.id, e, e.penalty, "left_box_early", "R8", out)
     _box(g, p, e, target, target - play, "R8", "returned", out)
 
 
-def substitution(g: Game, e: ev.Substitution, s: Settings, out: Out) -> None:
+def substitution(g: Game, e: ev.Substitution, out: Out) -> None:
     team = g.team(e.team)
     if e.out not in team.lineup:
         raise Refused("not_in_lineup", f"{e.out!r} is not in the {e.team} lineup", "A3")
@@ -310,7 +368,7 @@ def substitution(g: Game, e: ev.Substitution, s: Settings, out: Out) -> None:
     out_of_game = po.sent_off or po.suspended
     if out_of_game and not po.sub_allowed:
         raise Refused("no_substitute_yet", f"no substitute for {po.id!r} until the first "
-                      "stoppage after four minutes of play", "R9" if po.suspended else "R6")
+                      "stoppage after the play time owed", "R9" if po.suspended else "R6")
     if pi.sent_off:
         raise Refused("player_sent_off", f"{pi.id!r} has been sent off", "R6")
     if pi.suspended:
@@ -326,7 +384,7 @@ def substitution(g: Game, e: ev.Substitution, s: Settings, out: Out) -> None:
                                    side=e.team, out=e.out, in_=e.in_))
 
 
-def mount_removed(g: Game, e: ev.MountRemoved, s: Settings, out: Out) -> None:
+def mount_removed(g: Game, e: ev.MountRemoved, out: Out) -> None:
     p = _player(g, e.player)
     if p.id not in g.team(p.side).lineup or p.sent_off or p.suspended:
         raise Refused("player_not_on_field", f"{p.id!r} is not riding in this game", "R17")
@@ -338,10 +396,10 @@ def mount_removed(g: Game, e: ev.MountRemoved, s: Settings, out: Out) -> None:
     out.append(nt.MountDeadline(cause=e.id, at=e.at, game=g.id, clause="R17", player=p.id,
                                 side=p.side, deadline_at=deadline, status="open", reason=e.reason))
     if e.reason == "abuse":
-        _penalty(g, p, e, e.penalty, "mount_abuse", "R17", out)
+        _penalty(g, p.side, p.id, e, e.penalty, "mount_abuse", "R17", out)
 
 
-def mount_replaced(g: Game, e: ev.MountReplaced, s: Settings, out: Out) -> None:
+def mount_replaced(g: Game, e: ev.MountReplaced, out: Out) -> None:
     p = _player(g, e.player)
     if p.mount is None:
         raise Refused("no_mount_window", f"{p.id!r} has no mount being replaced", "R17")
@@ -351,14 +409,14 @@ def mount_replaced(g: Game, e: ev.MountReplaced, s: Settings, out: Out) -> None:
                                       player=p.id, side=p.side))
 
 
-def postgame_card(g: Game, e: ev.PostgameCard, s: Settings, out: Out) -> None:
+def postgame_card(g: Game, e: ev.PostgameCard, out: Out) -> None:
     p = _player(g, e.player)
     g.postgame.append(PostgameEntry(p.id, e.level, e.id))
     out.append(nt.PostgameRecorded(cause=e.id, at=e.at, game=g.id, clause="R9",
                                    player=p.id, side=p.side, level=e.level))
 
 
-def tick(g: Game, e: ev.Tick, s: Settings, out: Out) -> None:
+def tick(g: Game, e: ev.Tick, out: Out) -> None:
     """Time passes; the deadlines it brings were emitted before the handler ran."""
 
 
@@ -415,8 +473,9 @@ def next_deadline(g: Game, after: int) -> int | None:
 # Setup
 
 
-def new_game(e: ev.GameSetup) -> Game:
-    """A game as ``game.setup`` describes it. Refuses rosters that repeat a player."""
+def new_game(e: ev.GameSetup, rules: ev.Rules) -> Game:
+    """A game as ``game.setup`` describes it, under its event's ``rules``.
+    Refuses rosters that repeat a player."""
     seen: set[str] = set()
     for r in (e.teams.home, e.teams.away):
         for pid in [*r.players, *r.subs]:
@@ -435,7 +494,7 @@ def new_game(e: ev.GameSetup) -> Game:
         stops_on_whistle=e.clock_stops_on_whistle, stops_on_goal=e.clock_stops_on_goal,
         home=Team(e.teams.home.team, list(e.teams.home.players), list(e.teams.home.subs)),
         away=Team(e.teams.away.team, list(e.teams.away.players), list(e.teams.away.subs)),
-        players=players,
+        players=players, rules=rules,
     )
 
 
@@ -446,7 +505,7 @@ def new_game(e: ev.GameSetup) -> Game:
 @dataclass(frozen=True)
 class Transition:
     phases: frozenset[Phase]
-    handler: Callable[[Game, Any, Settings, Out], None]
+    handler: Callable[[Game, Any, Out], None]
 
 
 _LIVE: frozenset[Phase] = frozenset({"live"})
@@ -456,12 +515,12 @@ _ANY: frozenset[Phase] = frozenset({"scheduled", "live", "ended"})
 
 TRANSITIONS: dict[type, Transition] = {
     #  event               accepted while            handler           clause
-    ev.ClockStart:    Transition(_OPEN,  clock_start),     # A1
-    ev.ClockStop:     Transition(_LIVE,  clock_stop),      # A1, house rule 3
-    ev.Whistle:       Transition(_LIVE,  whistle),         # house rule 3
-    ev.Goal:          Transition(_LIVE,  goal),            # A2, house rule 3
-    ev.Horn:          Transition(_LIVE,  horn),            # A1, house rule 3
-    ev.GameEnd:       Transition(_OPEN,  game_end),        # A1, R11
+    ev.ClockStart:    Transition(_OPEN,  clock_start),     # A1; a fact (house rule 6)
+    ev.ClockStop:     Transition(_OPEN,  clock_stop),      # A1, house rule 3; a fact
+    ev.Whistle:       Transition(_OPEN,  whistle),         # house rule 3; a fact
+    ev.Goal:          Transition(_OPEN,  goal),            # A2, house rule 3; a fact
+    ev.Horn:          Transition(_OPEN,  horn),            # A1, R11, house rule 3; a fact
+    ev.GameEnd:       Transition(_OPEN,  game_end),        # A1, R11; a fact
     ev.Card:          Transition(_OPEN,  card),            # R1-R7
     ev.BoxLeftEarly:  Transition(_OPEN,  box_left_early),  # R8
     ev.ArenaLeft:     Transition(_LIVE,  arena_left),      # R14
@@ -471,6 +530,10 @@ TRANSITIONS: dict[type, Transition] = {
     ev.PostgameCard:  Transition(_ENDED, postgame_card),   # R9
     ev.Tick:          Transition(_ANY,   tick),            # house rule 2
 }
+
+#: The facts that, arriving while the game is still scheduled, show that it has
+#: begun: the game takes its players' obligations from earlier games there (A27).
+OPENERS: tuple[type, ...] = (ev.ClockStart, ev.Goal, ev.GameEnd)
 
 
 def refuse_phase(g: Game, e: ev._Event) -> Refused:
@@ -484,13 +547,13 @@ def refuse_phase(g: Game, e: ev._Event) -> Refused:
     if g.status == "scheduled":
         if isinstance(e, ev.PostgameCard):
             return Refused("game_not_over", "a post-game card needs the game to have ended", "R9")
-        return Refused("game_not_started", f"{t} before the clock has first started", "A1")
+        return Refused("game_not_started", f"{t} before the game has begun", "A1")
     return Refused("game_not_over", "a post-game card needs the game to have ended", "R9")
 
 
-def apply(g: Game, e: ev._Event, s: Settings, out: Out) -> None:
+def apply(g: Game, e: ev._Event, out: Out) -> None:
     """Apply one game event per the table, or raise ``Refused`` with ``g`` untouched."""
     row = TRANSITIONS[type(e)]
     if g.status not in row.phases:
         raise refuse_phase(g, e)
-    row.handler(g, e, s, out)
+    row.handler(g, e, out)

@@ -16,24 +16,34 @@ yellow_status   starts with one yellow: the first yellow there is a second   R12
 
 Which game is "next" (R15, R16): handicap equal or higher; not a consolation
 game, a first-round subsidiary game or a shootout; a USPA obligation only in a
-USPA event (a Club one in either); the same team, unless the team was
-entered in no uncompleted event of equal or higher handicap when the game
-ended, and then any team. Only games the player is rostered in count.
+USPA event (a Club one in either); the same team, unless the team is entered
+in no uncompleted event of equal or higher handicap (judged when the game
+ends, and again when an event completes or eliminates the team), and then any
+team. A same-team obligation goes to the team's next qualifying game whether
+or not the player is listed in it (R13: it "may not be avoided by the
+substitution of another player"); an any-team one to the next qualifying game
+he is listed in, for any team.
 
-A game takes at most one suspension or sit-out per player; when cards
+A game takes its obligations when it begins (its first ``clock.start``, goal
+or ``game.end``): at most one suspension or sit-out per player; when cards
 during and after one game both demand one, the most severe is served first
-and the other in the following qualifying game (the sequence rule).
+and the other in the following qualifying game (the sequence rule). The
+team sheet never refuses anything: a player who must sit out holds a lineup
+slot even if he was not listed to start, a suspended player listed to start
+leaves his slot empty until a substitute comes on, and an ``alert`` says so.
 
 Everything here is pure: functions of the games' states and the tournaments.
 """
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Iterable
+from typing import Any, Literal
 
 import msgspec
 
-from ..errors import Refused
+from .events import Side
+from .notices import Alert
 from .state import Carried, Game, Player, Sitout
 
 Kind = Literal["sit_out", "suspension", "yellow_status"]
@@ -136,64 +146,96 @@ def derive(g: Game, end_cause: str, play_end: int, event_class: str,
 # ---------------------------------------------------------------- applying
 
 
-class Plan(msgspec.Struct):
-    """The obligations a game set-up takes, checked before anything changes."""
-
-    taken: list[Obligation]
-
-
-def plan(ledger: dict[str, list[Obligation]], g: Game, info: GameInfo) -> Plan:
-    """Which pending obligations this game takes; refuses a lineup that breaks one."""
+def plan(ledger: dict[str, list[Obligation]], g: Game, info: GameInfo,
+         unlisted: Iterable[str] = ()) -> list[Obligation]:
+    """The pending obligations this game takes when it begins: its listed players'
+    (in roster order), then those of ``unlisted`` players of its two teams (R13).
+    Reads only; never refuses: ``apply_plan`` fits any team sheet to them."""
     taken: list[Obligation] = []
-    for p in g.players.values():
-        team = g.team(p.side)
-        # What the game already took for him (at set-up, when this runs at its start).
-        had = [c.kind for c in g.carried if c.player == p.id]
+    sides = {g.home.team: "home", g.away.team: "away"}
+    for pid in [*g.players, *unlisted]:
+        p = g.players.get(pid)
+        had = [c.kind for c in g.carried if c.player == pid]
         had_suspension = any(k != "yellow_status" for k in had)
         had_yellow = "yellow_status" in had
-        for ob in ledger.get(p.id, ()):
-            if ob.status != "pending" or not qualifies(ob, info, team.team):
+        for ob in ledger.get(pid, ()):
+            if ob.status != "pending":
+                continue
+            if p is not None:
+                team = g.team(p.side).team
+            elif not ob.any_team and ob.team in sides:
+                team = ob.team  # his team's next game, listed or not (R13)
+            else:
+                continue
+            if not qualifies(ob, info, team):
                 continue
             if ob.kind == "yellow_status":
                 if had_yellow:
                     continue
                 had_yellow = True
-            if _suspension_like(ob):
+            else:
                 if had_suspension:
                     continue
                 had_suspension = True
-                in_lineup = p.id in team.lineup
-                if ob.kind == "suspension" and ob.owed_ms == 0 and in_lineup:
-                    raise Refused("suspended_player", f"{p.id!r} is suspended for this game "
-                                  f"(from game {ob.origin_game!r}) and can't start", ob.clause)
-                if ob.kind == "suspension" and ob.owed_ms > 0 and not in_lineup:
-                    raise Refused("suspended_player_not_listed", f"{p.id!r} is suspended for this game "
-                                  "and the team plays short until the first stoppage after 4:00 of "
-                                  f"play: list {p.id!r} in the starting lineup so the slot stays empty",
-                                  ob.clause)
-                if ob.kind == "sit_out" and not in_lineup:
-                    # R13: a sit-out "may not be avoided by the substitution of another player".
-                    raise Refused("suspended_player_not_listed", f"{p.id!r} begins this game in the "
-                                  f"penalty box and the team plays short meanwhile: list {p.id!r} in "
-                                  "the starting lineup", ob.clause)
             taken.append(ob)
-    return Plan(taken)
+    return taken
 
 
-def apply_plan(plan: Plan, g: Game) -> None:
-    """Start the game with what the plan took: boxes, suspensions, yellow status."""
-    for ob in plan.taken:
-        p = g.players[ob.player]
+def _hold_slot(g: Game, p: Player) -> str | None:
+    """Put ``p`` in his side's lineup, so that his team plays short while he serves
+    (R13). A free slot if the side started short; else the last listed starter who
+    is free to play goes to the bench (returned)."""
+    team = g.team(p.side)
+    if p.id in team.bench:
+        team.bench.remove(p.id)
+    if len(team.lineup) < 3:
+        team.lineup.append(p.id)
+        return None
+    for i in range(len(team.lineup) - 1, -1, -1):
+        q = g.players[team.lineup[i]]
+        if not (q.sent_off or q.suspended or q.box is not None):
+            team.lineup[i] = p.id
+            team.bench.append(q.id)
+            return q.id
+    team.lineup.append(p.id)  # every slot is already empty: nothing more to take
+    return None
+
+
+def _sheet_alert(g: Game, ob: Obligation, p: Player, cause: str, at: int, code: str,
+                 **fields: Any) -> Alert:
+    return Alert(cause=cause, at=at, game=g.id, clause=ob.clause, code=code, player=ob.player,
+                 side=p.side, origin_game=ob.origin_game, owed_ms=ob.owed_ms, **fields)
+
+
+def apply_plan(taken: list[Obligation], g: Game, cause: str, at: int, out: list[Any]) -> None:
+    """Begin the game with what it took: boxes, suspensions, yellow status, fitted to
+    the team sheet as written; an ``alert`` where the sheet had it otherwise."""
+    for ob in taken:
+        g.carried.append(Carried(ob.id, ob.player, ob.kind, ob.owed_ms, ob.clause, ob.origin_game))
+        p = g.players.get(ob.player)
         if ob.kind == "yellow_status":
-            p.yellows, p.offenses, p.carried_yellow = 1, 1, True
-        elif ob.kind == "sit_out":
+            if p is not None:  # not listed: the status lapses with the game he did not play
+                p.yellows, p.offenses, p.carried_yellow = p.yellows + 1, p.offenses + 1, True
+            continue
+        if p is None:
+            side: Side = "home" if g.home.team == ob.team else "away"
+            p = g.players[ob.player] = Player(ob.player, side)
+        team = g.team(p.side)
+        if ob.kind == "suspension" and ob.owed_ms == 0:
+            # A whole game out, "with a substitute allowed".
+            p.suspended = True
+            if p.id in team.lineup:
+                p.sub_allowed = True
+                out.append(_sheet_alert(g, ob, p, cause, at, "suspended_in_lineup"))
+            continue
+        # A sit-out, or a post-game red: his slot stays empty while he serves.
+        if p.id not in team.lineup:
+            out.append(_sheet_alert(g, ob, p, cause, at, "slot_held", other=_hold_slot(g, p),
+                                    reason=ob.kind))
+        if ob.kind == "sit_out":
             p.box = Sitout("box", ob.owed_ms, ob.owed_ms, ob.cause, ob.clause)
         else:
             p.suspended = True
-            if ob.owed_ms > 0:  # post-game red: the slot stays empty, no substitute for a while
-                p.no_sub = Sitout("no_sub", ob.owed_ms, ob.owed_ms, ob.cause, ob.clause)
-        if ob.kind != "yellow_status" and p.id not in g.pending and (p.box or p.no_sub):
+            p.no_sub = Sitout("no_sub", ob.owed_ms, ob.owed_ms, ob.cause, ob.clause)
+        if p.id not in g.pending:
             g.pending.append(p.id)
-        g.carried.append(Carried(ob.id, ob.player, ob.kind, ob.owed_ms, ob.clause, ob.origin_game))
-        ob.status = "serving"
-        ob.applied_in = g.id

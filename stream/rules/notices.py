@@ -43,6 +43,16 @@ class CardRecorded(_Notice, frozen=True, tag="card.recorded", kw_only=True):
     converted: str | None = None
 
 
+class OfficialCarded(_Notice, frozen=True, tag="official.carded", kw_only=True):
+    """A card to a member of a team's organization (R1): a penalty, no box."""
+
+    side: Side
+    role: str
+    color: Literal["yellow", "red"]
+    count: int
+    conduct: str
+
+
 class PenaltyAwarded(_Notice, frozen=True, tag="penalty.awarded", kw_only=True):
     to: Side
     against: Side
@@ -166,7 +176,30 @@ class ObligationServed(_ObligationNotice, frozen=True, tag="obligation.served", 
 
 
 class ObligationWithdrawn(_ObligationNotice, frozen=True, tag="obligation.withdrawn", kw_only=True):
-    """A correction removed what created it."""
+    """A correction removed what created it, or the committee rescinded it."""
+
+
+class ObligationUpdated(_ObligationNotice, frozen=True, tag="obligation.updated", kw_only=True):
+    """Still owed, changed: the committee decreased it (``owed_ms``), or R15 made it
+    servable with any team once the team's events were complete (``any_team``)."""
+
+    any_team: bool
+
+
+class Alert(_Notice, frozen=True, tag="alert", kw_only=True):
+    """The record and the rule disagree. The fact stands, the engine applies the rule,
+    and the officials are told what it did and what to do (``code``; the text says it
+    in English and Spanish). Fields that do not concern the alert are null."""
+
+    code: str
+    player: str | None = None
+    side: Side | None = None
+    subject: str | None = None       # the event it concerns
+    other: str | None = None         # another player it names (one moved to the bench)
+    origin_game: str | None = None   # the game an obligation comes from
+    owed_ms: int | None = None
+    reason: str | None = None        # set_aside: the refusal code; slot_held: the obligation's kind
+    detail: str = ""
 
 
 class Change(msgspec.Struct, frozen=True):
@@ -189,6 +222,7 @@ class Rejected(_Notice, frozen=True, tag="rejected", kw_only=True):
 
 Notice = Union[
     CardRecorded,
+    OfficialCarded,
     PenaltyAwarded,
     BoxEnter,
     BoxEligible,
@@ -209,6 +243,8 @@ Notice = Union[
     ObligationApplied,
     ObligationServed,
     ObligationWithdrawn,
+    ObligationUpdated,
+    Alert,
     Correction,
     Rejected,
 ]

@@ -11,7 +11,7 @@ from typing import Literal
 import msgspec
 
 from .clock import Clock
-from .events import Side
+from .events import Rules, Side
 
 
 class Sitout(msgspec.Struct, gc=False):
@@ -45,6 +45,7 @@ class Player(msgspec.Struct):
     sub_allowed: bool = False          # after a red, once the no-sub window is served
     mount: MountWindow | None = None
     carried_yellow: bool = False       # R12: began this game with one yellow
+    shootout_excluded: bool = False    # R11: box time left at the end of regulation
 
 
 class Team(msgspec.Struct):
@@ -62,6 +63,15 @@ class Carried(msgspec.Struct):
     owed_ms: int
     clause: str
     origin_game: str
+
+
+class OfficialCards(msgspec.Struct):
+    """Cards shown to one member of a team's organization (R1)."""
+
+    side: Side
+    role: str
+    yellows: int = 0
+    reds: int = 0
 
 
 class PostgameEntry(msgspec.Struct):
@@ -97,6 +107,8 @@ class Game(msgspec.Struct):
     # players the fold looks at when time passes or play stops.
     pending: list[str] = msgspec.field(default_factory=list)
     carried: list[Carried] = msgspec.field(default_factory=list)
+    officials: list[OfficialCards] = msgspec.field(default_factory=list)
+    rules: Rules = msgspec.field(default_factory=Rules)  # the event's readings of the rule
 
     def team(self, side: Side) -> Team:
         return self.home if side == "home" else self.away

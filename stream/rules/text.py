@@ -33,10 +33,6 @@ REASONS_ES: dict[str, str] = {
     "duplicate_event": "el evento ya está configurado",
     "duplicate_player": "un jugador figura dos veces en las listas",
     "same_team": "un equipo no puede jugar contra sí mismo",
-    "clock_running": "el reloj ya está en marcha",
-    "clock_not_running": "el reloj no está en marcha",
-    "period_over": "el período ya terminó",
-    "no_shootout_option": "este partido no eligió la opción 5.c(2)",
     "player_not_on_field": "el jugador no está en la cancha",
     "player_sent_off": "el jugador fue expulsado",
     "bad_count": "una tarjeta roja es una sola tarjeta",
@@ -50,11 +46,16 @@ REASONS_ES: dict[str, str] = {
     "game_over": "el partido ya terminó",
     "game_not_started": "el reloj todavía no se puso en marcha",
     "game_not_over": "el partido todavía no terminó",
-    "suspended_player": "el jugador está suspendido para este partido",
-    "suspended_player_not_listed":
-        "el jugador suspendido debe figurar en la formación; el equipo juega con uno menos",
     "player_suspended": "el jugador está suspendido para este partido",
-    "record_closed": "un partido posterior ya aplicó estas sanciones; corrige el Comité",
+    "record_closed": "un partido que ya comenzó cumple esa sanción; no se puede cambiar",
+    "nothing_to_add": "un aumento agrega partidos o tiempo fuera",
+    "card_target": "una tarjeta se muestra a un jugador o a un miembro del equipo, no a ambos",
+    "class_mismatch": "el evento es de otra clase",
+    "unknown_team": "el equipo no está inscrito en ese evento",
+    "already_eliminated": "el equipo ya quedó eliminado de ese evento",
+    "unknown_obligation": "no hay ninguna sanción pendiente con ese id",
+    "not_decreasable": "esa sanción no debe tiempo de juego; el Comité puede revocarla",
+    "not_a_decrease": "una reducción debe dejar menos tiempo que el actual",
 }
 
 
@@ -100,7 +101,101 @@ def _box_enter(n: nt.BoxEnter) -> tuple[str, str]:
             f"detención tras {mmss(n.owed_ms)} de juego, sin sustituto")
 
 
+def _alert(n: nt.Alert) -> tuple[str, str]:
+    who = f"{n.player} ({n.side})" if n.player else ""
+    who_es = f"{n.player} ({_SIDE_ES[n.side]})" if n.player and n.side else (n.player or "")
+    side_es = _SIDE_ES.get(n.side or "", "")
+    owed = mmss(n.owed_ms or 0)
+    c = n.code
+    if c == "suspended_in_lineup":
+        return (f"{who} is suspended for this game (from game {n.origin_game}) and may not play: "
+                "his team is short until a substitute replaces him; bring on a substitute now",
+                f"{who_es} está suspendido para este partido (del partido {n.origin_game}) y no puede "
+                "jugar: su equipo juega con uno menos hasta que entre un sustituto; hagan entrar uno ya")
+    if c == "slot_held":
+        held = (f"; he holds the slot of {n.other}, who goes to the bench" if n.other
+                else "; he holds his team's empty slot")
+        held_es = (f"; ocupa el lugar de {n.other}, que pasa al banco" if n.other
+                   else "; ocupa el lugar libre de su equipo")
+        if n.reason == "sit_out":
+            return (f"{who} owes {owed} of play in the penalty box from game {n.origin_game} and was "
+                    f"not listed to start: his team plays short while he sits out, and no substitution "
+                    f"avoids it{held}",
+                    f"{who_es} debe {owed} de juego en el área de castigo del partido {n.origin_game} y "
+                    f"no figuraba como titular: su equipo juega con uno menos mientras cumple, y ninguna "
+                    f"sustitución lo evita{held_es}")
+        return (f"{who} is suspended for this game (from game {n.origin_game}) and was not listed to "
+                f"start: his team plays short until the first stoppage after {owed} of play, then a "
+                f"substitute may take his slot{held}",
+                f"{who_es} está suspendido para este partido (del partido {n.origin_game}) y no figuraba "
+                f"como titular: su equipo juega con uno menos hasta la primera detención tras {owed} de "
+                f"juego, y luego puede entrar un sustituto{held_es}")
+    if c == "scorer_not_on_field":
+        return (f"Goal credited to {n.player}, who was not on the field for {n.side}: the goal counts; "
+                "umpires, check the scorer",
+                f"Gol atribuido a {n.player}, que no estaba en la cancha para el {side_es}: el gol vale; "
+                "umpires, verifiquen el autor")
+    if c == "set_aside":
+        return (f"{n.detail}: after this correction it can no longer apply and is set aside; "
+                "confirm it, or void it",
+                f"{n.subject}: tras esta corrección ya no puede aplicarse "
+                f"({REASONS_ES.get(n.reason or '', n.reason)}) y queda en suspenso; confírmenlo o anúlenlo")
+    if c == "short_lineup":
+        return (f"{n.side} lists {n.detail} with substitutes on the bench: check the team sheet",
+                f"El {side_es} presenta {n.detail.replace('starters', 'titulares')} con sustitutos en "
+                "el banco: revisen la planilla")
+    return _ALERTS[c]
+
+
+#: The alerts whose text needs no field.
+_ALERTS: dict[str, tuple[str, str]] = {
+    "clock_already_running": (
+        "The clock was started while it was already running: nothing changed; timekeeper, check the clock",
+        "Se puso en marcha el reloj cuando ya corría: no cambió nada; cronometrista, revise el reloj"),
+    "clock_not_running": (
+        "The clock was stopped while it was not running: taken as a play stoppage; timekeeper, check "
+        "the clock",
+        "Se detuvo el reloj cuando no corría: se toma como detención del juego; cronometrista, revise "
+        "el reloj"),
+    "horn_before_start": (
+        "Horn before the game began: taken as a play stoppage; no period had started",
+        "Bocina antes de empezar el partido: se toma como detención del juego; no había comenzado "
+        "ningún período"),
+    "period_already_over": (
+        "Horn after the period had already ended: taken as a play stoppage",
+        "Bocina con el período ya terminado: se toma como detención del juego"),
+    "goal_before_clock": (
+        "Goal recorded before the clock was ever started: the goal counts and the game is under way; "
+        "timekeeper, start the clock",
+        "Gol registrado antes de poner en marcha el reloj: el gol vale y el partido está en juego; "
+        "cronometrista, ponga en marcha el reloj"),
+    "no_shootout_option": (
+        "A shootout was recorded, but this game did not choose Arena Rule 5.c(2): box time is carried "
+        "to the next game, not deemed served",
+        "Se registró un shootout, pero este partido no eligió la Regla de Arena 5.c(2): el tiempo de "
+        "castigo pasa al siguiente partido, no se considera cumplido"),
+}
+
+
+def _official(n: nt.OfficialCarded) -> tuple[str, str]:
+    what = ("Red card" if n.color == "red" else
+            f"{n.count} yellow cards" if n.count > 1 else "Yellow card")
+    what_es = ("Tarjeta roja" if n.color == "red" else
+               f"{n.count} tarjetas amarillas" if n.count > 1 else "Tarjeta amarilla")
+    return (f"{what} to the {n.side} {n.role} (team organization)",
+            f"{what_es} al {n.role} del {_SIDE_ES[n.side]} (organización del equipo)")
+
+
 _RENDER: dict[type, Callable[[Any], tuple[str, str]]] = {
+    nt.Alert: _alert,
+    nt.OfficialCarded: _official,
+    nt.ObligationUpdated: lambda n: (
+        (f"{n.player}: the {_ob_en(n)} from game {n.origin_game} may now be served with any team"
+         if n.clause == "R15" else
+         f"{n.player}: the committee decreased the {_ob_en(n)} from game {n.origin_game}"),
+        (f"{n.player}: la {_ob_es(n)} del partido {n.origin_game} puede cumplirse ahora con cualquier "
+         "equipo" if n.clause == "R15" else
+         f"{n.player}: el Comité redujo la {_ob_es(n)} del partido {n.origin_game}")),
     nt.CardRecorded: _card,
     nt.PenaltyAwarded: _penalty,
     nt.BoxEnter: _box_enter,
@@ -169,8 +264,8 @@ _RENDER: dict[type, Callable[[Any], tuple[str, str]]] = {
         f"{n.player} has served the {_ob_en(n)} from game {n.origin_game}",
         f"{n.player} cumplió la {_ob_es(n)} del partido {n.origin_game}"),
     nt.ObligationWithdrawn: lambda n: (
-        f"{n.player}: the {_ob_en(n)} from game {n.origin_game} is withdrawn by a correction",
-        f"{n.player}: se retira la {_ob_es(n)} del partido {n.origin_game} por una corrección"),
+        f"{n.player}: the {_ob_en(n)} from game {n.origin_game} is withdrawn",
+        f"{n.player}: se retira la {_ob_es(n)} del partido {n.origin_game}"),
     nt.Correction: lambda n: (
         f"Correction ({'voided' if n.reason == 'void' else 'late event'} {n.target}): "
         f"{len(n.changes)} change(s)",

@@ -65,6 +65,7 @@ class PlayerView(msgspec.Struct):
     suspended: bool
     sub_allowed: bool
     carried_yellow: bool
+    shootout_excluded: bool
     box: SitoutView | None
     no_sub: SitoutView | None
     mount: MountView | None
@@ -107,6 +108,15 @@ class PostgameView(msgspec.Struct):
     cause: str
 
 
+class OfficialView(msgspec.Struct):
+    """Cards shown to a member of a team's organization (R1)."""
+
+    side: Side
+    role: str
+    yellows: int
+    reds: int
+
+
 class GameView(msgspec.Struct):
     game: str
     event: str
@@ -122,6 +132,7 @@ class GameView(msgspec.Struct):
     players: list[PlayerView]
     postgame: list[PostgameView]
     carried: list[CarriedView]
+    officials: list[OfficialView]
 
 
 _RELEASE_TEXT = {
@@ -152,7 +163,7 @@ def _player(g: Game, p: Player, play: int, now: int) -> PlayerView:
         id=p.id, side=p.side, yellows=p.yellows, offenses=p.offenses,
         on_field=p.id in g.team(p.side).lineup and not p.sent_off and not p.suspended and p.box is None,
         sent_off=p.sent_off, suspended=p.suspended, sub_allowed=p.sub_allowed,
-        carried_yellow=p.carried_yellow,
+        carried_yellow=p.carried_yellow, shootout_excluded=p.shootout_excluded,
         box=_sitout(p.box, play), no_sub=_sitout(p.no_sub, play),
         mount=None if m is None else MountView(
             deadline_at=m.deadline_at, remaining_ms=max(0, m.deadline_at - now),
@@ -193,6 +204,7 @@ def game_view(g: Game, now: int) -> GameView:
         postgame=[PostgameView(x.player, x.level, x.cause) for x in g.postgame],
         carried=[CarriedView(c.id, c.player, c.kind, c.owed_ms, c.clause, c.origin_game)
                  for c in g.carried],
+        officials=[OfficialView(o.side, o.role, o.yellows, o.reds) for o in g.officials],
     )
 
 

@@ -20,7 +20,6 @@ from stream.rules import codec
 from stream.rules import notices as nt
 from stream.rules.clauses import CLAUSES
 from stream.rules.engine import Engine
-from stream.rules.game import Settings
 from stream.rules.ledger import Obligation
 from stream.rules.view import GameView, MountView, PlayerView, SitoutView
 
@@ -147,7 +146,7 @@ def red(s: Script, player: str = "h1", lead_ms: int = 10_000) -> str:
 def fresh_replay(s: Script, skip: set[str]) -> Script:
     """A new Script fed the same bodies as ``s`` (after its setup), minus the ids
     in ``skip``, and advanced to the same moment."""
-    r = Script()
+    r = Script(s.rules)
     for body in s.log[1:]:
         if body["id"] not in skip:
             r.send_raw(body)
@@ -186,8 +185,8 @@ class Season:
     clocks of every running game run); every event is sent at ``self.t``.
     """
 
-    def __init__(self, settings: Settings | None = None) -> None:
-        self.engine = Engine(settings)
+    def __init__(self) -> None:
+        self.engine = Engine()
         self.t = T0
         self.n = 0
         self.notices: list[Any] = []
@@ -244,6 +243,8 @@ class Season:
         body = game_setup(game, at=self.t, event=event, handicap=handicap, kind=kind,
                           teams={"home": TEAM_A if home is None else home,
                                  "away": TEAM_B if away is None else away}, **over)
+        if event in self.engine.tournaments:
+            del body["class"]  # only a Club game with no event set up says its class
         self.n += 1
         body["id"] = f"e{self.n}"
         return body
@@ -274,6 +275,11 @@ class Season:
     def start(self, game: str) -> list[Any]:
         return self.must("clock.start", game)
 
+    def begin(self, game: str, **kw: Any) -> list[Any]:
+        """Set up a game (as ``setup``) and start its clock: the game begins and takes
+        what its players owe from earlier games (A27). Both events' notices."""
+        return self.setup(game, **kw) + self.start(game)
+
     def card(self, game: str, player: str = P, color: str = "yellow", count: int = 1) -> list[Any]:
         return self.must("card", game, player=player, color=color, count=count,
                          conduct="striking" if color == "red" else "arguing")
@@ -285,8 +291,8 @@ class Season:
         return self.must("postgame.card", game, player=player, level=level)
 
     def play(self, game: str, ms: int = 60_000) -> list[Any]:
-        """Start the clock, let ``ms`` of play pass, end the game."""
-        out = self.start(game)
+        """Start the clock (unless it runs), let ``ms`` of play pass, end the game."""
+        out = [] if self.view(game).clock.running else self.start(game)
         out += self.run(ms)
         return out + self.end(game)
 

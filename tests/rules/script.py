@@ -21,7 +21,6 @@ from stream.errors import Refused
 from stream.rules import codec
 from stream.rules import notices as nt
 from stream.rules.engine import Engine
-from stream.rules.game import Settings
 from stream.rules.view import GameView, PlayerView
 
 T0 = 1_780_000_000_000
@@ -29,9 +28,16 @@ HOME = ["h1", "h2", "h3"]
 AWAY = ["a1", "a2", "a3"]
 
 
+def event_setup(rules: dict[str, Any] | None = None, *, at: int = T0 - 120_000) -> dict[str, Any]:
+    """The Club event "cup" that the Script's game belongs to, with its rule readings."""
+    return {"type": "event.setup", "id": "cup-setup", "at": at, "event": "cup", "class": "club",
+            "handicap": 8, "teams": ["home-team", "away-team"], "rules": rules or {}}
+
+
 def game_setup(game: str = "g1", *, at: int = T0 - 60_000, **over: Any) -> dict[str, Any]:
     body: dict[str, Any] = {
         "type": "game.setup", "id": f"{game}-setup", "at": at, "game": game, "event": "cup",
+        "class": "club",
         "handicap": 8, "kind": "regular", "shootout_option": False, "periods": 4,
         "period_ms": 450_000,
         "teams": {"home": {"team": "home-team", "players": HOME, "subs": ["h4"]},
@@ -50,8 +56,13 @@ class Players:
 
 
 class Script:
-    def __init__(self, settings: Settings | None = None, game: str = "g1", **setup: Any) -> None:
-        self.engine = Engine(settings)
+    """One game of the Club event "cup", whose ``rules`` (``event.setup``) are as given.
+    ``log`` holds what was sent after the event's set-up: the game's set-up first."""
+
+    def __init__(self, rules: dict[str, Any] | None = None, game: str = "g1", **setup: Any) -> None:
+        self.engine = Engine()
+        self.rules = rules
+        self.engine.feed(codec.decode_event(msgspec.json.encode(event_setup(rules))))
         self.game = game
         self.t = T0
         self.n = 0

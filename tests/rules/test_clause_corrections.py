@@ -25,6 +25,7 @@ from .clause_helpers import (
     check_cases,
     fresh_replay,
     one,
+    second_yellow,
     state_bytes,
     table,
     tags,
@@ -76,7 +77,7 @@ def l1_void_card_emits_one_correction(s: Script) -> None:
 
 
 def l1_void_goal_fixes_score(s: Script) -> None:
-    """L1/A2: voiding a goal takes its points off the score."""
+    """L1/A2: voiding a goal (disallowing it) takes its points off the score."""
     s.start()
     s.goal("home", points=2)
     g = s.last_id()
@@ -154,11 +155,11 @@ def l1_late_event_same_state_as_in_order(s: Script) -> None:
 
 
 def l1_late_event_refused_in_place_changes_nothing(s: Script) -> None:
-    """L1: a late event that is refused at its place in time (a whistle before the
-    first clock start) is refused and changes nothing."""
+    """L1: a late event that is refused at its place in time (an ``arena.left``
+    before the game began) is refused and changes nothing."""
     s.start()
     s.run(10_000)
-    r = s.refused("whistle", at=T0 - 1_000)
+    r = s.refused("arena.left", at=T0 - 1_000, player="h1")
     assert (r.reason, r.clause) == ("game_not_started", "A1")
 
 
@@ -192,7 +193,10 @@ def l1_correction_reports_event_it_refuses(s: Script) -> None:
     to the same player at 30 s impossible: the correction says so
     (``events.<id>.applied``: True -> False) and the yellow no longer counts."""
     dead, left, out = _late_send_off_refuses_later_yellow(s)
-    assert tags(out) == ["card.recorded", "penalty.awarded", "sent_off", "correction"]
+    assert tags(out) == ["card.recorded", "penalty.awarded", "sent_off", "correction", "alert"]
+    alert = one(out, nt.Alert)
+    assert (alert.code, alert.subject, alert.reason, alert.clause) == (
+        "set_aside", dead, "player_sent_off", "R6")
     c = one(out, nt.Correction)
     assert (c.target, c.reason) == (left, "late")
     changes = {ch.path: (ch.before, ch.after) for ch in c.changes}
@@ -218,6 +222,84 @@ def l1_event_set_aside_by_a_correction_returns_when_it_is_undone(s: Script) -> N
     assert any(c.path == "players.h2.yellows" and (c.before, c.after) == (1, 2) for c in corr.changes)
 
 
+def l1_disallowed_goal_keeps_its_stoppage(s: Script) -> None:
+    """L1/R3: "the first play stoppage (including a goal)": a goal the umpires then
+    disallow still stopped play. h2 (two yellows) is released at an away goal
+    and scores; voiding the away goal takes its point off and nothing else: the
+    release stands and h2's goal counts (1-0, not 0-0)."""
+    second_yellow(s)                         # box until 10 s + 2:00 of play
+    s.run(TWO_MIN)
+    out = s.goal("away")
+    away_goal = s.last_id()
+    assert one(out, nt.BoxRelease).player == "h2"
+    s.start()
+    s.run(5_000)
+    s.goal("home", player="h2")
+    home_goal = s.last_id()
+    out = s.must("void", target=away_goal)
+    assert tags(out) == ["correction"]
+    changes = {ch.path: (ch.before, ch.after) for ch in one(out, nt.Correction).changes}
+    assert changes == {"score.away": (1, 0)}
+    assert (s.view.score.home, s.view.score.away) == (1, 0)
+    assert s.players["h2"].box is None and s.players["h2"].on_field is True
+    events = {e.id: e for e in s.engine.game_events(s.game)}
+    assert events[away_goal].disallowed is True and events[home_goal].disallowed is False
+    r = s.refused("void", target=away_goal)
+    assert r.reason == "already_voided"
+
+
+def l1_goal_entered_in_error_is_removed_entirely(s: Script) -> None:
+    """L1/A3: a goal that never happened (``entered_in_error``) goes with its
+    stoppage: h2 was never released by it, so his own goal is now credited to a
+    player in the box. It still counts (a fact), the correction raises an alert
+    asking the umpires to check it, and that goal is the stoppage that releases
+    him; nothing is set aside."""
+    second_yellow(s)
+    s.run(TWO_MIN)
+    s.goal("away")
+    away_goal = s.last_id()
+    s.start()
+    restart = s.last_id()
+    s.run(5_000)
+    s.goal("home", player="h2")
+    home_goal = s.last_id()
+    out = s.must("void", target=away_goal, entered_in_error=True)
+    changes = {ch.path: (ch.before, ch.after) for ch in one(out, nt.Correction).changes}
+    assert changes["score.away"] == (1, 0)
+    assert not any(p.endswith(".applied") for p in changes)
+    # Without that goal the clock never stopped, so the restart after it finds it
+    # running; and h2 scored from the box.
+    assert [(n.code, n.player, n.subject, n.cause) for n in s.of(nt.Alert, out)] == [
+        ("clock_already_running", None, restart, s.last_id()),
+        ("scorer_not_on_field", "h2", home_goal, s.last_id())]
+    assert (s.view.score.home, s.view.score.away) == (1, 0)
+    assert s.players["h2"].box is None and s.players["h2"].on_field is True
+    assert [e.id for e in s.engine.game_events(s.game)].count(away_goal) == 0
+    r = s.refused("void", target=away_goal)
+    assert r.reason == "already_voided"
+
+
+def l1_refused_void_names_its_game(s: Script) -> None:
+    """L1: a refused ``void`` that names no game carries the game of its target."""
+    s.start()
+    s.card("h1")
+    card = s.last_id()
+    s.must("void", target=card)
+    out = s.send_raw({"type": "void", "id": "v2", "at": s.t, "target": card})
+    assert (one(out, nt.Rejected).reason, one(out, nt.Rejected).game) == ("already_voided", None)
+    s.card("h1")
+    out = s.send_raw({"type": "void", "id": "v3", "at": s.t, "target": "v-nothing"})
+    assert one(out, nt.Rejected).game is None
+    out = s.send_raw({"type": "void", "id": "v4", "at": s.t, "target": s.last_id(), "game": "other"})
+    assert (one(out, nt.Rejected).reason, one(out, nt.Rejected).game) == ("wrong_game", "other")
+    s.start()
+    s.goal("home")
+    goal = s.last_id()
+    s.must("void", target=goal)
+    out = s.send_raw({"type": "void", "id": "v5", "at": s.t, "target": goal})
+    assert (one(out, nt.Rejected).reason, one(out, nt.Rejected).game) == ("already_voided", "g1")
+
+
 CORRECTIONS = table(
     l1_void_card_recomputes_as_if_never_shown,
     l1_void_card_emits_one_correction,
@@ -229,6 +311,9 @@ CORRECTIONS = table(
     l1_refused_event_is_not_kept,
     l1_correction_reports_event_it_refuses,
     l1_event_set_aside_by_a_correction_returns_when_it_is_undone,
+    l1_disallowed_goal_keeps_its_stoppage,
+    l1_goal_entered_in_error_is_removed_entirely,
+    l1_refused_void_names_its_game,
 )
 
 

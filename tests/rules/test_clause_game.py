@@ -82,14 +82,30 @@ def a1_whistle_does_not_stop_clock_when_set(_: Script) -> None:
     assert (s.view.clock.running, s.view.clock.play_ms) == (True, 15_000)
 
 
-def a1_live_events_before_first_start_refused(s: Script) -> None:
-    """A1: play begins with the first clock start: whistle, goal, horn, clock.stop
-    and arena.left before it are refused ``game_not_started``."""
-    for body in ({"type": "whistle"}, {"type": "goal", "team": "home"}, {"type": "horn"},
-                 {"type": "clock.stop"}, {"type": "arena.left", "player": "h1"}):
-        fields = {k: v for k, v in body.items() if k != "type"}
-        r = s.refused(body["type"], **fields)
-        assert (r.reason, r.clause) == ("game_not_started", "A1"), body
+def a1_live_events_before_first_start_are_facts(s: Script) -> None:
+    """A1: "The timer's horn ends a period": before the first clock start no period
+    is under way. A whistle, a horn and a clock.stop there are facts (house rule
+    6): accepted as stoppages, changing no clock, the horn and the stop with an
+    alert; ``arena.left`` needs a game under way (``game_not_started``)."""
+    assert s.whistle() == []
+    assert [(n.code, n.clause) for n in s.horn()] == [("horn_before_start", "A1")]
+    out = s.must("clock.stop")
+    assert [(n.code, n.clause) for n in out] == [("clock_not_running", "A1")]
+    v = s.view
+    assert (v.status, v.clock.period, v.clock.running, v.clock.period_over) == ("scheduled", 1, False, False)
+    r = s.refused("arena.left", player="h1")
+    assert (r.reason, r.clause) == ("game_not_started", "A1")
+
+
+def a1_goal_before_the_clock_begins_the_game(s: Script) -> None:
+    """A1/A2: a goal scored before the timekeeper ever started the clock is a fact:
+    it counts, the game is under way, and the timekeeper is told to start the
+    clock (``goal_before_clock``)."""
+    out = s.goal("home")
+    assert [(n.code, n.clause) for n in s.of(nt.Alert, out)] == [("goal_before_clock", "A1")]
+    assert one(out, nt.GoalScored).home == 1
+    assert (s.view.status, s.view.score.home, s.view.clock.running) == ("live", 1, False)
+    s.must("arena.left", player="h1")       # the game is under way
 
 
 def a1_events_after_game_end_refused(s: Script) -> None:
@@ -106,25 +122,31 @@ def a1_events_after_game_end_refused(s: Script) -> None:
         assert (r.reason, r.clause) == ("game_over", clause), t
 
 
-def a1_clock_start_while_running_refused(s: Script) -> None:
-    """A1: the timekeeper drives the clock; starting a running clock is refused
-    ``clock_running``, stopping a stopped one ``clock_not_running``."""
+def a1_clock_start_while_running_is_a_fact(s: Script) -> None:
+    """A1: the timekeeper drives the clock; a start of a running clock and a stop of
+    a stopped one are facts (house rule 6): accepted, nothing changes but the
+    stop's stoppage, and an alert each (``clock_already_running``,
+    ``clock_not_running``)."""
     s.start()
-    r = s.refused("clock.start")
-    assert (r.reason, r.clause) == ("clock_running", "A1")
+    s.run(5_000)
+    out = s.must("clock.start")
+    assert [(n.code, n.clause, n.subject) for n in out] == [("clock_already_running", "A1", s.last_id())]
+    assert (s.view.clock.running, s.view.clock.play_ms) == (True, 5_000)
     s.must("clock.stop")
-    r = s.refused("clock.stop")
-    assert (r.reason, r.clause) == ("clock_not_running", "A1")
+    out = s.must("clock.stop")
+    assert [(n.code, n.clause) for n in out] == [("clock_not_running", "A1")]
+    assert (s.view.clock.running, s.view.clock.play_ms) == (False, 5_000)
 
 
-def a1_second_period_horn_refused(s: Script) -> None:
-    """A1: "The timer's horn ends a period": a second horn for the same period is
-    refused ``period_over``; the next start opens period 2."""
+def a1_second_period_horn_is_a_stoppage(s: Script) -> None:
+    """A1: "The timer's horn ends a period": a second horn for the same period ends
+    nothing (``period_already_over``) but is a stoppage; the next start opens
+    period 2."""
     s.start()
     s.run(PERIOD)
     s.horn()
-    r = s.refused("horn")
-    assert (r.reason, r.clause) == ("period_over", "A1")
+    out = s.horn()
+    assert [(n.code, n.clause) for n in out] == [("period_already_over", "A1")]
     s.start()
     assert (s.view.clock.period, s.view.clock.remaining_ms) == (2, PERIOD)
 
@@ -182,11 +204,16 @@ def r10_box_owed_at_game_end_stays_in_state(s: Script) -> None:
 
 
 def a4_shootout_needs_the_option(s: Script) -> None:
-    """A4: "5.c(2): a shootout" only where the committee chose it; otherwise
-    ``no_shootout_option``."""
-    s.start()
-    r = s.refused("game.end", shootout=True)
-    assert (r.reason, r.clause) == ("no_shootout_option", "A4")
+    """A4/R11: "5.c(2): a shootout" only where the committee chose it: a shootout
+    recorded in a game that did not is a fact (the game ends), but R11 does not
+    apply: box time is carried, and an alert says so (``no_shootout_option``)."""
+    second_yellow(s)
+    s.run(30_000)
+    out = s.must("game.end", shootout=True)
+    assert [(n.code, n.clause) for n in s.of(nt.Alert, out)] == [("no_shootout_option", "A4")]
+    assert s.of(nt.ShootoutExcluded, out) == []
+    assert s.view.status == "ended"
+    assert box(s).remaining_ms == TWO_MIN - 30_000
 
 
 def l1_duplicate_id_refused(s: Script) -> None:
@@ -226,18 +253,28 @@ def a3_substitution_needs_lineup_and_bench(s: Script) -> None:
     assert (r.reason, r.clause) == ("not_on_bench", "A3")
 
 
-def a3_boxed_player_cannot_score(s: Script) -> None:
-    """A3: a goal credited to a player sitting out is refused ``player_not_on_field``."""
+def a3_goal_credited_to_a_boxed_player_counts(s: Script) -> None:
+    """A3/A2: a goal is a fact (house rule 6): credited to a player sitting out, it
+    counts for his side and an alert asks the umpires to check the scorer
+    (``scorer_not_on_field``); so does one credited to nobody on the rosters."""
     second_yellow(s)
-    r = s.refused("goal", team="home", player="h2")
-    assert (r.reason, r.clause) == ("player_not_on_field", "A3")
+    out = s.goal("home", player="h2")
+    (alert,) = s.of(nt.Alert, out)
+    assert (alert.code, alert.clause, alert.player, alert.side) == ("scorer_not_on_field", "A3", "h2", "home")
+    assert s.view.score.home == 1
+    s.start()
+    out = s.goal("away", player="zz")
+    assert [n.code for n in s.of(nt.Alert, out)] == ["scorer_not_on_field"]
+    assert s.view.score.away == 1
 
 
 A1 = table(a1_goal_stops_clock, a1_goal_does_not_stop_clock_when_set, a1_whistle_does_not_stop_clock_when_set,
-           a1_live_events_before_first_start_refused, a1_events_after_game_end_refused,
-           a1_clock_start_while_running_refused, a1_second_period_horn_refused)
+           a1_live_events_before_first_start_are_facts, a1_goal_before_the_clock_begins_the_game,
+           a1_events_after_game_end_refused,
+           a1_clock_start_while_running_is_a_fact, a1_second_period_horn_is_a_stoppage)
 A2 = table(a2_goals_add_points)
-A3 = table(a3_unknown_player_refused, a3_substitution_needs_lineup_and_bench, a3_boxed_player_cannot_score)
+A3 = table(a3_unknown_player_refused, a3_substitution_needs_lineup_and_bench,
+           a3_goal_credited_to_a_boxed_player_counts)
 A4 = table(a4_shootout_needs_the_option)
 L1 = table(l1_duplicate_id_refused, l1_unknown_game_refused)
 AFTER = table(r9_postgame_card_only_after_end, r10_box_owed_at_game_end_stays_in_state,

@@ -16,7 +16,6 @@ from __future__ import annotations
 import pytest
 
 from stream.rules import notices as nt
-from stream.rules.game import Settings
 
 from .clause_helpers import (
     FOUR_MIN,
@@ -135,13 +134,14 @@ def r6_sent_off_substitute_cannot_come_in(s: Script) -> None:
 
 def r6_red_in_box_supersedes_box(s: Script) -> None:
     """R6: a red "will result in suspension for the remainder of the game": shown
-    to a player in the box, it replaces the box trip with the send-off."""
+    to a player in the box, it replaces the box trip with the send-off. (Here it
+    is his third offense, so R4's window: "the next two minutes of play".)"""
     second_yellow(s)
     s.run(30_000)
     s.card("h2", "red", conduct="abusive_language")
     p = s.players["h2"]
     assert (p.box, p.sent_off, p.on_field) == (None, True, False)
-    assert p.no_sub is not None and p.no_sub.remaining_ms == FOUR_MIN
+    assert p.no_sub is not None and (p.no_sub.remaining_ms, p.no_sub.clause) == (TWO_MIN, "R4")
     assert [(x.player, x.reason) for x in s.view.teams.home.short] == [("h2", "sent_off")]
     s.run(TWO_MIN)  # the old box target passes: nothing about the box
     assert "box.release" not in tags(s.whistle())
@@ -176,11 +176,12 @@ def test_r6(case: Case) -> None:
 # R8: leaving the penalty box early
 
 
-def r8_left_early_penalty_and_return_concurrent(s: Script) -> None:
+def r8_left_early_penalty_and_return_concurrent(_: Script) -> None:
     """R8: "an appropriate penalty will be assessed against that player's team and
-    that player will be returned to the penalty box"; default (concurrent): the
-    remainder (90 s) and the next two minutes both run from the return, so
-    2:00 is owed."""
+    that player will be returned to the penalty box"; the event's reading
+    ``left_early: "concurrent"``: the remainder (90 s) and the next two minutes
+    both run from the return, so 2:00 is owed."""
+    s = Script({"left_early": "concurrent"})
     card = second_yellow(s)
     s.run(30_000)  # 90 s of the trip remain
     out = s.must("box.left_early", player="h2", penalty="P2")
@@ -197,11 +198,10 @@ def r8_left_early_penalty_and_return_concurrent(s: Script) -> None:
     assert tags(due) == ["box.eligible"] and due[0].clause == "R8"
 
 
-def r8_left_early_sequential(_: Script) -> None:
-    """R8 (setting ``left_early="sequential"``): "the remainder of his or her
-    original suspension and [then] until [...] the next two minutes": remainder
-    + 2:00."""
-    s = Script(Settings(left_early="sequential"))
+def r8_left_early_sequential(s: Script) -> None:
+    """R8 (the default reading, ``left_early: "sequential"``): "the remainder of his
+    or her original suspension and [then] until [...] the next two minutes of
+    play": remainder + 2:00."""
     second_yellow(s)
     s.run(30_000)
     out = s.must("box.left_early", player="h2")
@@ -209,9 +209,10 @@ def r8_left_early_sequential(_: Script) -> None:
     assert box(s).remaining_ms == 90_000 + TWO_MIN
 
 
-def r8_left_after_eligible_owes_two_minutes(s: Script) -> None:
+def r8_left_after_eligible_owes_two_minutes(_: Script) -> None:
     """R8 (concurrent): leaving after the two minutes were served but before the
     stoppage that releases: remainder 0, so "the next two minutes" are owed."""
+    s = Script({"left_early": "concurrent"})
     second_yellow(s)
     s.run(TWO_MIN + 5_000)
     assert box(s).eligible is True
@@ -222,9 +223,8 @@ def r8_left_after_eligible_owes_two_minutes(s: Script) -> None:
     assert "box.release" not in tags(s.whistle())
 
 
-def r8_left_after_eligible_sequential(_: Script) -> None:
-    """R8 (sequential): remainder 0 + 2:00 also owes exactly two minutes."""
-    s = Script(Settings(left_early="sequential"))
+def r8_left_after_eligible_sequential(s: Script) -> None:
+    """R8 (sequential, the default): remainder 0 + 2:00 also owes exactly two minutes."""
     second_yellow(s)
     s.run(TWO_MIN + 5_000)
     assert one(s.must("box.left_early", player="h2"), nt.BoxEnter).owed_ms == TWO_MIN
@@ -261,7 +261,8 @@ def r8_deliberate_departure_yellow_counts(s: Script) -> None:
     rec = one(out, nt.CardRecorded)
     assert (rec.conduct, rec.offense, rec.yellows, rec.clause) == ("left_box_deliberately", 3, 3, "R4")
     assert one(out, nt.PenaltyAwarded).reason == "card"
-    assert box(s).remaining_ms == TWO_MIN
+    # R4 counts from the card; the R8 return (90 s left + 2:00, 10 s served) ends later.
+    assert box(s).remaining_ms == 90_000 + TWO_MIN - 10_000
 
 
 def r8_no_substitute_after_return(s: Script) -> None:

@@ -21,7 +21,6 @@ import pytest
 from stream.errors import MalformedEvent
 from stream.rules import codec
 from stream.rules import notices as nt
-from stream.rules.game import Settings
 
 from .clause_helpers import (
     FOUR_MIN,
@@ -457,7 +456,7 @@ def r4_third_yellow_in_box_keeps_later_existing_target(_: Script) -> None:
     """R4: a third yellow while in the box keeps the later of the current target
     and now + 2:00; here the current (an R8 sequential return owing
     remainder + 2:00) is later, so it stands."""
-    s = Script(Settings(left_early="sequential"))
+    s = Script({"left_early": "sequential"})
     second_yellow(s)             # box until 10 s + 2:00 of play
     s.run(30_000)                # 90 s remain
     s.must("box.left_early", player="h2")
@@ -471,7 +470,10 @@ def r4_third_yellow_in_box_keeps_later_existing_target(_: Script) -> None:
 
 def r4_red_at_third_offense(s: Script) -> None:
     """R4: "a third offense may, if sufficiently severe, result in a red card and
-    suspension for the remainder of the game": clause R4, sent off."""
+    suspension for the remainder of the game with no substitute allowed until the
+    first play stoppage (including a goal) that occurs following the next two
+    minutes of play": clause R4, sent off, the window two minutes (the default
+    reading)."""
     s.start()
     s.card("a1")
     s.card("a1")
@@ -479,13 +481,33 @@ def r4_red_at_third_offense(s: Script) -> None:
     assert tags(out) == ["card.recorded", "penalty.awarded", "sent_off"]
     rec = one(out, nt.CardRecorded)
     assert (rec.color, rec.offense, rec.clause, rec.converted) == ("red", 3, "R4", None)
+    assert (one(out, nt.SentOff).no_sub_ms, one(out, nt.SentOff).clause) == (TWO_MIN, "R4")
     p = s.players["a1"]
     assert (p.sent_off, p.box, p.on_field) == (True, None, False)
-    assert p.no_sub is not None and p.no_sub.remaining_ms == FOUR_MIN
+    assert p.no_sub is not None and (p.no_sub.remaining_ms, p.no_sub.clause) == (TWO_MIN, "R4")
+    assert s.run(TWO_MIN - 1) == []
+    assert tags(s.run(1)) == ["sub.eligible"]
+    assert one(s.whistle(), nt.SubAllowed).player == "a1"
+
+
+def r4_third_offense_red_window_as_the_event_reads(_: Script) -> None:
+    """R4/R6: the third-offense paragraph says "the next two minutes of play", the
+    red-card paragraph "the next four minutes": an event that reads four
+    (``rules.third_offense_red_no_sub_ms: 240000``) gets four; a red at the
+    first offense is R6's four either way."""
+    s = Script({"third_offense_red_no_sub_ms": 240_000})
+    s.start()
+    s.card("a1", count=2)
+    s.card("a1")
+    out = s.card("a1", "red", conduct="rough_play")
+    assert (one(out, nt.SentOff).no_sub_ms, one(out, nt.SentOff).clause) == (FOUR_MIN, "R4")
+    out = s.card("h1", "red", conduct="rough_play")
+    assert (one(out, nt.SentOff).no_sub_ms, one(out, nt.SentOff).clause) == (FOUR_MIN, "R6")
 
 
 R4 = table(r4_third_yellow_is_another_box_trip, r4_third_yellow_in_box_restarts_two_minutes,
-           r4_third_yellow_in_box_keeps_later_existing_target, r4_red_at_third_offense)
+           r4_third_yellow_in_box_keeps_later_existing_target, r4_red_at_third_offense,
+           r4_third_offense_red_window_as_the_event_reads)
 
 
 @pytest.mark.parametrize("case", R4)

@@ -32,7 +32,7 @@ def enc(obj: object) -> bytes:
     (enc({**GOOD_CARD, "conduct": "singing"}), "invalid_field", "$.conduct"),
     (enc({**GOOD_CARD, "id": ""}), "invalid_field", "$.id"),
     (enc({**GOOD_CARD, "id": "x" * 129}), "invalid_field", "$.id"),
-    (enc({k: v for k, v in GOOD_CARD.items() if k != "player"}), "invalid_field", "player"),
+    (enc({k: v for k, v in GOOD_CARD.items() if k != "color"}), "invalid_field", "color"),
     (enc({k: v for k, v in GOOD_CARD.items() if k != "game"}), "invalid_field", "game"),
     (b'{"type":"card","id":"x","at":1,"deep":' + b"[" * 200_000 + b"]" * 200_000 + b"}",
      "too_deep", "nested"),

@@ -6,8 +6,14 @@ voids and plain time passing) and checks after every step that
 * voiding an event equals the log without it (and its void), folded in time
   order, so late events and voids compose;
 * a refused event changed nothing;
+* a fact (``clock.start``, ``clock.stop``, ``whistle``, ``goal``, ``horn``,
+  ``game.end``) of a game that has not ended is never refused (house rule 6);
 * no player leaves the box before the play time owed;
-* the score equals the points of the unvoided goals.
+* the score equals the points of the goals neither voided nor disallowed, and
+  voiding a goal changes no other goal's points.
+
+A void of a goal disallows it (it stays in the game as a stoppage worth no
+points); a void ``entered_in_error`` removes its target entirely.
 """
 
 from __future__ import annotations
@@ -33,9 +39,9 @@ PLAYERS = [*HOME, "h4", *AWAY, "a4"]
 players = st.one_of(st.sampled_from(["h1", "a1"]), st.sampled_from(PLAYERS))
 sides = st.sampled_from(["home", "away"])
 _enc = msgspec.json.Encoder()
-# Voids of these would change the game's phase; the score invariant assumes goals
-# are refused only by phase, so the machine voids everything else.
-_NOT_VOIDED = {"clock.start", "game.end", "game.setup", "void"}
+_NOT_VOIDED = {"game.setup", "void"}
+#: What happened on the field: never refused while the game exists and has not ended.
+FACTS = {"clock.start", "clock.stop", "whistle", "goal", "horn", "game.end"}
 
 
 class FoldMachine(RuleBasedStateMachine):
@@ -45,9 +51,9 @@ class FoldMachine(RuleBasedStateMachine):
         self.t = T0
         self.n = 0
         self.accepted: list[Any] = []          # the log, as the service would store it
-        self.voided: set[str] = set()
+        self.voided: set[str] = set()          # removed: voids, and what they removed
+        self.disallowed: set[str] = set()      # goals voided as disallowed
         self.send(game_setup(at=T0 - 1_000))
-        self.game_event("clock.start")
 
     # ---------------------------------------------------------------- driving
 
@@ -58,16 +64,23 @@ class FoldMachine(RuleBasedStateMachine):
         targets = {} if g is None else {
             p.id: p.box.target_play_ms for p in g.game.players.values() if p.box is not None}
         late = g is not None and event.at < g.now
+        open_game = g is not None and g.game.status != "ended"
         out = self.engine.feed(event)
         for n in out:
             hypothesis.event(type(n).__name__)  # --hypothesis-show-statistics shows the mix
         if out and isinstance(out[0], nt.Rejected):
+            assert not (open_game and body["type"] in FACTS), f"a fact was refused: {out[0]}"
             assert len(out) == 1
             assert _enc.encode(self.engine.state()) == before, "a refusal changed the state"
             return out
         self.accepted.append(event)
         if body["type"] == "void":
-            self.voided.update({body["target"], body["id"]})
+            target = next(e for e in self.accepted if e.id == body["target"])
+            if isinstance(target, Goal) and not body.get("entered_in_error"):
+                self.disallowed.add(target.id)
+                self.voided.add(body["id"])
+            else:
+                self.voided.update({body["target"], body["id"]})
         if g is not None and not late:
             game = self.engine.games["g1"].game
             for n in out:
@@ -137,6 +150,10 @@ class FoldMachine(RuleBasedStateMachine):
     def late_whistle(self, back: int) -> None:
         self.game_event("whistle", at=max(T0, self.t - back))
 
+    @rule(back=st.integers(1, 60_000), side=sides, player=st.one_of(st.none(), players))
+    def late_goal(self, back: int, side: str, player: str | None) -> None:
+        self.game_event("goal", at=max(T0, self.t - back), team=side, player=player)
+
     @rule(player=players)
     def left_box_early(self, player: str) -> None:
         self.game_event("box.left_early", player=player)
@@ -162,10 +179,19 @@ class FoldMachine(RuleBasedStateMachine):
                 if e.id not in self.voided and event_type(e) not in _NOT_VOIDED]
 
     @precondition(lambda self: bool(self.voidable()))
-    @rule(pick=st.integers(0, 10_000))
-    def void(self, pick: int) -> None:
+    @rule(pick=st.integers(0, 10_000), in_error=st.booleans())
+    def void(self, pick: int, in_error: bool) -> None:
         candidates = self.voidable()
-        self.game_event("void", target=candidates[pick % len(candidates)].id)
+        target = candidates[pick % len(candidates)]
+        before = self.engine.view("g1").score
+        was_disallowed = target.id in self.disallowed
+        out = self.game_event("void", target=target.id, entered_in_error=in_error)
+        if isinstance(target, Goal) and not isinstance(out[0], nt.Rejected):
+            # Voiding a goal takes its own points off and changes no other goal's.
+            after = self.engine.view("g1").score
+            points = 0 if was_disallowed else target.points
+            assert (before.home - after.home, before.away - after.away) == (
+                (points, 0) if target.team == "home" else (0, points))
 
     @precondition(lambda self: self.n > 30)  # late in the game, so that most runs play on
     @rule()
@@ -191,12 +217,14 @@ class FoldMachine(RuleBasedStateMachine):
         of the unvoided log in time order. (In *arrival* order it need not be:
         an event judged at its own time, like a box departure after a late
         second yellow, can be refused if it is replayed before that card.)"""
-        kept = [e for e in self.accepted if e.id not in self.voided]
+        kept = [msgspec.structs.replace(e, disallowed=True) if e.id in self.disallowed else e
+                for e in self.accepted if e.id not in self.voided]
         assert _enc.encode(self.engine.state()) == self.replay(sorted(kept, key=lambda e: e.at))
 
     @invariant()
     def score_is_the_unvoided_goals(self) -> None:
-        goals = [e for e in self.accepted if isinstance(e, Goal) and e.id not in self.voided]
+        goals = [e for e in self.accepted if isinstance(e, Goal) and e.id not in self.voided
+                 and e.id not in self.disallowed]
         view = self.engine.view("g1")
         assert view.score.home == sum(e.points for e in goals if e.team == "home")
         assert view.score.away == sum(e.points for e in goals if e.team == "away")

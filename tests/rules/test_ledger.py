@@ -26,7 +26,6 @@ from stream.errors import Refused
 from stream.rules import codec
 from stream.rules import notices as nt
 from stream.rules.events import GameSetup
-from stream.rules.game import Settings
 
 from .clause_helpers import (
     FOUR_MIN,
@@ -136,24 +135,50 @@ def decoded_setup(s: Season, game: str, **kw: Any) -> GameSetup:
     return e
 
 
+def alerts(out: list[Any]) -> list[tuple[str, str | None, str]]:
+    """``(code, player, clause)`` of the ``alert`` notices."""
+    return [(n.code, n.player, n.clause) for n in out if isinstance(n, nt.Alert)]
+
+
 def assert_suspended_in(s: Season, game: str, clause: str, **setup: Any) -> None:
-    """p may not start ``game`` (refused ``suspended_player`` citing ``clause``,
-    nothing changes); on the bench he is accepted and suspended, and can't be
-    substituted in."""
+    """p may not play ``game`` ("suspended for the player's next game [...] with a
+    substitute allowed"). Listed to start, the set-up is accepted with an alert
+    (``suspended_in_lineup`` citing ``clause``); when the game begins he is
+    suspended, his slot empty, and a substitute may take it at once."""
     home = setup.pop("home", TEAM_A)
-    bench = setup.pop("bench", A_BENCH)
-    r = s.setup_refused(game, home=home, **setup)
-    assert (r.reason, r.clause, r.event_type) == ("suspended_player", clause, "game.setup")
-    out = s.setup(game, home=bench, **setup)
+    setup.pop("bench", None)
+    out = s.setup(game, home=home, **setup)
+    assert alerts(out) == [("suspended_in_lineup", P, clause)]
+    out = s.start(game)
     assert [(k, o) for _, k, _, o in applied(out)] == [("suspension", "g1")]
+    assert alerts(out) == [("suspended_in_lineup", P, clause)]
+    v = s.player(game)
+    assert (v.suspended, v.on_field, v.sub_allowed) == (True, False, True)
+    team = s.view(game).teams.home
+    assert (team.on_field, [(x.player, x.reason) for x in team.short]) == (2, [(P, "suspended")])
+    bench = next(x for x in team.bench)
+    sub(s, game, P, bench)
+    team = s.view(game).teams.home
+    assert (team.on_field, team.short, P in team.bench) == (3, [], False)
+    r = sub_refused(s, game, bench, P)
+    assert (r.reason, r.clause) == ("not_on_bench", "A3")
+
+
+def assert_suspended_on_bench(s: Season, game: str, **setup: Any) -> None:
+    """p, on the bench of ``game``, is suspended when it begins; his team plays three
+    and no alert is raised."""
+    out = s.begin(game, home=setup.pop("home", A_BENCH), **setup)
+    assert [(k, o) for _, k, _, o in applied(out)] == [("suspension", "g1")]
+    assert alerts(out) == []
     v = s.player(game)
     assert (v.suspended, v.on_field) == (True, False)
+    assert s.view(game).teams.home.on_field == 3
 
 
 def assert_nothing_applied_in(s: Season, game: str, **setup: Any) -> None:
-    """p starts ``game`` with nothing from earlier games."""
-    out = s.setup(game, **setup)
-    assert applied(out) == [] and tags(out) == ["game.ready"]
+    """p begins ``game`` with nothing from earlier games."""
+    out = s.begin(game, **setup)
+    assert applied(out) == [] and alerts(out) == []
     v = s.player(game)
     assert (v.on_field, v.suspended, v.box, v.carried_yellow) == (True, False, None, False)
     assert s.view(game).carried == []
@@ -200,11 +225,15 @@ def r6_suspended_player_on_bench_cannot_come_in(s: Season) -> None:
 
 
 def r6_suspension_served_at_end_of_serving_game(s: Season) -> None:
-    """R6: "suspended for the player's next game": the obligation is ``serving``
-    from the set-up of that game and ``served`` (``obligation.served``, with
-    ``applied_in``) when it ends; the game after it owes nothing."""
+    """R6: "suspended for the player's next game": the obligation stays ``pending``
+    while that game is only set up, is ``serving`` (with ``applied_in``) once it
+    begins, and ``served`` (``obligation.served``) when it ends; the game after it
+    owes nothing."""
     red_in(s)
     s.setup("g2", home=A_BENCH)
+    (ob,) = s.obligations()
+    assert (ob.status, ob.applied_in) == ("pending", None)
+    s.start("g2")
     (ob,) = s.obligations()
     assert (ob.status, ob.applied_in) == ("serving", "g2")
     out = s.play("g2")
@@ -229,19 +258,17 @@ def r14_left_arena_suspends_next_game(s: Season) -> None:
 
 def r6_red_on_bench_player_suspends_next_game(s: Season) -> None:
     """R6: a red card shown to a bench player ("any member of a team organization")
-    is a red in the game: he too is suspended for his next game."""
+    is a red in the game: he too is suspended for his next game, and listed to
+    start it he is suspended with an alert."""
     s.setup("g1")
     s.start("g1")
     s.run(10_000)
     s.card("g1", "a4", "red")
     s.end("g1")
     assert s.pending("a4") == [("suspension", 0, "g1")]
-    r = s.setup_refused("g2", home=roster("A", ["a4", "a2", "a3"], [P]))
-    assert (r.reason, r.clause) == ("suspended_player", "R6")
-
-
-# ==========================================================================
-# R9: cards after the game
+    out = s.begin("g2", home=roster("A", ["a4", "a2", "a3"], [P]))
+    assert alerts(out) == [("suspended_in_lineup", "a4", "R6")] * 2   # at set-up, and as it begins
+    assert s.player("g2", "a4").suspended is True
 
 
 def r9_postgame_2y_sits_out_two_minutes(s: Season) -> None:
@@ -255,7 +282,7 @@ def r9_postgame_2y_sits_out_two_minutes(s: Season) -> None:
     created = one(out, nt.ObligationCreated)
     assert (created.kind, created.owed_ms, created.clause, created.cause) == ("sit_out", TWO_MIN, "R9",
                                                                               s.last_id())
-    out = s.setup("g2")
+    out = s.begin("g2")
     assert applied(out) == [(P, "sit_out", TWO_MIN, "g1")]
     enter = one(out, nt.BoxEnter)
     assert (enter.player, enter.kind, enter.owed_ms, enter.clause) == (P, "carried", TWO_MIN, "R9")
@@ -268,7 +295,7 @@ def r9_postgame_3y_sits_out_four_minutes(s: Season) -> None:
     s.setup("g1")
     s.play("g1")
     s.postgame("g1", "3y")
-    out = s.setup("g2")
+    out = s.begin("g2")
     assert applied(out) == [(P, "sit_out", FOUR_MIN, "g1")]
     s.start("g2")
     s.run(FOUR_MIN - 1)
@@ -302,22 +329,20 @@ def r9_postgame_red_lineup_rule(s: Season) -> None:
     """R9: "a red card [...] after the game ends, he or she shall be suspended for
     the entirety of his or her next game [...] with no substitute allowed until
     the first play stoppage [...] following the first four minutes of play in
-    that game": he must be listed (else ``suspended_player_not_listed``), his slot
-    stays empty, and a substitute comes on only after that stoppage."""
+    that game": listed to start, he is suspended, his slot stays empty, and a
+    substitute comes on only after that stoppage."""
     s.setup("g1")
     s.play("g1")
     s.postgame("g1", "red")
     assert s.pending() == [("suspension", FOUR_MIN, "g1")]
-    r = s.setup_refused("g2", home=A_BENCH)
-    assert (r.reason, r.clause) == ("suspended_player_not_listed", "R9")
-    out = s.setup("g2")
+    out = s.begin("g2")
     assert applied(out) == [(P, "suspension", FOUR_MIN, "g1")]
+    assert alerts(out) == []
     v = s.player("g2")
     assert (v.suspended, v.on_field, v.sub_allowed) == (True, False, False)
     home = s.view("g2").teams.home
     assert (home.on_field, home.substitute_allowed) == (2, False)
     assert [(x.player, x.reason) for x in home.short] == [(P, "suspended")]
-    s.start("g2")
     s.run(FOUR_MIN - 1)
     s.must("whistle", "g2")
     r = sub_refused(s, "g2", P, "a4")
@@ -331,6 +356,40 @@ def r9_postgame_red_lineup_rule(s: Season) -> None:
     home = s.view("g2").teams.home
     assert (home.lineup, home.on_field) == (["a4", "a2", "a3"], 3)
     assert s.player("g2").suspended is True   # still out for the whole game
+
+
+def r9_postgame_red_team_short_whether_listed_or_not(_: Season) -> None:
+    """R9/R13: "no substitute allowed until the first play stoppage [...] following
+    the first four minutes of play", and a suspension "may not be avoided by the
+    substitution of another player": on the bench, or left off the team sheet,
+    he still holds a slot (the last listed starter goes to the bench) and his
+    team plays short; an alert says so (``slot_held``)."""
+    for home in (A_BENCH, A_WITHOUT_P):
+        s = Season()
+        s.event("cup", teams=["A", "B"])
+        s.setup("g1")
+        s.play("g1")
+        s.postgame("g1", "red")
+        out = s.setup("g2", home=home)
+        assert alerts(out) == [("slot_held", P, "R9")]
+        out = s.start("g2")
+        assert applied(out) == [(P, "suspension", FOUR_MIN, "g1")]
+        (alert,) = s.of(nt.Alert, out)
+        assert (alert.code, alert.other, alert.reason, alert.owed_ms) == (
+            "slot_held", "a3", "suspension", FOUR_MIN)
+        team = s.view("g2").teams.home
+        assert (team.lineup, team.on_field, "a3" in team.bench) == (["a4", "a2", P], 2, True)
+        r = sub_refused(s, "g2", P, "a3")
+        assert (r.reason, r.clause) == ("no_substitute_yet", "R9")
+        sub(s, "g2", "a2", "a3")    # the team chooses who sits: an ordinary change
+        assert s.view("g2").teams.home.on_field == 2
+        s.run(FOUR_MIN)
+        assert one(s.must("whistle", "g2"), nt.SubAllowed).player == P
+        sub(s, "g2", P, "a2")
+        assert s.view("g2").teams.home.on_field == 3
+        s.end("g2")
+        (ob,) = s.obligations()
+        assert (ob.status, ob.applied_in) == ("served", "g2")
 
 
 def r9_postgame_red_window_notices_cite_r9(s: Season) -> None:
@@ -358,10 +417,10 @@ def r9_sequence_in_game_red_then_postgame_3y(s: Season) -> None:
     assert s.pending() == [("suspension", 0, "g1"), ("sit_out", FOUR_MIN, "g1")]
     assert_nothing_applied_in(s, "g2", handicap=6)
     s.play("g2")
-    out = s.setup("g3", home=A_BENCH)
+    out = s.begin("g3", home=A_BENCH)
     assert applied(out) == [(P, "suspension", 0, "g1")]
     s.play("g3")
-    out = s.setup("g4")
+    out = s.begin("g4")
     assert applied(out) == [(P, "sit_out", FOUR_MIN, "g1")]
     assert one(out, nt.BoxEnter).owed_ms == FOUR_MIN
     s.play("g4", FOUR_MIN)
@@ -376,10 +435,10 @@ def r9_sequence_postgame_red_before_box_remainder(s: Season) -> None:
     owed = box_at_end(s)
     s.postgame("g1", "red")
     assert s.pending() == [("suspension", FOUR_MIN, "g1"), ("sit_out", owed, "g1")]
-    out = s.setup("g2")
+    out = s.begin("g2")
     assert applied(out) == [(P, "suspension", FOUR_MIN, "g1")]
     s.play("g2")
-    out = s.setup("g3")
+    out = s.begin("g3")
     assert applied(out) == [(P, "sit_out", owed, "g1")]
 
 
@@ -390,7 +449,7 @@ def r9_sequence_postgame_red_before_in_game_red(s: Season) -> None:
     red_in(s)
     s.postgame("g1", "red")
     assert s.pending() == [("suspension", FOUR_MIN, "g1"), ("suspension", 0, "g1")]
-    out = s.setup("g2")
+    out = s.begin("g2")
     assert applied(out) == [(P, "suspension", FOUR_MIN, "g1")]
     s.play("g2")
     assert_suspended_in(s, "g3", "R6")
@@ -402,16 +461,16 @@ def r9_sequence_longer_sit_out_first(s: Season) -> None:
     owed = box_at_end(s)
     s.postgame("g1", "3y")
     assert s.pending() == [("sit_out", FOUR_MIN, "g1"), ("sit_out", owed, "g1")]
-    assert applied(s.setup("g2")) == [(P, "sit_out", FOUR_MIN, "g1")]
+    assert applied(s.begin("g2")) == [(P, "sit_out", FOUR_MIN, "g1")]
     s.play("g2", FOUR_MIN)
-    assert applied(s.setup("g3")) == [(P, "sit_out", owed, "g1")]
+    assert applied(s.begin("g3")) == [(P, "sit_out", owed, "g1")]
 
 
 def r9_sequence_full_suspension_before_long_box_remainder(_: Season) -> None:
     """R9: "served in sequence with the most severe one to be served first": a
     post-game red (suspended for the entirety of the next game) is more severe
     than any sit-out, however long the box time carried (R10)."""
-    s = Season(Settings(left_early="sequential"))
+    s = Season()  # the default R8 reading: sequential
     s.setup("g1")
     s.start("g1")
     s.run(10_000)
@@ -431,13 +490,13 @@ def r9_sequence_full_suspension_before_long_box_remainder(_: Season) -> None:
 def r10_box_remainder_carried(s: Season) -> None:
     """R10: "A player who is in the penalty box at the end of a game [...] shall
     begin his or her next game of equal or higher handicap for the same team in
-    the penalty box for the unexpired time": ``box.enter`` kind ``carried``; the
-    team plays short and he can't be substituted (R13)."""
+    the penalty box for the unexpired time": ``box.enter`` kind ``carried`` when
+    that game begins; the team plays short and he can't be substituted (R13)."""
     owed = box_at_end(s)
     created = one(s.notices, nt.ObligationCreated)
     assert (created.kind, created.owed_ms, created.clause) == ("sit_out", owed, "R10")
-    out = s.setup("g2")
-    assert tags(out) == ["game.ready", "obligation.applied", "box.enter"]
+    out = s.begin("g2")
+    assert tags(out) == ["game.ready", "obligation.applied", "box.enter", "clock"]
     enter = one(out, nt.BoxEnter)
     assert (enter.player, enter.kind, enter.owed_ms, enter.clause) == (P, "carried", owed, "R10")
     b = s.player("g2").box
@@ -445,7 +504,6 @@ def r10_box_remainder_carried(s: Season) -> None:
     home = s.view("g2").teams.home
     assert (home.on_field, home.substitute_allowed) == (2, False)
     assert [(x.player, x.reason) for x in home.short] == [(P, "box")]
-    s.start("g2")
     s.run(5_000)
     s.must("whistle", "g2")
     r = sub_refused(s, "g2", P, "a4")
@@ -454,14 +512,15 @@ def r10_box_remainder_carried(s: Season) -> None:
 
 def r10_carried_box_counts_from_first_clock_start(s: Season) -> None:
     """R10: "for the unexpired time of his or her original suspension", in play:
-    time before the first ``clock.start`` of the next game doesn't count;
-    ``box.eligible`` at exactly the owed play, released at the first stoppage
-    at or after it, not 1 ms before."""
+    the game takes it when it begins, and time before its first ``clock.start``
+    doesn't count; ``box.eligible`` at exactly the owed play, released at the
+    first stoppage at or after it, not 1 ms before."""
     owed = box_at_end(s)
     s.setup("g2")
-    assert s.run(10 * 60_000) == []             # warm-up: no play
-    assert s.player("g2").box.remaining_ms == owed  # type: ignore[union-attr]
+    assert s.run(10 * 60_000) == []             # warm-up: no play, nothing taken yet
+    assert s.player("g2").box is None and s.pending() == [("sit_out", owed, "g1")]
     s.start("g2")
+    assert s.player("g2").box.remaining_ms == owed  # type: ignore[union-attr]
     assert s.run(owed - 1) == []
     out = s.must("whistle", "g2")               # 1 ms early: no release
     assert not s.of(nt.BoxRelease, out)
@@ -488,7 +547,7 @@ def r10_box_still_owed_at_next_end_carries_again(s: Season) -> None:
     created = one(out, nt.ObligationCreated)
     assert (created.origin_game, created.kind, created.owed_ms, created.clause) == (
         "g2", "sit_out", owed - 60_000, "R10")
-    assert applied(s.setup("g3")) == [(P, "sit_out", owed - 60_000, "g2")]
+    assert applied(s.begin("g3")) == [(P, "sit_out", owed - 60_000, "g2")]
 
 
 def r10_box_served_before_end_is_not_carried(s: Season) -> None:
@@ -508,11 +567,19 @@ def r10_box_served_before_end_is_not_carried(s: Season) -> None:
 def r10_sit_out_cannot_be_avoided_by_benching(s: Season) -> None:
     """R10/R13: "shall begin his or her next game [...] in the penalty box"; "the
     suspension of any player from all or part of any game [...] may not be
-    avoided by the substitution of another player for that player": listing him
-    on the bench, so that an alternate starts in his place, is refused."""
-    box_at_end(s)
-    out = s.send_raw(s.setup_body("g2", home=A_BENCH))
-    assert [type(n) for n in out] == [nt.Rejected]
+    avoided by the substitution of another player for that player": listed on
+    the bench so that an alternate starts in his place, he still takes a slot
+    (the alternate goes back to the bench) and sits out; an alert says so."""
+    s.event("cup", teams=["A", "B"])
+    owed = box_at_end(s)
+    out = s.setup("g2", home=A_BENCH)
+    assert alerts(out) == [("slot_held", P, "R10")]
+    out = s.start("g2")
+    (alert,) = s.of(nt.Alert, out)
+    assert (alert.code, alert.other, alert.reason, alert.owed_ms) == ("slot_held", "a3", "sit_out", owed)
+    team = s.view("g2").teams.home
+    assert (team.lineup, team.on_field) == (["a4", "a2", P], 2)
+    assert s.player("g2").box is not None
 
 
 def r11_shootout_excludes_and_carries_nothing(s: Season) -> None:
@@ -534,7 +601,7 @@ def r11_option_without_shootout_carries_box(s: Season) -> None:
     owed = box_at_end(s, shootout_option=True)
     assert s.of(nt.ShootoutExcluded) == []
     assert s.pending() == [("sit_out", owed, "g1")]
-    assert applied(s.setup("g2")) == [(P, "sit_out", owed, "g1")]
+    assert applied(s.begin("g2")) == [(P, "sit_out", owed, "g1")]
 
 
 def r11_carried_box_excluded_by_shootout_is_served(s: Season) -> None:
@@ -563,7 +630,7 @@ def r12_three_yellows_carry_yellow_status(s: Season) -> None:
     three_yellows(s)
     created = one(s.notices, nt.ObligationCreated)
     assert (created.kind, created.clause) == ("yellow_status", "R12")
-    out = s.setup("g2")
+    out = s.begin("g2")
     assert applied(out) == [(P, "yellow_status", 0, "g1")]
     assert s.of(nt.BoxEnter, out) == []
     v = s.player("g2")
@@ -650,7 +717,7 @@ def r12_yellow_status_needs_a_qualifying_game(s: Season) -> None:
     s.play("g2")
     assert_nothing_applied_in(s, "g3", event="league", home=TEAM_C, away=TEAM_D)
     s.play("g3")
-    assert applied(s.setup("g4")) == [(P, "yellow_status", 0, "g1")]
+    assert applied(s.begin("g4")) == [(P, "yellow_status", 0, "g1")]
 
 
 # ==========================================================================
@@ -704,13 +771,14 @@ def r15_entered_only_in_lower_handicap_event(s: Season) -> None:
 
 def r15_at_the_time_of_the_origin_game_end(s: Season) -> None:
     """R15: "is not at the time officially entered": judged when the game ends
-    (for its post-game cards too): the cup completing afterwards doesn't turn
-    an obligation into an any-team one."""
+    (for its post-game cards too), and again when an event completes: the cup
+    completing afterwards leaves A in the "open" (handicap 10, uncompleted), so
+    nothing changes."""
     s.event("cup", teams=["A", "B"])
-    s.event("open", handicap=10, teams=["A", "D"], completed=True)
+    s.event("open", handicap=10, teams=["A", "D"])
     s.event("league", teams=["C", "D"])
     red_in(s)
-    s.complete("cup")
+    assert s.complete("cup") == []
     s.postgame("g1", "2y")
     assert [o.any_team for o in s.obligations()] == [False, False]
     assert_nothing_applied_in(s, "g2", event="league", home=TEAM_C, away=TEAM_D)
@@ -722,7 +790,7 @@ def r15_yellow_status_with_any_team(s: Season) -> None:
     s.event("cup", teams=["A", "B"], completed=True)
     s.event("league", teams=["C", "D"])
     three_yellows(s)
-    out = s.setup("g2", event="league", home=TEAM_C, away=TEAM_D)
+    out = s.begin("g2", event="league", home=TEAM_C, away=TEAM_D)
     assert applied(out) == [(P, "yellow_status", 0, "g1")]
     assert s.player("g2").carried_yellow is True
 
@@ -810,19 +878,39 @@ def r16_event_never_set_up_counts_as_club(s: Season) -> None:
     s.play("g2")
     assert s.pending() == [("suspension", 0, "g1")]
     s.postgame("g2", "2y")                       # a Club obligation from the friendly
-    out = s.setup("g3", event="friendly", home=TEAM_A)
+    out = s.begin("g3", event="friendly", home=TEAM_A)
     assert applied(out) == [(P, "sit_out", TWO_MIN, "g2")]
 
 
 def r16_only_games_he_is_rostered_in_count(s: Season) -> None:
-    """R16: "the player's next game": a game his team plays without him is not his
-    game and doesn't serve it."""
-    red_in(s)
-    out = s.setup("g2", home=A_WITHOUT_P)
+    """R16/R15: "the player's next game [...] for any team": an any-team obligation
+    (his team in no further event) goes to the next game he is listed in; a game
+    his old team plays without him is not his."""
+    red_in(s)                      # the cup was never set up: A is in no further event
+    assert s.obligations()[0].any_team is True
+    out = s.begin("g2", home=A_WITHOUT_P)
     assert applied(out) == []
     s.play("g2")
     assert s.pending() == [("suspension", 0, "g1")]
     assert_suspended_in(s, "g3", "R6")
+
+
+def r16_his_teams_next_game_listed_or_not(s: Season) -> None:
+    """R16/R13: "suspended for the player's next game [...] for the same team", and
+    the suspension "may not be avoided by the substitution of another player":
+    the team's next qualifying game serves it whether or not he is listed, so a
+    team can't move it to a later game (the final) by leaving him off one sheet."""
+    s.event("cup", teams=["A", "B"])
+    red_in(s)
+    assert s.obligations()[0].any_team is False
+    out = s.begin("g2", home=A_WITHOUT_P)
+    assert applied(out) == [(P, "suspension", 0, "g1")]
+    assert alerts(out) == []
+    assert s.player("g2").suspended is True
+    assert s.view("g2").teams.home.on_field == 3
+    s.play("g2")
+    assert s.pending() == []
+    assert_nothing_applied_in(s, "g3")     # the final: he plays
 
 
 def r16_void_postgame_card_withdraws(s: Season) -> None:
@@ -856,13 +944,15 @@ def r16_late_event_rederives(s: Season) -> None:
 
 
 def r16_correction_after_obligation_taken_is_record_closed(s: Season) -> None:
-    """R16: once the next game has taken an obligation, a correction to the game it
-    came from that would change it is refused ``record_closed`` and nothing
-    changes (the committee corrects it): a void of the red, a void of the
-    post-game card, a late stop that changes the box time owed."""
+    """R16: once the next game has begun serving an obligation, a correction to the
+    game it came from that would change it is refused ``record_closed`` and
+    nothing changes: a void of the red, a void of the post-game card, a late
+    stop that changes the box time owed. Before it begins, the correction
+    stands (a void of the red withdraws the suspension)."""
     red_in(s)
     red_card = next(n.cause for n in s.of(nt.SentOff))
     s.setup("g2", home=A_BENCH)
+    s.start("g2")
     r = s.refused("void", "g1", target=red_card)
     assert (r.reason, r.clause) == ("record_closed", "R16")
 
@@ -870,29 +960,37 @@ def r16_correction_after_obligation_taken_is_record_closed(s: Season) -> None:
     box_at_end(s2)
     s2.postgame("g1", "3y")
     pg = s2.last_id()
-    s2.setup("g2")                               # takes the 3y (the longer) first
+    s2.begin("g2")                               # takes the 3y (the longer) first
     r = s2.refused("void", "g1", target=pg)
     assert (r.reason, r.clause) == ("record_closed", "R16")
     ok = s2.must("clock.stop", "g1", at=s2.t - 10_000)   # changes the 1:30 still pending: accepted
-    assert tags(ok)[-1] == "correction"
+    assert tags(ok)[0] == "correction"
     assert s2.pending() == [("sit_out", TWO_MIN - 20_000, "g1")]
 
     s3 = Season()
     box_at_end(s3)
-    s3.setup("g2")
+    s3.begin("g2")
     r = s3.refused("clock.stop", "g1", at=s3.t - 10_000)
     assert (r.reason, r.clause) == ("record_closed", "R16")
 
+    s4 = Season()
+    red_in(s4)
+    red_card = next(n.cause for n in s4.of(nt.SentOff))
+    s4.setup("g2", home=A_BENCH)                 # set up, not begun: the void stands
+    out = s4.must("void", "g1", target=red_card)
+    assert [(n.kind, n.origin_game) for n in s4.of(nt.ObligationWithdrawn, out)] == [("suspension", "g1")]
+    assert applied(s4.start("g2")) == []
+
 
 def r16_postgame_card_after_next_game_set_up(s: Season) -> None:
-    """R16/R9: a post-game card entered after the next game took the box time is
-    not lost: it waits for the following qualifying game."""
+    """R16/R9: a post-game card entered after the next game began serving the box
+    time is not lost: it waits for the following qualifying game."""
     owed = box_at_end(s)
-    s.setup("g2")
+    s.begin("g2")
     s.postgame("g1", "2y")
     assert s.pending() == [("sit_out", TWO_MIN, "g1")]
     s.play("g2", owed)
-    assert applied(s.setup("g3")) == [(P, "sit_out", TWO_MIN, "g1")]
+    assert applied(s.begin("g3")) == [(P, "sit_out", TWO_MIN, "g1")]
 
 
 def r16_game_set_up_before_the_origin_ended(s: Season) -> None:
@@ -913,18 +1011,21 @@ def r16_game_set_up_before_the_origin_ended(s: Season) -> None:
 def r16_game_set_up_in_advance_takes_the_suspension_at_its_start(s: Season) -> None:
     """R16/R6: "the player will remain suspended for the player's next game":
     g2 was set up (with p starting) before p's red in g1. Its first clock.start
-    is refused, citing the clause, until p is substituted; then g2 starts with
-    p suspended and serves the suspension (docs/rules.md, register A27)."""
+    is a fact and is never refused (house rule 6): g2 begins with p suspended,
+    his slot empty, and an alert asks for the substitute R6 allows; g2 serves
+    the suspension (docs/rules.md, register A27)."""
     s.setup("g2")
     red_in(s)
-    out = s.send("clock.start", "g2")
-    (r,) = s.of(nt.Rejected, out)
-    assert (r.reason, r.clause) == ("suspended_player", "R6")
-    s.must("substitution", "g2", team="home", out=P, **{"in": "a4"})
     out = s.must("clock.start", "g2")
     assert [(n.player, n.kind, n.origin_game) for n in s.of(nt.ObligationApplied, out)] == [
         (P, "suspension", "g1")]
+    assert alerts(out) == [("suspended_in_lineup", P, "R6")]
     assert s.player("g2").suspended is True
+    assert s.view("g2").teams.home.on_field == 2
+    s.run(10_000)
+    s.must("whistle", "g2")
+    s.must("substitution", "g2", team="home", out=P, **{"in": "a4"})
+    assert s.view("g2").teams.home.on_field == 3
     s.run(60_000)
     s.must("game.end", "g2")
     (ob,) = s.obligations()
@@ -932,28 +1033,24 @@ def r16_game_set_up_in_advance_takes_the_suspension_at_its_start(s: Season) -> N
 
 
 def r16_preview_setup_changes_nothing(s: Season) -> None:
-    """R16: ``preview_setup`` tells what a set-up would take (or the refusal and
-    its clause) without taking it."""
+    """R16: ``preview_setup`` tells what a game would take if it began now, without
+    taking it; the set-up never refuses a team sheet for it."""
     red_in(s)
     s.postgame("g1", "3y")
     before = msgspec.msgpack.encode(s.engine.state())
-    with pytest.raises(Refused) as r:
-        s.engine.preview_setup(decoded_setup(s, "g2"))
-    assert (r.value.code, r.value.clause) == ("suspended_player", "R6")
     preview = s.engine.preview_setup(decoded_setup(s, "g2", home=A_BENCH))
     assert [(o.kind, o.status) for o in preview] == [("suspension", "pending")]
     assert msgspec.msgpack.encode(s.engine.state()) == before
     assert "g2" not in s.engine.games
-    out = s.setup("g2", home=A_BENCH)
+    out = s.begin("g2", home=A_BENCH)
     assert [n.obligation for n in s.of(nt.ObligationApplied, out)] == [o.id for o in preview]
     # g2 holds the suspension: a g3 would take the next in sequence, a lower one nothing.
     assert [(o.kind, o.owed_ms) for o in s.engine.preview_setup(decoded_setup(s, "g3"))] == [
         ("sit_out", FOUR_MIN)]
     assert s.engine.preview_setup(decoded_setup(s, "g3", handicap=6)) == []
-
-
-# ==========================================================================
-# R6: "This penalty may be increased by the Host Tournament Committee"
+    with pytest.raises(Refused) as r:
+        s.engine.preview_setup(decoded_setup(s, "g2"))
+    assert r.value.code == "duplicate_game"
 
 
 def r6_committee_increase_adds_suspensions(s: Season) -> None:
@@ -971,11 +1068,11 @@ def r6_committee_increase_adds_suspensions(s: Season) -> None:
     assert s.pending() == [("suspension", 0, "g1"), ("suspension", 0, "g1"), ("sit_out", 60_000, "g1")]
     assert_suspended_in(s, "g2", "R6")
     s.play("g2")
-    s2_out = s.setup("g3", home=A_BENCH)
+    s2_out = s.begin("g3", home=A_BENCH)
     assert applied(s2_out) == [(P, "suspension", 0, "g1")]
     assert s.view("g3").carried[0].id == added[0].id
     s.play("g3")
-    out = s.setup("g4")
+    out = s.begin("g4")
     assert applied(out) == [(P, "sit_out", 60_000, "g1")]
     assert one(out, nt.BoxEnter).owed_ms == 60_000
 
@@ -1003,6 +1100,7 @@ R6_R14 = table(r6_red_suspends_next_game, r6_suspended_player_on_bench_cannot_co
                r6_committee_increase_refused_before_game_end)
 R9 = table(r9_postgame_2y_sits_out_two_minutes, r9_postgame_3y_sits_out_four_minutes,
            r9_postgame_cards_are_separate_from_in_game_cards, r9_postgame_red_lineup_rule,
+           r9_postgame_red_team_short_whether_listed_or_not,
            r9_postgame_red_window_notices_cite_r9, r9_sequence_in_game_red_then_postgame_3y,
            r9_sequence_postgame_red_before_box_remainder, r9_sequence_postgame_red_before_in_game_red,
            r9_sequence_longer_sit_out_first, r9_sequence_full_suspension_before_long_box_remainder)
@@ -1020,6 +1118,7 @@ R16 = table(r16_lower_handicap_does_not_serve, r16_equal_handicap_serves, r16_hi
             r16_consolation_game_skipped, r16_subsidiary_first_round_skipped, r16_shootout_game_skipped,
             r16_club_obligation_served_in_uspa_event, r16_uspa_obligation_not_served_in_club_event,
             r16_event_never_set_up_counts_as_club, r16_only_games_he_is_rostered_in_count,
+            r16_his_teams_next_game_listed_or_not,
             r16_void_postgame_card_withdraws, r16_late_event_rederives,
             r16_correction_after_obligation_taken_is_record_closed, r16_postgame_card_after_next_game_set_up,
             r16_game_set_up_before_the_origin_ended,

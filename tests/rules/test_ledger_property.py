@@ -12,13 +12,16 @@ cards. Then:
 * each is created once and served at most once: in exactly one game's
   ``carried`` list, with one ``obligation.applied`` and one
   ``obligation.served``, never in two games;
-* the game it was served in is "his next game" by R15/R16, recomputed here
-  from the drawn season (handicap, kind, event class, team or any team at the
-  origin game's end, rostered): every qualifying game set up between the
-  origin and it took an earlier suspension of his (one per game), and an
-  obligation still pending was never passed over by a qualifying game;
+* the game it was served in is "his next game" by R13/R15/R16, recomputed
+  here from the drawn season (handicap, kind, event class; for the same team,
+  his team's game whether or not he is listed; for any team, once his team is
+  in no further event, judged at the origin's end and at each completion, a
+  game he is listed in): every qualifying game played between the origin and
+  it took an earlier suspension of his (one per game), and an obligation still
+  pending was never passed over by a qualifying game;
 * within one origin game, suspensions are served most severe first (R9);
-* ``preview_setup`` says exactly what the set-up then takes, or refuses as it does;
+* no set-up is refused for its team sheet, and ``preview_setup`` says exactly
+  what the game then takes when it begins;
 * a fresh replay of the accepted log gives byte-identical ``engine.state()``.
 """
 
@@ -32,7 +35,6 @@ import msgspec
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from stream.errors import Refused
 from stream.rules import codec
 from stream.rules import notices as nt
 from stream.rules.engine import Engine
@@ -80,10 +82,10 @@ class Played:
     """What the test knows of a game once played (its own model, not the engine's)."""
 
     spec: GameSpec
-    index: int                 # its turn in the order of set-up
+    index: int                 # its turn in the order of play
     cls: str
-    rostered: bool
-    any_team: bool             # R15, as the drawn season stood at its end
+    rostered: bool             # p is on its team sheet
+    done: set[str]             # the events completed when it began (R15)
     carried: list[str] = field(default_factory=list)   # obligation ids it took
 
 
@@ -155,40 +157,27 @@ class Driver:
 
     # ------------------------------------------------------------------ play
 
-    def setup(self, g: GameSpec) -> list[Any]:
-        """Set the game up as drawn; where the ledger refuses the lineup, do what
-        an official would (bench a suspended player, list a post-game red one).
-        The preview must agree with the set-up, refusal for refusal."""
-        role = g.role
-        for _ in range(3):
-            home, away = rosters(g.team, role)
-            body = self.s.setup_body(g.id, event=g.event, handicap=g.handicap, kind=g.kind, home=home,
-                                     away=away, shootout_option=g.option)
-            e = codec.decode_event(msgspec.json.encode(body))
-            assert isinstance(e, GameSetup)
-            before = _msgpack.encode(self.s.engine.state())
-            try:
-                preview = self.s.engine.preview_setup(e)
-            except Refused as r:
-                assert _msgpack.encode(self.s.engine.state()) == before
-                out = self.send_body(body)
-                assert [(type(n), n.reason) for n in out] == [(nt.Rejected, r.code)]
-                assert _msgpack.encode(self.s.engine.state()) == before
-                assert r.code in ("suspended_player", "suspended_player_not_listed"), r
-                role = "bench" if r.code == "suspended_player" else "lineup"
-                continue
-            assert _msgpack.encode(self.s.engine.state()) == before
-            out = self.send_body(body)
-            took = [n.obligation for n in out if isinstance(n, nt.ObligationApplied)]
-            assert took == [o.id for o in preview]
-            g.role = role
-            return out
-        raise AssertionError(f"{g.id}: no lineup accepted")
+    def done(self) -> set[str]:
+        return {e.id for e in self.events.values() if e.completed}
 
     def play(self, g: GameSpec) -> None:
         index = len(self.played)
-        self.setup(g)
-        self.send("clock.start", g.id)
+        home, away = rosters(g.team, g.role)
+        body = self.s.setup_body(g.id, event=g.event, handicap=g.handicap, kind=g.kind, home=home,
+                                 away=away, shootout_option=g.option)
+        e = codec.decode_event(msgspec.json.encode(body))
+        assert isinstance(e, GameSetup)
+        before = _msgpack.encode(self.s.engine.state())
+        preview = self.s.engine.preview_setup(e)
+        assert _msgpack.encode(self.s.engine.state()) == before
+        out = self.send_body(body)
+        assert not any(isinstance(n, nt.Rejected) for n in out), out   # never for the team sheet
+        assert not any(isinstance(n, nt.ObligationApplied) for n in out)
+        played = Played(spec=g, index=index, cls=ev.cls if (ev := self.events.get(g.event)) else "club",
+                        rostered=g.role != "absent", done=self.done())
+        out = self.send("clock.start", g.id)
+        took = [n.obligation for n in out if isinstance(n, nt.ObligationApplied)]
+        assert took == [o.id for o in preview]
         self.s.run(5_000)
         for what, n in g.actions:
             if what == "run":
@@ -211,18 +200,13 @@ class Driver:
             self.s.run(1_000)
         end = self.send("game.end", g.id, shootout=g.shootout)
         assert not any(isinstance(n, nt.Rejected) for n in end), end
-        ev = self.events.get(g.event)
-        team = g.team
-        played = Played(
-            spec=g, index=index, cls=ev.cls if ev is not None else "club", rostered=g.role != "absent",
-            any_team=not any(not e.completed and e.handicap >= g.handicap and team in e.teams
-                             for e in self.events.values()))
         self.played[g.id] = played
         self.check_derived(g, end)
+        in_game = P in {x.id for x in self.s.view(g.id).players}
         for level in g.postgame:
             out = self.send("postgame.card", g.id, player=P, level=level)
-            assert played.rostered != any(isinstance(n, nt.Rejected) for n in out), out
-            if played.rostered:     # R9, in the rule's own numbers
+            assert in_game != any(isinstance(n, nt.Rejected) for n in out), out
+            if in_game:     # R9, in the rule's own numbers
                 created = [(n.kind, n.owed_ms, n.clause) for n in out if isinstance(n, nt.ObligationCreated)]
                 assert created == [POSTGAME[level]]
         self.s.run(60_000)
@@ -234,7 +218,7 @@ class Driver:
         """R6/R14, R10, R12: what the end of the game creates, from how p left it."""
         created = sorted((n.kind, n.owed_ms, n.clause) for n in end if isinstance(n, nt.ObligationCreated))
         expected: list[tuple[str, int, str]] = []
-        if g.role != "absent":
+        if P in {x.id for x in self.s.view(g.id).players}:   # listed, or holding a slot
             v = self.s.player(g.id)
             if v.sent_off:
                 sent = [n for n in self.s.notices if isinstance(n, nt.CardRecorded) and n.game == g.id
@@ -249,15 +233,22 @@ class Driver:
 
     # ---------------------------------------------------------------- checks
 
+    def any_team(self, origin: Played, done: set[str]) -> bool:
+        """R15: the origin's team entered in no uncompleted event of its handicap or more."""
+        team, handicap = origin.spec.team, origin.spec.handicap
+        return not any(e.id not in done and e.handicap >= handicap and team in e.teams
+                       for e in self.events.values())
+
     def qualifies(self, ob: Obligation, game: Played) -> bool:
-        """R15/R16 from the drawn season: is ``game`` one of p's next games for ``ob``?"""
+        """R13/R15/R16 from the drawn season: is ``game`` one of p's next games for ``ob``?"""
         origin = self.played[ob.origin_game]
         g = game.spec
-        return (game.index > origin.index and game.rostered
-                and g.handicap >= origin.spec.handicap
-                and g.kind not in EXCLUDED
-                and (origin.cls == "club" or game.cls == "uspa")
-                and (origin.any_team or g.team == origin.spec.team))
+        if not (game.index > origin.index and g.handicap >= origin.spec.handicap
+                and g.kind not in EXCLUDED and (origin.cls == "club" or game.cls == "uspa")):
+            return False
+        if self.any_team(origin, game.done):
+            return game.rostered                       # his next game, for any team
+        return g.team == origin.spec.team              # his team's next game, listed or not
 
     def check(self) -> None:
         engine = self.s.engine

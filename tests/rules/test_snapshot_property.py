@@ -22,7 +22,6 @@ from stream import snapshot as snap
 from stream.bench import _game_events
 from stream.rules import codec
 from stream.rules.engine import Engine, GameRecord
-from stream.rules.game import Settings
 
 from .script import T0
 from .test_ledger_property import Driver, EventSpec, GameSpec, seasons
@@ -38,7 +37,7 @@ def _log(season: tuple[list[EventSpec], list[GameSpec]], seed: int, extra_games:
     log = list(d.accepted)
     rng = random.Random(seed)
     for n in range(extra_games):
-        bodies = _game_events(rng, f"x{n}", "friendly", T0 + n * 600_000, 160)
+        bodies = _game_events(rng, f"x{n}", "friendly", T0 + n * 600_000, 160, cls="club")
         for j in range(4):  # voids of anything (the rules refuse some: both folds see that too)
             i = rng.randrange(1, len(bodies))
             after = rng.randrange(i + 1, len(bodies) + 1)
@@ -69,7 +68,7 @@ def test_the_snapshot_of_a_prefix_and_the_fold_of_the_rest_is_the_fold_of_all(
     prefix = Engine()
     for e in log[:k]:
         prefix.feed(e)
-    engine, seqs, keys = snap.restore(_snapshot(prefix), settings=Settings(), epoch="e", position="p")
+    engine, seqs, keys = snap.restore(_snapshot(prefix), epoch="e", position="p")
     assert (seqs, keys) == ({}, {})
     assert [engine.feed(e) for e in log[k:]] == notices[k:]
     assert engine.state_hash() == whole.state_hash()
@@ -78,17 +77,18 @@ def test_the_snapshot_of_a_prefix_and_the_fold_of_the_rest_is_the_fold_of_all(
 
 def test_the_snapshot_holds_every_field_of_the_engine() -> None:
     """A field added to the engine must be added to the snapshot (stream/snapshot.py)."""
-    assert set(vars(Engine())) == {"settings", "games", "tournaments", "owner", "ledger", "_sources",
-                                   "voids", "voided"}
+    assert set(vars(Engine())) == {"games", "tournaments", "owner", "ledger", "_sources",
+                                   "voids", "voided", "decisions",
+                                   "_by_team"}  # derived from the ledger: Engine.reindex
     assert set(GameRecord.__slots__) == {"any_team", "checkpoints", "events", "game", "now", "opened_at",
                                          "packed", "setup_notices"}
 
 
 def test_a_restored_game_unpacks_its_events_when_first_read() -> None:
     engine = Engine()
-    for x in _game_events(random.Random(7), "g", "friendly", T0, 60):
+    for x in _game_events(random.Random(7), "g", "friendly", T0, 60, cls="club"):
         engine.feed(codec.decode_event(_json.encode(x)))
-    restored, _, _ = snap.restore(_snapshot(engine), settings=Settings(), epoch="e", position="p")
+    restored, _, _ = snap.restore(_snapshot(engine), epoch="e", position="p")
     rec = restored.games["g"]
     assert rec.packed is not None
     assert rec.events == engine.games["g"].events
@@ -96,12 +96,15 @@ def test_a_restored_game_unpacks_its_events_when_first_read() -> None:
     assert restored.game_events("g") == engine.game_events("g")
 
 
-def test_settings_are_part_of_the_format() -> None:
-    assert snap.format_of(Settings()) != snap.format_of(Settings(left_early="sequential"))
-    blob = _snapshot(Engine())
+def test_a_snapshot_from_other_code_is_refused() -> None:
+    """The rule readings travel in the log (``event.setup``); what ties a snapshot to
+    its fold is the code that made it."""
+    blob = bytes(_snapshot(Engine()))
+    other = blob.replace(snap.format_of().encode(), snap.format_of()[:-1].encode() + b"X")
+    assert other != blob
     try:
-        snap.restore(blob, settings=Settings(left_early="sequential"), epoch="e", position="p")
+        snap.restore(other, epoch="e", position="p")
     except snap.SnapshotError as err:
-        assert "other code or settings" in str(err)
+        assert "other code" in str(err)
     else:
-        raise AssertionError("a snapshot made with other settings was used")
+        raise AssertionError("a snapshot made by other code was used")
