@@ -8,8 +8,10 @@ HTTP API (docs/protocol.md, OpenAPI at ``/openapi.json``):
     GET  /api/games/{game}/log         the game's log as JSON Lines (the pinned format)
     GET  /games/{game}/report[.json|.csv]  the game report: cards, box trips, clauses, timeline
     GET  /api/log                      the whole log as JSON Lines          (admin)
+    GET  /api/state                    the SHA-256 of the folded state      (admin)
     POST /api/events                   set up a tournament event            (admin)
     POST /api/events/{event}/complete  mark it completed                    (admin)
+    POST /api/events/{event}/eliminate a team is out of the event (R15)     (admin)
     POST /api/games                    set up a game and its rosters        (admin)
     POST /api/tokens                   issue a device token                 (admin)
     POST /api/tokens/revoke            revoke one                           (admin)
@@ -17,6 +19,8 @@ HTTP API (docs/protocol.md, OpenAPI at ``/openapi.json``):
     GET  /api/obligations?status=served      the ledger, or its history
     POST /api/games/preview            what a game would apply to its rosters (admin)
     POST /api/committee/increase       the committee increases a penalty    (admin)
+    POST /api/committee/rescind        the committee rescinds an obligation (admin)
+    POST /api/committee/decrease       the committee lowers the play time owed (admin)
 
 Admin calls carry ``Authorization: Bearer <token>``.
 """
@@ -25,6 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import logging
 import re
 import secrets
@@ -193,13 +198,36 @@ async def post_event(request: web.Request) -> web.Response:
     return await _submit(request, "event.setup", await _json_body(request))
 
 
+def _derived_id(kind: str, *parts: str) -> str:
+    """The id of an event a route can only mean once (an event completes once, a team
+    is eliminated once): a repeated call is the same event, acked as a duplicate. A
+    device id is at most 64 characters: a longer one is shortened by a digest."""
+    plain = "-".join((kind, *parts))
+    if len(plain) <= 64:
+        return plain
+    digest = hashlib.sha256("\x00".join(parts).encode()).hexdigest()[:32]
+    return f"{kind}-{digest}"
+
+
 async def complete_event(request: web.Request) -> web.Response:
     _admin(request)
     body = await _json_body(request) if request.can_read_body else {}
     event = request.match_info["event"]
     # One completion per event: a repeated call is the same event, acked as a duplicate.
-    body.setdefault("id", f"complete-{event}"[:64])
+    body.setdefault("id", _derived_id("complete", event))
     return await _submit(request, "event.complete", {**body, "event": event})
+
+
+async def eliminate_team(request: web.Request) -> web.Response:
+    """A team is out of the event (R15): what it still owes may then be served with any team."""
+    _admin(request)
+    body = await _json_body(request)
+    event = request.match_info["event"]
+    team = body.get("team")
+    if isinstance(team, str):
+        # One elimination per team and event: a repeated call is acked as a duplicate.
+        body.setdefault("id", _derived_id("eliminate", event, team))
+    return await _submit(request, "team.eliminated", {**body, "event": event})
 
 
 async def post_game(request: web.Request) -> web.Response:
@@ -297,6 +325,18 @@ async def committee_increase(request: web.Request) -> web.Response:
     """The committee increases a penalty: logged with who and why (R6)."""
     _admin(request)
     return await _submit(request, "committee.increase", await _json_body(request))
+
+
+async def committee_rescind(request: web.Request) -> web.Response:
+    """The committee rescinds an obligation no game has begun to serve: logged with who and why."""
+    _admin(request)
+    return await _submit(request, "committee.rescind", await _json_body(request))
+
+
+async def committee_decrease(request: web.Request) -> web.Response:
+    """The committee lowers the play time an obligation owes: logged with who and why."""
+    _admin(request)
+    return await _submit(request, "committee.decrease", await _json_body(request))
 
 
 async def _report(request: web.Request) -> report.Report | web.Response:
@@ -433,12 +473,15 @@ def build_app(config: Config, *, store: Store | None = None, secret: bytes | Non
         web.get("/api/state", state_digest),
         web.post("/api/events", post_event),
         web.post("/api/events/{event}/complete", complete_event),
+        web.post("/api/events/{event}/eliminate", eliminate_team),
         web.post("/api/games", post_game),
         web.post("/api/tokens", post_token),
         web.get("/api/players/{player}/obligations", player_obligations),
         web.get("/api/obligations", obligations),
         web.post("/api/games/preview", preview_game),
         web.post("/api/committee/increase", committee_increase),
+        web.post("/api/committee/rescind", committee_rescind),
+        web.post("/api/committee/decrease", committee_decrease),
         web.post("/api/tokens/revoke", revoke_token),
         web.get("/openapi.json", openapi_doc),
         web.get("/asyncapi.json", asyncapi_doc),

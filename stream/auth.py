@@ -30,8 +30,12 @@ ROLE_EVENTS: dict[str, frozenset[str]] = {
     "display": frozenset(),
 }
 ROLE_EVENTS["referee"] = ROLE_EVENTS["umpire"]
-ROLE_EVENTS["admin"] = ROLE_EVENTS["umpire"] | ROLE_EVENTS["timekeeper"] | {
-    "event.setup", "event.complete", "game.setup", "committee.increase"}
+#: What only an *unscoped* admin token may send: setting up tournament events and
+#: games, and the committee's decisions. None is one game's, so no scope can hold it.
+UNSCOPED_EVENTS = frozenset({
+    "event.setup", "event.complete", "team.eliminated", "game.setup",
+    "committee.increase", "committee.rescind", "committee.decrease"})
+ROLE_EVENTS["admin"] = ROLE_EVENTS["umpire"] | ROLE_EVENTS["timekeeper"] | UNSCOPED_EVENTS
 #: The only events a timekeeper may void: its own kind.
 TIMEKEEPER_VOIDABLE = frozenset({"clock.start", "clock.stop", "horn"})
 

@@ -279,7 +279,7 @@ async def end_to_end(children: bf.Children, work: Path, devices: int, seconds: f
     async with aiohttp.ClientSession(headers={"Authorization": f"Bearer {admin}"}) as http:
         for i in range(devices):
             game = f"e2e-{i}"
-            body = {"id": f"setup-{game}", "game": game, "event": "bench", "handicap": 8,
+            body = {"id": f"setup-{game}", "game": game, "event": "bench", "class": "club", "handicap": 8,
                     "arena": f"arena-{i}",
                     "teams": {"home": {"team": f"home-{i}", "players": ["h1", "h2", "h3"], "subs": ["h4"]},
                               "away": {"team": f"away-{i}", "players": ["a1", "a2", "a3"], "subs": ["a4"]}}}
@@ -502,9 +502,11 @@ async def bench_all(opts: AllOptions) -> Report:
             # -- replay
             async def replay() -> None:
                 fig = await asyncio.to_thread(bench_replay, opts.events, opts.seed)
-                report.add(f"fold rate ({int(fig['events']):,} events)", f"{fig['fold_eps']:,.0f} events/s",
-                           "≥ 200,000 events/s", fig["fold_eps"] >= 200_000)
-                report.add("fold / decode time", f"{fig['ratio']:.2f}×", "≤ 3×", fig["ratio"] <= 3)
+                report.add(f"fold rate ({int(fig['events']):,} events)",
+                           f"{fig['fold_eps']:,.0f} events/s (worst {fig['fold_eps_worst']:,.0f})",
+                           "≥ 200,000 events/s", fig["fold_eps_worst"] >= 200_000)
+                report.add("fold / decode time", f"{fig['ratio']:.2f}× (worst {fig['ratio_worst']:.2f}×)",
+                           "≤ 3×", fig["ratio"] <= 3)
 
             def replay_failed(why: str) -> None:
                 report.not_measured("fold rate", "≥ 200,000 events/s", why)

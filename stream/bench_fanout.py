@@ -645,7 +645,8 @@ async def start_node_ws(children: Children, frame_bytes: int, ws_module: Path) -
 async def setup_game(node: Node, admin: str, devices: int) -> list[str]:
     """Set the game up through the HTTP API; issue one device token per device socket."""
     headers = {"Authorization": f"Bearer {admin}"}
-    body = {"id": f"setup-{GAME}", "game": GAME, "event": "bench", "handicap": 8, "arena": "bench-arena",
+    body = {"id": f"setup-{GAME}", "game": GAME, "event": "bench", "class": "club", "handicap": 8,
+            "arena": "bench-arena",
             "teams": {"home": {"team": "bench-home", "players": ["h1", "h2", "h3"], "subs": ["h4"]},
                       "away": {"team": "bench-away", "players": ["a1", "a2", "a3"], "subs": ["a4"]}}}
     tokens = []

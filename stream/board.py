@@ -33,10 +33,18 @@ def render_board(v: GameView) -> str:
             bits.append(f"BOX {_sitout(p.box)}")
         if p.sent_off:
             bits.append("SENT OFF" + (f", {_sitout(p.no_sub)}" if p.no_sub else ""))
+        elif p.suspended:
+            bits.append("SUSPENDED" + (f", {_sitout(p.no_sub)}" if p.no_sub else ""))
+        if p.shootout_excluded:
+            bits.append("out of the shootout")
         if p.mount is not None:
             bits.append("mount expired" if p.mount.expired else f"mount {mmss(p.mount.remaining_ms)}")
         if p.yellows and not bits:
             bits.append(f"{p.yellows} yellow")
         if bits:
             lines.append(f"    {p.id} ({p.side}): " + "; ".join(bits))
+    for o in v.officials:  # cards to team officials (R1)
+        cards = [f"{o.yellows} yellow"] if o.yellows else []
+        cards += [f"{o.reds} red"] if o.reds else []
+        lines.append(f"    {o.role} ({o.side}, team official): " + ", ".join(cards))
     return "\n".join(lines)

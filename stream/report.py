@@ -1,6 +1,7 @@
-"""The game report: every card, penalty, box trip and release of one game, each
-with its clause, the obligations the game created for later games, and a
-timeline of play time, as HTML (printable), JSON and CSV.
+"""The game report: every card (to players and to team officials), penalty, box
+trip, release and alert of one game, each with its clause, the obligations the
+game created for later games, and a timeline of play time, as HTML (printable),
+JSON and CSV.
 
 It is a function of the log. The game's records are read from the store and
 decoded; the events the rules still hold (not voids, not voided targets) are
@@ -52,7 +53,7 @@ class Moment(msgspec.Struct, frozen=True):
 class Entry(msgspec.Struct, kw_only=True):
     """One notice of the game, as a line of the report."""
 
-    kind: str                # the notice type: card.recorded, box.enter, box.release, ...
+    kind: str                # the notice type: card.recorded, official.carded, box.enter, alert, ...
     seq: int | None          # the log position of the event that brought it (a card, a whistle, a tick)
     cause: str               # the notice's cause: the event it follows from (a box release: the card)
     moment: Moment
@@ -67,6 +68,8 @@ class Entry(msgspec.Struct, kw_only=True):
     color: str | None = None       # a card's color, as applied
     owed_ms: int | None = None     # box.enter: play time owed; sent_off: the no-substitute window
     stoppage: str | None = None    # box.release, sub.allowed: the stoppage that released
+    role: str | None = None        # official.carded: the team official's role (coach, groom, ...)
+    code: str | None = None        # alert: its code (docs/log-format.md, "Alerts")
     text: nt.Text
 
 
@@ -108,12 +111,13 @@ class Report(msgspec.Struct, kw_only=True):
     period_starts: list[int]  # the play time at which each period began (periods may end early)
     seq: int                 # the last log position folded
     generated_at: int
-    cards: list[Entry]       # every card (voided ones too, marked)
+    cards: list[Entry]       # every card, to players and to team officials (voided ones too, marked)
     penalties: list[Entry]
     box_trips: list[BoxTrip]
     releases: list[Entry]    # box.release and sub.allowed
     sent_off: list[Entry]
     goals: list[Entry]
+    alerts: list[Entry]      # where the record and the rules disagreed, and what the officials were told
     entries: list[Entry]     # every notice worth a line, in time order (cards, box, goals, ...)
     obligations: list[Obligation]   # created by this game, as the ledger holds them now
     carried: list[CarriedView]      # obligations from earlier games this game served
@@ -154,6 +158,11 @@ class _Clock:
 
 
 def _detail(n: Any) -> str:
+    if isinstance(n, nt.OfficialCarded):
+        color = n.color + (f" ×{n.count}" if n.count > 1 else "")
+        return f"{color} · {n.role} (team official) · {n.conduct}"
+    if isinstance(n, nt.Alert):
+        return n.code + (f" · {n.subject}" if n.subject else "")
     if isinstance(n, nt.CardRecorded):
         color = n.color + (f" ×{n.count}" if n.count > 1 else "")
         conv = f" (converted: {n.converted})" if n.converted else ""
@@ -183,7 +192,7 @@ def _detail(n: Any) -> str:
     if isinstance(n, nt.GameEnded):
         return f"{n.home}–{n.away}" + (" (shootout)" if n.shootout else "")
     if isinstance(n, nt.ObligationCreated | nt.ObligationApplied | nt.ObligationServed
-                  | nt.ObligationWithdrawn):
+                  | nt.ObligationWithdrawn | nt.ObligationUpdated):
         return f"{n.kind} {mmss(n.owed_ms)} · {n.obligation}" if n.owed_ms else f"{n.kind} · {n.obligation}"
     return ""
 
@@ -252,19 +261,27 @@ async def build(hub: Hub, game: str) -> Report:
             owed_ms=n.owed_ms if isinstance(n, nt.BoxEnter) else n.no_sub_ms if isinstance(n, nt.SentOff)
             else None,
             stoppage=getattr(n, "stoppage", None),
+            role=n.role if isinstance(n, nt.OfficialCarded) else None,
+            code=n.code if isinstance(n, nt.Alert) else None,
             text=render(n).text or nt.Text("", ""),
         ))
     for e, seq in dropped:
         if isinstance(e, ev.Card):
-            side = "home" if e.player in rec.game.players and rec.game.players[e.player].side == "home" \
-                else "away"
             color = e.color + (f" ×{e.count}" if e.count > 1 else "")
+            if e.official is not None:  # a team official's card (R1)
+                side, whom = e.official.team, f"the {e.official.team} {e.official.role}"
+                whom_es = f"el {e.official.role} del {'local' if side == 'home' else 'visitante'}"
+            else:
+                p = rec.game.players.get(e.player or "")
+                side = p.side if p is not None else "away"
+                whom = whom_es = e.player or ""
             entries.append(Entry(
-                kind="card.recorded", seq=seq, cause=e.id, moment=clock.at(e.at), player=e.player,
-                side=side, team=teams[side], detail=f"{color} · {e.conduct} · voided", clause="L1",
-                citation=_citation("L1"), official=officials.get(e.id, ""), voided=True, color=e.color,
-                text=nt.Text(f"Voided: {color} card to {e.player}.",
-                             f"Anulada: tarjeta {color} para {e.player}."),
+                kind="official.carded" if e.official is not None else "card.recorded", seq=seq, cause=e.id,
+                moment=clock.at(e.at), player=e.player, side=side, team=teams[side],
+                detail=f"{color} · {e.conduct} · voided", clause="L1", citation=_citation("L1"),
+                official=officials.get(e.id, ""), voided=True, color=e.color,
+                role=e.official.role if e.official is not None else None,
+                text=nt.Text(f"Voided: {color} card to {whom}.", f"Anulada: tarjeta {color} para {whom_es}."),
             ))
     entries.sort(key=lambda x: (x.moment.at, x.seq or 0))
 
@@ -278,12 +295,13 @@ async def build(hub: Hub, game: str) -> Report:
         periods=final.clock.periods, period_ms=final.clock.period_ms, play_ms=final.clock.play_ms,
         period_starts=clock.period_starts(),
         seq=feed.seq, generated_at=now_ms(),
-        cards=[x for x in entries if x.kind == "card.recorded"],
+        cards=[x for x in entries if x.kind in ("card.recorded", "official.carded")],
         penalties=[x for x in entries if x.kind == "penalty.awarded"],
         box_trips=_box_trips(entries),
         releases=[x for x in entries if x.kind in ("box.release", "sub.allowed")],
         sent_off=[x for x in entries if x.kind == "sent_off"],
         goals=[x for x in entries if x.kind == "goal.scored"],
+        alerts=[x for x in entries if x.kind == "alert"],
         entries=entries,
         obligations=sorted((o for obs in hub.engine.ledger.values() for o in obs if o.origin_game == game),
                            key=lambda o: (o.order, o.player)),
@@ -452,7 +470,7 @@ def timeline_svg(report: Report) -> str:
         parts.append(f'<g><title>{_e(c.text.en)}</title><rect x="{round(cx - 4, 1)}" y="{cards_y - 7}" '
                      f'width="8" height="12" rx="1.5" fill="{color}" stroke="#333" stroke-width="0.6"{dash}/>'
                      f'<text x="{cx}" y="{cards_y + 17 + 11 * row}" class="t-mark">'
-                     f'{_e(c.player or "")}</text></g>')
+                     f'{_e(c.player or c.role or "")}</text></g>')
     # box trips: solid while play time is owed, hatched while waiting for the stoppage
     end = report.play_ms
     for i, t in enumerate(trips):
@@ -599,7 +617,8 @@ def to_html(report: Report) -> str:
     cards = _table(
         ["When", "Player", "Team", "Card", "Clause", "Official"],
         (f'<tr class="{"voided" if c.voided else ""}" data-cause="{_e(c.cause)}">'
-         f"<td>{_when(c.moment)}</td><td><b>{_e(c.player or '')}</b></td><td>{_side(c)}</td>"
+         f"<td>{_when(c.moment)}</td><td><b>{_e(c.player or '')}</b>"
+         f"{_e(c.role or '')}{' <small>(team official)</small>' if c.role else ''}</td><td>{_side(c)}</td>"
          f'<td>{_card_icon(c)}{_e(c.detail)}<div class="text">{_e(c.text.en)}</div></td>'
          f"<td>{_clause(c)}</td><td>{_e(c.official)}</td></tr>" for c in r.cards),
         "No cards.")
@@ -633,6 +652,12 @@ def to_html(report: Report) -> str:
         (f"<tr><td>{_when(g.moment)}</td><td>{_side(g)}</td><td>{_e(g.player or '—')}</td>"
          f"<td>{_e(g.detail)}</td></tr>" for g in r.goals),
         "No goals.")
+    alerts = _table(
+        ["When", "Alert", "What the officials were told", "Clause", "Event"],
+        (f'<tr data-code="{_e(a.code or "")}"><td>{_when(a.moment)}</td><td><b>{_e(a.code or "")}</b></td>'
+         f'<td>{_e(a.text.en)}<div class="text">{_e(a.text.es)}</div></td><td>{_clause(a)}</td>'
+         f"<td>{_e(a.cause)}<div class=\"text\">{_e(a.official)}</div></td></tr>" for a in r.alerts),
+        "No alerts: the record and the rules agreed throughout.")
     obligations = _table(
         ["Player", "Team", "Obligation", "Clause", "Status", "Served in", "From"],
         (f'<tr><td><b>{_e(o.player)}</b></td><td>{_e(o.team)}</td>'
@@ -680,6 +705,7 @@ def to_html(report: Report) -> str:
         f"<h2>Releases</h2>{releases}"
         f"<h2>Sent off</h2>{sent}"
         f"<h2>Goals</h2>{goals}"
+        f"<h2>Alerts <small>({len(r.alerts)})</small></h2>{alerts}"
         f"<h2>Obligations created by this game <small>— the ledger now</small></h2>{obligations}"
         f"<h2>Carried into this game</h2>{carried}"
         f'<p class="links">Also as <a href="/games/{g}/report.json">JSON</a> · '

@@ -155,6 +155,26 @@ def _rename_refs(node: Any, names: dict[str, str]) -> Any:
     return _walk(node, fix)
 
 
+#: The log events the HTTP API submits, and the request body schema of each:
+#: the event without ``type`` (the route gives it) and ``at``, with ``id`` optional.
+REQUEST_BODIES = {
+    "EventSetup": "EventSetupRequest",
+    "EventComplete": "EventCompleteRequest",
+    "TeamEliminated": "TeamEliminatedRequest",
+    "GameSetup": "GameSetupRequest",
+    "CommitteeIncrease": "CommitteeIncreaseRequest",
+    "CommitteeRescind": "CommitteeRescindRequest",
+    "CommitteeDecrease": "CommitteeDecreaseRequest",
+}
+#: The routes that can mean an event only once make up its id from the path (``app._derived_id``).
+_DERIVED_ID = {
+    "EventComplete": "optional: without one it is `complete-<event>`, so a repeated call is the same "
+                     "event (acked with `duplicate: true`)",
+    "TeamEliminated": "optional: without one it is `eliminate-<event>-<team>`, so a repeated call is "
+                      "the same event (acked with `duplicate: true`)",
+}
+
+
 @functools.cache
 def _generated() -> dict[str, Any]:
     """Every schema both documents use, generated once: name -> JSON Schema (2020-12)."""
@@ -201,14 +221,14 @@ def _generated() -> dict[str, Any]:
 
     # HTTP request bodies: the setup events without `type` (the route says it),
     # without `at` (the receive time is used), and with `id` optional.
-    for src, name in (("EventSetup", "EventSetupRequest"), ("GameSetup", "GameSetupRequest"),
-                      ("EventComplete", "EventCompleteRequest"),
-                      ("CommitteeIncrease", "CommitteeIncreaseRequest")):
-        drop = frozenset({"type", "at", *(["event"] if src == "EventComplete" else [])})
-        comps[name] = _relaxed(comps[src], title=name, optional={"id"}, drop=drop,
-                               id_note="optional: without one the server makes up `api-<hex>`, "
-                                       "so send your own to make a retry idempotent")
+    for src, name in REQUEST_BODIES.items():
+        in_path = src in ("EventComplete", "TeamEliminated")  # the route names the event
+        drop = frozenset({"type", "at", *(["event"] if in_path else [])})
+        note = _DERIVED_ID.get(src, "optional: without one the server makes up `api-<hex>`, so send "
+                                    "your own to make a retry idempotent")
+        comps[name] = _relaxed(comps[src], title=name, optional={"id"}, drop=drop, id_note=note)
     return comps
+
 
 
 def _relaxed(schema: dict[str, Any], *, title: str, optional: set[str], drop: frozenset[str] = frozenset(),
@@ -393,8 +413,19 @@ def openapi() -> dict[str, Any]:
             "completeEvent", "Mark a tournament event completed (an `event.complete` event)", "admin",
             _submit_responses(), admin=True, body="EventCompleteRequest", body_required=False,
             params=["event"],
-            description="The body is optional. Without an `id`, every call is a new event: give one "
-                        "to make a retry idempotent.")},
+            description="The body is optional. Without an `id` the event's is `complete-<event>`: "
+                        "a repeated call is acked as a duplicate. Obligations of teams left in no "
+                        "uncompleted event of equal or higher handicap become servable with any "
+                        "team (R15: `obligation.updated` notices).")},
+        "/api/events/{event}/eliminate": {"post": _op(
+            "eliminateTeam", "A team is out of a tournament event (a `team.eliminated` event, R15)",
+            "admin", _submit_responses(), admin=True, body="TeamEliminatedRequest", params=["event"],
+            description="The body names the `team`. Without an `id` the event's is "
+                        "`eliminate-<event>-<team>`: a repeated call is acked as a duplicate. Refused "
+                        "`unknown_event`, `unknown_team` (not entered in the event) or "
+                        "`already_eliminated`. What the team's players still owe becomes servable "
+                        "with any team once it is left in no uncompleted event of equal or higher "
+                        "handicap (R15: `obligation.updated` notices).")},
         "/api/games/preview": {"post": _op(
             "previewGame", "What a game would apply to its rosters (carried obligations) if set up now",
             "admin", _admin_responses(**{
@@ -423,6 +454,21 @@ def openapi() -> dict[str, Any]:
         "/api/committee/increase": {"post": _op(
             "committeeIncrease", "The committee increases a penalty (a `committee.increase` event)",
             "admin", _submit_responses(), admin=True, body="CommitteeIncreaseRequest")},
+        "/api/committee/rescind": {"post": _op(
+            "committeeRescind", "The committee rescinds an obligation (a `committee.rescind` event)",
+            "admin", _submit_responses(), admin=True, body="CommitteeRescindRequest",
+            description="`obligation` is an obligation's `id` (`GET /api/obligations`). The ack's "
+                        "notices hold its `obligation.withdrawn`. Refused `unknown_obligation`, or "
+                        "`record_closed` once the game that serves it has begun.")},
+        "/api/committee/decrease": {"post": _op(
+            "committeeDecrease", "The committee lowers the play time an obligation owes "
+            "(a `committee.decrease` event)", "admin", _submit_responses(), admin=True,
+            body="CommitteeDecreaseRequest",
+            description="`owed_ms` is the play time it owes from now on. The ack's notices hold its "
+                        "`obligation.updated`. Refused `unknown_obligation`, `record_closed` once the "
+                        "game that serves it has begun, `not_decreasable` (it owes no play time: "
+                        "rescind it instead) or `not_a_decrease` (not less than it owes; a sit-out "
+                        "must still owe some).")},
         "/api/tokens": {"post": _op(
             "issueToken", "Issue a device token", "admin",
             _admin_responses(**{

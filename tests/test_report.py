@@ -133,3 +133,42 @@ async def test_report_of_an_unknown_game_is_404_and_the_index_links_it(srv: Serv
     assert status == 200 and 'href="/games/g1/report"' in index
     status, _, page = await get(server, "/games/g1/report")
     assert status == 200 and "No cards." in page and "<svg" in page
+
+
+async def test_report_lists_team_officials_cards_and_alerts(srv: Server) -> None:
+    """A card to a team official (R1) is a card of the report, by role; an alert (a second
+    clock start, a goal credited to a player in the box) is listed with what the officials
+    were told, in both languages."""
+    server = srv
+    await server.setup_game()
+    ump = await server.device("umpire")
+    tk = await server.device("timekeeper")
+    await tk.send({"type": "clock.start", "game": "g1"})
+    again = await tk.send({"type": "clock.start", "game": "g1"})
+    coach = await ump.send({"type": "card", "game": "g1", "official": {"team": "away", "role": "coach"},
+                            "color": "yellow", "conduct": "arguing"})
+    for _ in range(2):
+        await ump.send({"type": "card", "game": "g1", "player": "h2", "color": "yellow",
+                        "conduct": "arguing"})
+    goal = await ump.send({"type": "goal", "game": "g1", "team": "home", "player": "h2"})
+    for d in (ump, tk):
+        await d.close()
+
+    status, _, body = await get(server, "/games/g1/report.json")
+    assert status == 200
+    report = json.loads(body)
+    (official,) = [c for c in report["cards"] if c["kind"] == "official.carded"]
+    assert (official["cause"], official["role"], official["side"], official["player"],
+            official["clause"]) == (coach["log_id"], "coach", "away", None, "R1")
+    assert official["detail"] == "yellow · coach (team official) · arguing"
+    assert [(a["code"], a["cause"]) for a in report["alerts"]] == [
+        ("clock_already_running", again["log_id"]), ("scorer_not_on_field", goal["log_id"])]
+    assert report["alerts"][1]["text"]["es"].startswith("Gol atribuido a h2")
+
+    status, _, page = await get(server, "/games/g1/report")
+    row = page.split(f'data-cause="{coach["log_id"]}"', 1)[1].split("</tr>", 1)[0]
+    assert "coach" in row and "<b>R1</b>" in row
+    assert "Alerts <small>(2)</small>" in page and 'data-code="scorer_not_on_field"' in page
+    status, _, text = await get(server, "/games/g1/report.csv")
+    kinds = [r["kind"] for r in csv.DictReader(io.StringIO(text))]
+    assert kinds.count("alert") == 2 and kinds.count("official.carded") == 1

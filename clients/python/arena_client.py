@@ -9,7 +9,10 @@ exactly the deltas you missed, never one twice; or, if the server can't serve
 them, a snapshot with ``reset=True``. Frames are decoded with the service's own
 msgspec schemas (``stream.protocol.WatchOut``), so updates are typed: ``view``
 is a ``stream.rules.view.GameView`` and ``notices`` are ``stream.rules.notices``
-structs, with display text in English and Spanish (``notice.text.es``).
+structs, with display text in English and Spanish (``notice.text.es``). An
+``Alert`` among them (``notice.code``: docs/log-format.md, "Alerts") is meant for
+the officials: the rules took a fact they did not expect; a public display may
+skip it.
 
 Usage::
 

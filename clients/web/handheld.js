@@ -9,6 +9,9 @@
  *   outbox in order, one event at a time.
  * - /ws/watch?game=G: the game state (snapshot, then deltas, resumed with
  *   since/epoch), kept in localStorage so a reload offline still shows it.
+ * - Alerts (an `alert` notice: the rules took a fact they did not expect, and
+ *   say what to check), from this device's acks and from the feed, stay on
+ *   top of the page until the official dismisses each one; kept per game.
  *
  * No build step, no dependencies. */
 "use strict";
@@ -89,10 +92,6 @@
     duplicate_event: ["the event is already set up", "el evento ya está configurado"],
     duplicate_player: ["a player is listed twice", "un jugador figura dos veces en las listas"],
     same_team: ["a team can't play itself", "un equipo no puede jugar contra sí mismo"],
-    clock_running: ["the clock is already running", "el reloj ya está en marcha"],
-    clock_not_running: ["the clock is not running", "el reloj no está en marcha"],
-    period_over: ["the period is over", "el período ya terminó"],
-    no_shootout_option: ["this game did not choose the 5.c(2) option", "este partido no eligió la opción 5.c(2)"],
     player_not_on_field: ["the player is not on the field", "el jugador no está en la cancha"],
     player_sent_off: ["the player has been sent off", "el jugador fue expulsado"],
     bad_count: ["a red card is a single card", "una tarjeta roja es una sola tarjeta"],
@@ -104,12 +103,18 @@
     mount_window_open: ["a mount is already being replaced", "ya hay un caballo en reemplazo"],
     no_mount_window: ["no mount is being replaced", "no hay ningún caballo en reemplazo"],
     game_over: ["the game is over (use a post-game card)", "el partido ya terminó"],
-    game_not_started: ["the clock has not been started yet", "el reloj todavía no se puso en marcha"],
+    game_not_started: ["the game has not begun yet", "el reloj todavía no se puso en marcha"],
     game_not_over: ["the game is not over yet", "el partido todavía no terminó"],
-    suspended_player: ["the player is suspended for this game", "el jugador está suspendido para este partido"],
-    suspended_player_not_listed: ["the suspended player must be listed; the team plays short", "el jugador suspendido debe figurar en la formación; el equipo juega con uno menos"],
     player_suspended: ["the player is suspended for this game", "el jugador está suspendido para este partido"],
-    record_closed: ["a later game already applied these penalties; the committee corrects it", "un partido posterior ya aplicó estas sanciones; corrige el Comité"],
+    record_closed: ["a game that has begun already serves that penalty; it can't be changed", "un partido que ya comenzó cumple esa sanción; no se puede cambiar"],
+    card_target: ["a card names a player or a team official, not both", "una tarjeta se muestra a un jugador o a un miembro del equipo, no a ambos"],
+    class_mismatch: ["the event is of another class", "el evento es de otra clase"],
+    unknown_team: ["the team is not entered in that event", "el equipo no está inscrito en ese evento"],
+    already_eliminated: ["the team is already out of that event", "el equipo ya quedó eliminado de ese evento"],
+    unknown_obligation: ["no such penalty is owed", "no hay ninguna sanción pendiente con ese id"],
+    not_decreasable: ["that penalty owes no play time; the committee can rescind it", "esa sanción no debe tiempo de juego; el Comité puede revocarla"],
+    not_a_decrease: ["a decrease must leave less time than now", "una reducción debe dejar menos tiempo que el actual"],
+    nothing_to_add: ["an increase adds games or a sit-out", "un aumento agrega partidos o tiempo fuera"],
     forbidden: ["this device's role may not send that", "el rol de este dispositivo no puede enviar eso"],
     out_of_scope: ["this token is for another game", "este token es para otro partido"],
     invalid_field: ["the event is malformed", "el evento está mal formado"],
@@ -212,7 +217,7 @@
       void_title: "Void a recent event",
       void_none: "Nothing recent to void.",
       void_confirm: "Void this event?",
-      void_explain: "It is taken out of the game and everything after it is recomputed. This can't be undone from here.",
+      void_explain: "It is taken out of the game (a voided goal is disallowed: its points come off, its stoppage stands) and everything after it is recomputed. This can't be undone from here.",
       void_do: "Void it",
       keep: "Keep it",
       end_title: "End the game?",
@@ -280,6 +285,10 @@
       sign_in_again: "Sign in again",
       elsewhere: "{n} unsent event(s) of game {games} wait on this handheld for a token of that game.",
       in_box: "in the box",
+      alert: "Alert",
+      alerts_n: "{n} alerts",
+      alert_ok: "Got it",
+      tag_no_shootout: "NO SHOOTOUT",
     },
     es: {
       signin_title: "Iniciar sesión en este dispositivo",
@@ -366,7 +375,7 @@
       void_title: "Anular un evento reciente",
       void_none: "No hay nada reciente para anular.",
       void_confirm: "¿Anular este evento?",
-      void_explain: "Se quita del partido y se recalcula todo lo posterior. No se puede deshacer desde aquí.",
+      void_explain: "Se quita del partido (un gol anulado no vale: se restan sus puntos y la detención se mantiene) y se recalcula todo lo posterior. No se puede deshacer desde aquí.",
       void_do: "Anularlo",
       keep: "Conservarlo",
       end_title: "¿Terminar el partido?",
@@ -434,6 +443,10 @@
       sign_in_again: "Iniciar sesión de nuevo",
       elsewhere: "{n} evento(s) sin enviar del partido {games} esperan en este dispositivo un token de ese partido.",
       in_box: "en el área de castigo",
+      alert: "Alerta",
+      alerts_n: "{n} alertas",
+      alert_ok: "Entendido",
+      tag_no_shootout: "FUERA DEL SHOOTOUT",
     },
   };
 
@@ -446,11 +459,13 @@
     lang: "arena.handheld.lang",
     game: "arena.handheld.game",
     watch: (game) => "arena.handheld.watch." + game,
+    alerts: (game) => "arena.handheld.alerts." + game,
   };
 
   const S = {
     token: null, claims: null, device: null, role: null, game: null, arena: null,
     view: null, seq: 0, epoch: null, notices: [], arenaGames: {},
+    alerts: [], dismissed: [],         // alerts shown until dismissed; the keys of dismissed ones
     entries: [],                       // this device's outbox, oldest first
     offset: 0, offsetFromDevice: false, // server clock − device clock, ms
     dev: { ws: null, state: "idle", ready: false, welcome: null, waiter: null, attempt: 0,
@@ -696,6 +711,7 @@
       return false;                        // connection lost: stays "sent", resent after reconnecting
     }
     if (reply.type === "ack") {
+      addAlerts(reply.notices, entry.game);
       entry.state = "acked";
       entry.ack = { log_id: reply.log_id, seq: reply.seq, at: reply.at, duplicate: !!reply.duplicate };
       if (!reply.duplicate || !entry.notices) {
@@ -906,6 +922,7 @@
         S.seq = msg.seq;
         S.epoch = msg.epoch;
         if (msg.reset || !S.notices.length) S.notices = (msg.recent || []).slice(-60);
+        addAlerts(msg.recent, msg.game);
         saveWatch();
         render();
         break;
@@ -918,6 +935,7 @@
         S.view = applyPatch(S.view, msg.patch);
         S.seq = msg.seq;
         if (msg.notices && msg.notices.length) S.notices = S.notices.concat(msg.notices).slice(-60);
+        addAlerts(msg.notices, msg.game);
         saveWatch();
         render();
         break;
@@ -976,6 +994,49 @@
     try {
       const saved = JSON.parse(lsGet(LS.watch(S.game)) || "null");
       if (saved && saved.view) Object.assign(S, { view: saved.view, seq: saved.seq, epoch: saved.epoch, notices: saved.notices || [] });
+    } catch { /* ignore a damaged copy */ }
+  }
+
+  // ------------------------------------------------------------------ alerts
+
+  /** The same alert reaches this page twice (the ack, then the feed's delta): one key for both. */
+  const alertKey = (n) => [n.cause, n.code, n.subject || "", n.player || "", n.at].join("|");
+
+  /** Keep every new `alert` among ``notices`` until it is dismissed. */
+  function addAlerts(notices, game) {
+    let added = 0;
+    for (const n of notices || []) {
+      if (!n || n.type !== "alert" || !n.text) continue;
+      const key = alertKey(n);
+      if (S.dismissed.includes(key) || S.alerts.some((a) => a.key === key)) continue;
+      S.alerts.push({ key, code: n.code, text: n.text, clause: n.clause, cause: n.cause, at: n.at,
+        game: n.game || game || S.game });
+      added += 1;
+    }
+    if (!added) return;
+    S.alerts.sort((a, b) => a.at - b.at);
+    saveAlerts();
+    renderAlerts();
+    if (navigator.vibrate) navigator.vibrate([200, 100, 200, 100, 200]);
+  }
+
+  function dismissAlert(key) {
+    S.alerts = S.alerts.filter((a) => a.key !== key);
+    S.dismissed = S.dismissed.concat(key).slice(-300);
+    saveAlerts();
+    renderAlerts();
+  }
+
+  function saveAlerts() {
+    if (S.game) lsSet(LS.alerts(S.game), JSON.stringify({ alerts: S.alerts, dismissed: S.dismissed }));
+  }
+
+  function loadAlerts() {
+    S.alerts = [];
+    S.dismissed = [];
+    try {
+      const saved = JSON.parse((S.game && lsGet(LS.alerts(S.game))) || "null");
+      if (saved) Object.assign(S, { alerts: saved.alerts || [], dismissed: saved.dismissed || [] });
     } catch { /* ignore a damaged copy */ }
   }
 
@@ -1096,7 +1157,8 @@
       case "goal": return t("goal_ev", {
         team: teamName(ev.team), who: ev.player ? " · " + ev.player : "", pts: t("pt", { n: ev.points || 1 }) });
       case "card": return t("card_ev", {
-        card: cardName(ev.color, ev.count || 1), player: ev.player, conduct: conductLabel(ev.conduct) }) + pen;
+        card: cardName(ev.color, ev.count || 1), player: ev.player || (ev.official ? `${teamName(ev.official.team)} ${ev.official.role}` : ""),
+        conduct: conductLabel(ev.conduct) }) + pen;
       case "box.left_early": return t("box_ev", { player: ev.player }) + pen;
       case "arena.left": return t("arena_ev", { player: ev.player }) + pen;
       case "substitution": return t("sub_ev", { team: teamName(ev.team), in: ev.in, out: ev.out });
@@ -1156,7 +1218,7 @@
     // Other devices' events, each named by its first notice (the card, the goal, …).
     for (const n of S.notices) {
       if (!n.cause || !n.text || seen.has(n.cause) || n.cause.startsWith("admin/")) continue;
-      if (["correction", "rejected", "game.ready"].includes(n.type) || n.type.startsWith("obligation.")) continue;
+      if (["correction", "rejected", "game.ready", "alert"].includes(n.type) || n.type.startsWith("obligation.")) continue;
       if (clockOnly && n.type !== "clock") continue;
       seen.add(n.cause);
       if (voided.has(n.cause)) continue;
@@ -1186,6 +1248,7 @@
     document.body.dataset.feed = S.feed.state;
     renderScore();
     renderConn();
+    renderAlerts();
     if (needGame) renderPicker();
     if (isOfficial()) renderRoster();
     if (isTimekeeper()) renderTimekeeper();
@@ -1248,6 +1311,36 @@
         <button type="button" class="relogin" data-act="signout">${esc(t("sign_in_again"))}</button></p>` : ""}`);
   }
 
+  /** Alerts on top of the page, oldest first. Nodes are kept by key, so an alert that is
+   * already shown is not redrawn (nor animated in again) when another arrives. */
+  function renderAlerts() {
+    const el = $("#alerts");
+    const shown = S.claims ? S.alerts.filter((a) => !S.game || a.game === S.game) : [];
+    el.hidden = !shown.length;
+    document.body.dataset.alerts = String(shown.length);
+    let headEl = el.querySelector(".alerts-head");
+    if (shown.length > 1) {
+      if (!headEl) { headEl = h("p", { class: "alerts-head" }); el.prepend(headEl); }
+      headEl.textContent = t("alerts_n", { n: shown.length });
+    } else if (headEl) {
+      headEl.remove();
+    }
+    const nodes = new Map([...el.querySelectorAll(".alert")].map((n) => [n.dataset.key, n]));
+    const keep = new Set(shown.map((a) => a.key));
+    for (const [key, node] of nodes) if (!keep.has(key)) node.remove();
+    let before = null;                   // the node the next alert goes after
+    for (const a of shown) {
+      let node = nodes.get(a.key);
+      if (!node) {
+        node = h("div", { class: "alert", role: "alert", "data-code": a.code, "data-key": a.key });
+        (before ? before.after(node) : headEl ? headEl.after(node) : el.prepend(node));
+      }
+      setHTML(node, `<p class="alert-text"><b class="alert-label">⚠ ${esc(t("alert"))} · ${esc(hhmmss(a.at))}</b> ${esc(L([a.text.en, a.text.es]))}</p>
+        <button type="button" class="alert-ok" data-act="dismiss-alert" data-key="${esc(a.key)}">${esc(t("alert_ok"))}</button>`);
+      before = node;
+    }
+  }
+
   function renderPicker() {
     const games = Object.entries(S.arenaGames);
     setHTML($("#picker"), `
@@ -1262,6 +1355,7 @@
     const c = S.view.clock;
     if (p.sent_off) tags.push(`<b class="tag red">${esc(t("tag_sent_off"))}</b>`);
     if (p.suspended) tags.push(`<b class="tag red">${esc(t("tag_susp"))}</b>`);
+    if (p.shootout_excluded) tags.push(`<b class="tag">${esc(t("tag_no_shootout"))}</b>`);
     if (p.box) {
       if (p.box.eligible || p.box.release === "next_stoppage") tags.push(`<b class="tag box out">${esc(t("tag_out_next"))}</b>`);
       else tags.push(`<b class="tag box" data-tick="play" data-key="tag_box" data-ms="${p.box.remaining_ms}" data-at="${c.at}"></b>`);
@@ -1356,8 +1450,10 @@
     setHTML(el, shown.map((e) => {
       const ev = JSON.parse(e.body);
       const refused = e.state === "refused" && e.error;
-      const notice = e.state === "acked" && e.notices && e.notices.length
-        ? `<div class="sub">${esc(stripCitation(L([e.notices[0].text.en, e.notices[0].text.es])))}</div>` : "";
+      const first = e.state === "acked" && e.notices && e.notices.length
+        ? (e.notices.find((n) => n.type === "alert") || e.notices[0]) : null;
+      const notice = first && first.text
+        ? `<div class="sub${first.type === "alert" ? " alert" : ""}">${first.type === "alert" ? "⚠ " : ""}${esc(stripCitation(L([first.text.en, first.text.es])))}</div>` : "";
       return `<li class="entry st-${esc(e.state)}" data-id="${esc(e.id)}" data-state="${esc(e.state)}" data-type="${esc(e.type)}"
                  data-seq="${e.ack && e.ack.seq != null ? e.ack.seq : ""}" data-code="${refused ? esc(e.error.code) : ""}">
         <div class="row"><span class="what">${esc(describe(ev))}</span><span class="state">${esc(entryState(e))}</span></div>
@@ -1706,10 +1802,12 @@
         S.game = el.dataset.game;
         lsSet(LS.game, S.game);
         loadWatch();
+        loadAlerts();
         dropWatch();
         connectWatch();
         render();
         break;
+      case "dismiss-alert": dismissAlert(el.dataset.key); break;
       case "player": S.actionAt = Date.now(); openSheet(playerSheet(el.dataset.player)); break;
       case "whistle": await record("whistle", {}); break;
       case "goal": S.actionAt = Date.now(); openSheet(goalSheet(null, null)); break;
@@ -1741,6 +1839,7 @@
     S.game = claims.game || params.get("game") || (claims.arena ? lsGet(LS.game) : null) || null;
     S.dev.denied = null;
     if (S.game) loadWatch();
+    loadAlerts();
     render();
     try {
       db = db || (await openDB());
@@ -1760,7 +1859,7 @@
     clearTimeout(S.dev.retryTimer);
     clearTimeout(S.feed.retryTimer);
     Object.assign(S, { token: null, claims: null, device: null, role: null, game: null, arena: null, view: null,
-      seq: 0, epoch: null, notices: [], entries: [], arenaGames: {} });
+      seq: 0, epoch: null, notices: [], entries: [], arenaGames: {}, alerts: [], dismissed: [] });
     S.dev.state = "idle";
     S.feed.state = "idle";
     render();
@@ -1797,5 +1896,6 @@
       log_id: e.ack ? e.ack.log_id : null, tries: e.tries, error: e.error || null })),
     device: () => ({ state: S.dev.state, ready: S.dev.ready, rtt: S.dev.rtt }),
     feed: () => ({ state: S.feed.state, seq: S.seq }),
+    alerts: () => S.alerts.map((a) => ({ code: a.code, cause: a.cause, key: a.key })),
   };
 })();

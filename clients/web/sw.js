@@ -9,7 +9,7 @@
  * load), with a short timeout, then the cache. Everything else passes through. */
 "use strict";
 
-const VERSION = "handheld-v1";
+const VERSION = "handheld-v2";
 const SHELL = [
   "/clients/handheld.html",
   "/clients/handheld.js",

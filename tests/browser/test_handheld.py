@@ -3,8 +3,10 @@ real service: events recorded offline are kept in the page's outbox and sent
 once, in order, when the network comes back (also across a reload while
 offline); a lost ack is answered by resending the same event, which the
 service stores once; a refusal shows its reason and clause and is never
-resent; the Spanish handheld speaks Spanish; voids go through a confirmation;
-the timekeeper runs the clock; the app is installable (manifest, icons,
+resent; an alert (a fact the rules did not expect) stays on top of the page until
+dismissed, whether it came in the device's own ack or in the feed, and none is lost
+when several arrive; the Spanish handheld speaks Spanish; voids go through a
+confirmation; the timekeeper runs the clock; the app is installable (manifest, icons,
 service worker). Screenshots go to ``artifacts/screenshots`` (see ``shot``)."""
 
 from __future__ import annotations
@@ -271,14 +273,16 @@ async def test_a_lost_ack_is_resent_with_the_same_id_and_stored_once(server: Ser
 
 
 async def test_a_refused_event_shows_its_reason_and_is_not_resent(server: Server, handheld: Open) -> None:
-    await server.setup_game(GAME)                  # the clock has not started: a goal is refused
+    await server.setup_game(GAME)          # the game has not begun: leaving the arena is refused
     hh = await handheld()
     page = hh.page
-    await hh.goal("away", 1)
+    await page.click("[data-player=h3]")
+    await page.click("#sheet [data-act=arena]")
+    await page.click("#sheet [data-act=record]")
     refused = page.locator("#outbox .entry[data-state=refused]")
     await expect(refused).to_have_count(1)
     await expect(refused).to_have_attribute("data-code", "game_not_started")
-    await expect(refused.locator(".why")).to_contain_text("before the clock has first started")
+    await expect(refused.locator(".why")).to_contain_text("before the game has begun")
     await expect(refused.locator(".clause")).to_contain_text("A1 · Arena · Periods and the game clock")
     await expect(refused.locator(".state")).to_have_text("Refused")
     [entry] = await hh.entries()
@@ -289,9 +293,9 @@ async def test_a_refused_event_shows_its_reason_and_is_not_resent(server: Server
     await hh.go_offline()
     await hh.go_online()
     await page.click("#actions [data-act=whistle]")    # something after it, to be sure the queue ran
-    await expect(page.locator("#outbox .entry[data-type=whistle]")).to_have_attribute("data-state", "refused")
+    await expect(page.locator("#outbox .entry[data-type=whistle]")).to_have_attribute("data-state", "acked")
     assert hh.sends_of(entry["id"]) == 1
-    assert rows_of(server, hh.device) == []
+    assert [e["type"] for _, _, e in rows_of(server, hh.device)] == ["whistle"]
     assert (await hh.entries())[0]["state"] == "refused"
 
 
@@ -324,22 +328,94 @@ async def test_the_spanish_handheld_speaks_spanish(server: Server, handheld: Ope
     await expect(acked.locator(".sub")).to_have_text(
         "Tarjeta amarilla para h1 (local): 1 amarilla(s) en el partido, infracción 1.")
 
-    # a goal before the clock starts is refused: the reason and the clause in Spanish
+    # a goal before the clock starts counts, with an alert to start the clock: in Spanish
     await page.click("#actions [data-act=goal]")
     await expect(page.locator("#sheet [data-points='2']")).to_have_text("2 puntos")
     await expect(page.locator("#sheet [data-team=home]")).to_have_text("g1-home (Local)")
     await page.click("#sheet [data-team=home]")
     await page.click("#sheet [data-act=record]")
+    alert = page.locator("#alerts .alert[data-code=goal_before_clock]")
+    await expect(alert).to_contain_text("Gol registrado antes de poner en marcha el reloj")
+    await expect(alert).to_contain_text("(Arena · Períodos y reloj de juego)")
+    await expect(alert.locator("[data-act=dismiss-alert]")).to_have_text("Entendido")
+
+    # h1 is not in the box: leaving it early is refused, the reason and the clause in Spanish
+    await page.click("[data-player=h1]")
+    await page.click("#sheet [data-act=box_early]")
+    await page.click("#sheet [data-act=record]")
     refused = page.locator("#outbox .entry[data-state=refused]")
     await expect(refused.locator(".state")).to_have_text("Rechazado")
-    await expect(refused.locator(".why")).to_have_text("el reloj todavía no se puso en marcha")
-    await expect(refused.locator(".clause")).to_contain_text("Arena · Períodos y reloj de juego")
+    await expect(refused.locator(".why")).to_have_text("el jugador no está en el área de castigo")
+    await expect(refused.locator(".clause")).to_contain_text("Regla 14 · Abandonar el área de castigo")
     await shot_page(page, "handheld-es-refused")
 
     # and back to English with the toggle
     await page.click("[data-act=lang]")
     await expect(page.locator("#actions [data-act=whistle]")).to_have_text("Whistle")
     await expect(refused.locator(".state")).to_have_text("Refused")
+    await expect(alert).to_contain_text("Goal recorded before the clock was ever started")
+
+
+async def test_alerts_stay_on_top_until_dismissed_and_none_is_lost(server: Server, handheld: Open) -> None:
+    await server.setup_game(GAME)
+    hh = await handheld("timekeeper", "tk-1")
+    page = hh.page
+    alerts = page.locator("#alerts .alert")
+    start = page.locator("#actions [data-act='clock.start']")
+    await start.click()
+    await expect(page.locator(".bigclock")).to_have_class("bigclock running")
+    await expect(page.locator("#alerts")).to_be_hidden()
+
+    # the clock started again while it runs: taken, and the ack's alert is shown at once
+    await start.click()
+    await expect(page.locator("#outbox .entry[data-state=acked]")).to_have_count(2)
+    clock = page.locator("#alerts .alert[data-code=clock_already_running]")
+    await expect(clock).to_be_visible()
+    await expect(clock).to_contain_text(
+        "The clock was started while it was already running: nothing changed; timekeeper, check the clock. "
+        "(Arena · Periods and the game clock)")
+    await expect(clock).to_have_attribute("role", "alert")
+    # not an ordinary notice: on top of the page, apart from the feed and the outbox
+    assert await page.locator("#top #alerts .alert").count() == 1
+    await expect(page.locator("#outbox .entry .sub.alert")).to_contain_text("already running")
+
+    # another official's fact the rules did not expect arrives through the feed: both are kept
+    ump = await server.device("umpire", GAME, name="ump-2")
+    try:
+        for _ in range(2):
+            await ump.send({"type": "card", "game": GAME, "player": "h2", "color": "yellow",
+                            "conduct": "arguing"})
+        await ump.send({"type": "goal", "game": GAME, "team": "home", "player": "h2"})
+    finally:
+        await ump.close()
+    other = await server.device("timekeeper", GAME, name="tk-2")
+    try:
+        await other.send({"type": "clock.stop", "game": GAME})   # the goal stopped it already
+    finally:
+        await other.close()
+    await expect(alerts).to_have_count(3)
+    await expect(page.locator("#alerts .alerts-head")).to_have_text("3 alerts")
+    await expect(page.locator("#alerts .alert[data-code=scorer_not_on_field]")).to_contain_text(
+        "Goal credited to h2, who was not on the field for home")
+    await expect(page.locator("#alerts .alert[data-code=clock_not_running]")).to_be_visible()
+    # the ack's alert came again in the feed's delta: still one
+    await expect(clock).to_have_count(1)
+    assert [a["code"] for a in await page.evaluate("arenaHandheld.alerts()")] == [
+        "clock_already_running", "scorer_not_on_field", "clock_not_running"]
+    await page.screenshot(path=shot("handheld-alerts"), animations="disabled")
+
+    # dismissed one by one; the others stay, across a reload too
+    await clock.locator("[data-act=dismiss-alert]").click()
+    await expect(alerts).to_have_count(2)
+    await expect(clock).to_have_count(0)
+    await page.reload()
+    await hh.online()
+    await expect(page.locator("#feed .notice.n-alert")).to_have_count(3)   # the feed still lists all
+    await expect(alerts).to_have_count(2)
+    await expect(clock).to_have_count(0)
+    for _ in range(2):
+        await alerts.first.locator("[data-act=dismiss-alert]").click()
+    await expect(page.locator("#alerts")).to_be_hidden()
 
 
 async def test_void_asks_for_confirmation_and_names_the_log_id(server: Server, handheld: Open) -> None:

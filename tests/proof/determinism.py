@@ -8,7 +8,6 @@ import json
 import urllib.request
 
 from stream.cli import replay
-from stream.rules.game import Settings
 
 
 def _get(url: str, token: str) -> bytes:
@@ -20,7 +19,7 @@ def _get(url: str, token: str) -> bytes:
 
 def replay_hash(log: bytes) -> str:
     out = io.BytesIO()
-    assert replay(io.BytesIO(log), out, state=False, settings=Settings(), digest=True) == 0
+    assert replay(io.BytesIO(log), out, state=False, digest=True) == 0
     return out.getvalue().decode().strip()
 
 

@@ -12,8 +12,9 @@ from ..service.processes import ServiceProcess
 async def umpires_game(srv: ServiceProcess, devices: int, game: str = "g1") -> list[str]:
     """Set up ``game`` on ``srv``, start its clock, and return ``devices`` umpire tokens
     (devices ``ump0``, ``ump1``, …)."""
-    srv.post("/api/games", {"id": f"setup-{game}", "game": game, "event": "cup", "handicap": 8, "teams": {
-        "home": {"team": "h", "players": HOME}, "away": {"team": "a", "players": AWAY}}})
+    srv.post("/api/games", {"id": f"setup-{game}", "game": game, "event": "cup", "class": "club",
+                            "handicap": 8, "teams": {"home": {"team": "h", "players": HOME},
+                                                     "away": {"team": "a", "players": AWAY}}})
     tokens = [str(srv.post("/api/tokens", {"role": "umpire", "device": f"ump{i}", "game": game})["token"])
               for i in range(devices)]
     tk = srv.post("/api/tokens", {"role": "timekeeper", "device": "tk", "game": game})["token"]

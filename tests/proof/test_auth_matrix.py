@@ -60,8 +60,9 @@ DOCS = Path(__file__).resolve().parents[2] / "docs"
 UMPIRE = frozenset({"whistle", "goal", "card", "box.left_early", "arena.left", "substitution",
                     "mount.removed", "mount.replaced", "postgame.card", "void", "game.end"})
 TIMEKEEPER = frozenset({"clock.start", "clock.stop", "horn", "game.end", "void"})
-#: "these four need an **unscoped** admin token"
-SETUP = frozenset({"event.setup", "event.complete", "game.setup", "committee.increase"})
+#: "these seven need an **unscoped** admin token"
+SETUP = frozenset({"event.setup", "event.complete", "team.eliminated", "game.setup", "committee.increase",
+                   "committee.rescind", "committee.decrease"})
 MAY_SEND: dict[str, frozenset[str]] = {
     "umpire": UMPIRE, "referee": UMPIRE, "timekeeper": TIMEKEEPER, "display": frozenset(),
     "admin": UMPIRE | TIMEKEEPER | SETUP,
@@ -131,14 +132,14 @@ def expect_watch(role: str, scope: str, action: str) -> Expect:
     return Expect(True)
 
 
-#: docs/protocol.md, "HTTP API": the admin routes; the four event routes "answer
+#: docs/protocol.md, "HTTP API": the admin routes; the seven event routes "answer
 #: exactly like a device socket" (so: an unscoped admin); tokens are issued
 #: within the issuer's scope ("Scope").
-HTTP_ROUTES = ["GET /api/log", "GET /api/state", "POST /api/events", "POST /api/events/{e}/complete",
-               "POST /api/games", "POST /api/committee/increase", "POST /api/games/preview",
+HTTP_WRITES = {"POST /api/events", "POST /api/events/{e}/complete", "POST /api/events/{e}/eliminate",
+               "POST /api/games", "POST /api/committee/increase", "POST /api/committee/rescind",
+               "POST /api/committee/decrease"}
+HTTP_ROUTES = ["GET /api/log", "GET /api/state", *sorted(HTTP_WRITES), "POST /api/games/preview",
                "POST /api/tokens", "POST /api/tokens/revoke"]
-HTTP_WRITES = {"POST /api/events", "POST /api/events/{e}/complete", "POST /api/games",
-               "POST /api/committee/increase"}
 
 
 def expect_http(role: str, scope: str, route: str) -> Expect:
@@ -243,7 +244,8 @@ class World:
     async def setup_game(self, game: str, arena: str) -> None:
         """A game with players of its own: what a cell does to one (a card, a committee
         increase) carries over to no other cell's game."""
-        await self.admin({"type": "game.setup", "game": game, "event": "cup", "handicap": 8, "arena": arena,
+        await self.admin({"type": "game.setup", "game": game, "event": "cup", "class": "club", "handicap": 8,
+                          "arena": arena,
                           "teams": {"home": {"team": f"{game}-h", "players": [p(game, x) for x in HOME],
                                              "subs": [p(game, "h4")]},
                                     "away": {"team": f"{game}-a", "players": [p(game, x) for x in AWAY],
@@ -253,6 +255,7 @@ class World:
         """Set ``game`` up so that the event of type ``etype`` returned is one the rules take."""
         await self.setup_game(game, arena)
         g: dict[str, Any] = {"game": game}
+        obligation = ""
         start = (await self.admin({"type": "clock.start", **g})) if etype != "clock.start" else None
         if etype == "box.left_early":  # a second yellow in the game: to the box
             for _ in range(2):
@@ -262,9 +265,14 @@ class World:
             await self.admin({"type": "mount.removed", **g, "player": p(game, "a1"), "reason": "unfit"})
         elif etype in ("postgame.card", "committee.increase"):
             await self.admin({"type": "game.end", **g})
+        elif etype in ("committee.rescind", "committee.decrease"):
+            obligation = await self.pending_obligation(game)
         elif etype == "event.complete":
             await self.admin({"type": "event.setup", "event": f"ev{n}", "class": "club", "handicap": 8,
                               "teams": []})
+        elif etype == "team.eliminated":
+            await self.admin({"type": "event.setup", "event": f"ev{n}", "class": "club", "handicap": 8,
+                              "teams": [f"{game}-h", f"{game}-a"]})
         body: dict[str, Any] = {
             "clock.start": g, "clock.stop": g, "whistle": g, "horn": {**g, "split": True}, "game.end": g,
             "tick": g, "goal": {**g, "team": "home", "player": p(game, "h1")},
@@ -277,13 +285,26 @@ class World:
             "void": {**g, "target": start["log_id"] if start else ""},
             "committee.increase": {"player": p(game, "h1"), "origin_game": game, "games": 1,
                                    "by": "committee", "reason": "striking"},
+            "committee.rescind": {"obligation": obligation, "by": "committee", "reason": "mistaken"},
+            "committee.decrease": {"obligation": obligation, "owed_ms": 60_000, "by": "committee",
+                                   "reason": "mitigation"},
             "event.setup": {"event": f"ev{n}x", "class": "club", "handicap": 8, "teams": []},
             "event.complete": {"event": f"ev{n}"},
-            "game.setup": {"game": f"{game}-new", "event": "cup", "handicap": 8, "arena": arena,
+            "team.eliminated": {"event": f"ev{n}", "team": f"{game}-h"},
+            "game.setup": {"game": f"{game}-new", "event": "cup", "class": "club", "handicap": 8,
+                           "arena": arena,
                            "teams": {"home": {"team": "x", "players": ["x1", "x2", "x3"]},
                                      "away": {"team": "y", "players": ["y1", "y2", "y3"]}}},
         }[etype]
         return {"type": etype, **body}
+
+    async def pending_obligation(self, game: str) -> str:
+        """End ``game`` (its clock running) with a post-game card: the id of the sit-out it creates."""
+        await self.admin({"type": "game.end", "game": game})
+        ack = await self.admin({"type": "postgame.card", "game": game, "player": p(game, "a2"),
+                                "level": "2y"})
+        (ob,) = [str(n["obligation"]) for n in ack["notices"] if n["type"] == "obligation.created"]
+        return ob
 
     async def prep_send(self, event: dict[str, Any]) -> dict[str, Any]:
         """The unscoped admin sends ``event``: its reply, whatever it is."""
@@ -457,7 +478,8 @@ async def http_cell(world: World, matrix: Matrix, n: int, role: str, scope: str,
                            "teams": []})
         path, body = f"/api/events/hcomp{n}/complete", {"id": cid}
     elif route in ("POST /api/games", "POST /api/games/preview"):
-        body = {"id": cid, "game": f"{game}-new", "event": "cup", "handicap": 8, "arena": arena,
+        body = {"id": cid, "game": f"{game}-new", "event": "cup", "class": "club", "handicap": 8,
+                "arena": arena,
                 "teams": {"home": {"team": "x", "players": ["x1", "x2", "x3"]},
                           "away": {"team": "y", "players": ["y1", "y2", "y3"]}}}
     elif route == "POST /api/committee/increase":
@@ -465,6 +487,14 @@ async def http_cell(world: World, matrix: Matrix, n: int, role: str, scope: str,
         await world.admin({"type": "game.end", "game": game})
         body = {"id": cid, "player": p(game, "h1"), "origin_game": game, "games": 1, "by": "committee",
                 "reason": "striking"}
+    elif route in ("POST /api/committee/rescind", "POST /api/committee/decrease"):
+        await world.admin({"type": "clock.start", "game": game})
+        body = {"id": cid, "obligation": await world.pending_obligation(game), "by": "committee",
+                "reason": "mistaken", **({"owed_ms": 60_000} if route.endswith("decrease") else {})}
+    elif route == "POST /api/events/{e}/eliminate":
+        await world.admin({"type": "event.setup", "event": f"helim{n}", "class": "club", "handicap": 8,
+                           "teams": [f"{game}-h"]})
+        path, body = f"/api/events/helim{n}/eliminate", {"id": cid, "team": f"{game}-h"}
     elif route == "POST /api/tokens":
         body = {"role": "umpire", "device": f"hd{n}", "game": game}
     elif route == "POST /api/tokens/revoke":
@@ -783,7 +813,7 @@ async def _exercise(base: str, port: int, admin: str) -> set[str]:
     h = {"Authorization": f"Bearer {admin}"}
     async with aiohttp.ClientSession() as s:
         async with s.post(f"{base}/api/games", headers=h, json={
-                "id": "s", "game": "g1", "event": "cup", "handicap": 8, "arena": "a1",
+                "id": "s", "game": "g1", "event": "cup", "class": "club", "handicap": 8, "arena": "a1",
                 "teams": {"home": {"team": "x", "players": HOME},
                           "away": {"team": "y", "players": AWAY}}}) as r:
             assert r.status == 201

@@ -150,8 +150,9 @@ async def _run_with_fault(tmp_path: Path, figures: Figures, fault: str) -> None:
     a, b = cluster.nodes
     viewers: list[ResumingViewer] = []
     try:
-        a.post("/api/games", {"id": "s1", "game": "g1", "event": "cup", "handicap": 8, "teams": {
-            "home": {"team": "h", "players": HOME}, "away": {"team": "a", "players": AWAY}}})
+        a.post("/api/games", {"id": "s1", "game": "g1", "event": "cup", "class": "club", "handicap": 8,
+                              "teams": {"home": {"team": "h", "players": HOME},
+                                        "away": {"team": "a", "players": AWAY}}})
         devices = 4
         tokens = [a.post("/api/tokens", {"role": "umpire", "device": f"ump{i}", "game": "g1"})["token"]
                   for i in range(devices)]

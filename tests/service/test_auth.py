@@ -85,8 +85,8 @@ async def test_umpire_for_one_game_cannot_post_to_another(server: Server) -> Non
     reply = await ump.send_once({"type": "void", "game": "g1", "target": ack_g2["log_id"], "id": "v-g2"})
     assert (reply["type"], reply["code"]) == ("error", "out_of_scope")
     assert server.log_rows() == before
-    # its own game is fine: a rules refusal (the clock hasn't started), not an auth one
-    reply = await ump.send_once({"type": "whistle", "game": "g1", "id": "w-g1"})
+    # its own game is fine: a rules refusal (the game hasn't begun), not an auth one
+    reply = await ump.send_once({"type": "arena.left", "game": "g1", "player": "h3", "id": "w-g1"})
     assert (reply["type"], reply["code"]) == ("error", "game_not_started")
     await ump.close()
 
@@ -95,7 +95,8 @@ async def test_umpire_for_one_game_cannot_post_to_another(server: Server) -> Non
     await arena.send(json.dumps({"type": "send", "event": {"type": "whistle", "game": "g2", "id": "a"}}))
     reply = await arena.reply()
     assert (reply["type"], reply["code"]) == ("error", "out_of_scope")
-    await arena.send(json.dumps({"type": "send", "event": {"type": "whistle", "game": "g1", "id": "b"}}))
+    await arena.send(json.dumps({"type": "send", "event": {"type": "arena.left", "game": "g1", "player": "h3",
+                                                            "id": "b"}}))
     reply = await arena.reply()
     assert (reply["type"], reply["code"]) == ("error", "game_not_started")
     await arena.close()
@@ -170,6 +171,7 @@ async def test_revocation_survives_a_restart(tmp_path: Path) -> None:
 EVENTS: dict[str, dict[str, Any]] = {
     "event.setup": {"event": "cup2", "class": "club", "handicap": 8, "teams": ["t1", "t2"]},
     "event.complete": {"event": "cup"},
+    "team.eliminated": {"event": "cup", "team": "g1-away"},
     "game.setup": {"game": "g9", "event": "cup", "handicap": 8,
                    "teams": {"home": {"team": "x", "players": ["x1", "x2", "x3"]},
                              "away": {"team": "y", "players": ["y1", "y2", "y3"]}}},
@@ -189,11 +191,14 @@ EVENTS: dict[str, dict[str, Any]] = {
     "void": {"game": "g1", "target": "admin/prep-start"},
     "committee.increase": {"player": "h1", "origin_game": "g1", "games": 1, "by": "committee",
                            "reason": "striking"},  # g1 has not ended: a rules refusal
+    "committee.rescind": {"obligation": "nothing-owed", "by": "committee", "reason": "r"},  # ditto
+    "committee.decrease": {"obligation": "nothing-owed", "owed_ms": 1000, "by": "committee",
+                           "reason": "r"},
     "tick": {"game": "g1"},  # the service's own: no role may send it
 }
 #: The cells that, when allowed, are acked in that state (the others are refused by the rules).
-ACKED = {"event.setup", "event.complete", "game.setup", "clock.stop", "whistle", "goal", "horn",
-         "game.end", "card", "arena.left", "substitution", "mount.removed", "void"}
+ACKED = {"event.setup", "event.complete", "team.eliminated", "game.setup", "clock.start", "clock.stop",
+         "whistle", "goal", "horn", "game.end", "card", "arena.left", "substitution", "mount.removed", "void"}
 
 
 #: Every type some role may send, and the others above. A type added to ROLE_EVENTS
@@ -344,6 +349,7 @@ ADMIN_ROUTES: list[tuple[str, str, Any]] = [
     ("GET", "/api/state", None),
     ("POST", "/api/events", {"event": "e2", "class": "club", "handicap": 8, "teams": ["a", "b"]}),
     ("POST", "/api/events/cup/complete", {}),
+    ("POST", "/api/events/cup/eliminate", {"team": "g1-away"}),
     ("POST", "/api/games", {"game": "g7", "event": "cup", "handicap": 8,
                             "teams": {"home": {"team": "x", "players": ["x1", "x2", "x3"]},
                                       "away": {"team": "y", "players": ["y1", "y2", "y3"]}}}),
@@ -364,7 +370,8 @@ async def _raw_request(server: Server, method: str, path: str, body: Any,
 async def test_admin_routes_need_an_admin_bearer_token(server: Server, method: str, path: str,
                                                        body: Any) -> None:
     await server.setup_game()
-    await admin_api(server, "/api/events", {"event": "cup", "class": "club", "handicap": 8, "teams": []})
+    await admin_api(server, "/api/events", {"event": "cup", "class": "club", "handicap": 8,
+                                            "teams": ["g1-home", "g1-away"]})
     before, revoked = server.log_rows(), revoked_rows(server)
     expired_admin = server.token("admin", "old-admin", ttl=-1)
     cases = {
@@ -390,7 +397,8 @@ async def test_admin_routes_need_an_admin_bearer_token(server: Server, method: s
     assert status in (200, 201)
 
 
-@pytest.mark.parametrize("path", ["/api/events", "/api/events/cup/complete", "/api/games"])
+@pytest.mark.parametrize("path", ["/api/events", "/api/events/cup/complete", "/api/events/cup/eliminate",
+                                  "/api/games", "/api/committee/rescind", "/api/committee/decrease"])
 async def test_anonymous_request_with_a_bad_body_gets_401_not_400(server: Server, path: str) -> None:
     async with aiohttp.ClientSession() as s, s.post(server.http + path, data=b"[not json") as r:
         assert r.status == 401

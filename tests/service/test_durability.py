@@ -58,8 +58,9 @@ async def test_kill_9_while_three_devices_send_loses_no_acked_event(tmp_path: Pa
     srv = ServiceProcess(tmp_path)
     srv.start()
     try:
-        srv.post("/api/games", {"id": "s1", "game": "g1", "event": "cup", "handicap": 8, "teams": {
-            "home": {"team": "h", "players": HOME}, "away": {"team": "a", "players": AWAY}}})
+        srv.post("/api/games", {"id": "s1", "game": "g1", "event": "cup", "class": "club", "handicap": 8,
+                                "teams": {"home": {"team": "h", "players": HOME},
+                                          "away": {"team": "a", "players": AWAY}}})
         tokens = [srv.post("/api/tokens", {"role": "umpire", "device": f"ump{i}", "game": "g1"})["token"]
                   for i in range(3)]
         tk = srv.post("/api/tokens", {"role": "timekeeper", "device": "tk", "game": "g1"})["token"]

@@ -8,7 +8,6 @@ import json
 import aiohttp
 
 from stream.cli import replay
-from stream.rules.game import Settings
 
 from .conftest import Server
 
@@ -34,7 +33,7 @@ async def test_export_replays_to_the_served_state(server: Server) -> None:
     assert all(x["id"].startswith(("admin/", "timekeeper-", "umpire-")) for x in lines)
 
     out = io.BytesIO()
-    assert replay(io.BytesIO(exported), out, state=True, settings=Settings()) == 0
+    assert replay(io.BytesIO(exported), out, state=True) == 0
     replayed = json.loads(out.getvalue())["games"]["g1"]
     _, served = await server.api("GET", "/api/games/g1")
     assert replayed == served["view"]

@@ -15,9 +15,8 @@ from aiohttp import web
 from stream.app import build_app
 from stream.cli import replay
 from stream.config import Config
-from stream.rules.game import Settings
 
-from .conftest import Server, Viewer, free_port
+from .conftest import Server, Viewer, free_port, view_after
 
 
 async def _red_in_game_one(server: Server) -> str:
@@ -44,33 +43,46 @@ async def test_the_committee_sees_what_a_player_owes_and_where_it_applies(server
     assert ob["origin_game"] == "g1"
     assert ob["origin_class"] == "uspa" and ob["handicap"] == 8
 
-    # Before set-up: the lineup with a2 starting is refused, citing the clause.
+    # Before set-up: a preview shows what the game would take. The team sheet is never
+    # refused: a2 listed to start, or on the bench, serves his suspension all the same.
     away = {"team": "other", "players": ["x1", "x2", "x3"]}
     g2: dict[str, Any] = {"game": "g2", "event": "cup", "handicap": 8, "teams": {
-        "home": {"team": "g1-away", "players": ["a1", "a2", "a3"], "subs": ["a4"]}, "away": away}}
+        "home": {"team": "g1-away", "players": ["a1", "a4", "a3"], "subs": ["a2"]}, "away": away}}
     status, doc = await server.api("POST", "/api/games/preview", g2)
-    assert status == 409 and doc["code"] == "suspended_player" and doc["clause"] == "R6"
-    g2["teams"] = {"home": {"team": "g1-away", "players": ["a1", "a4", "a3"], "subs": ["a2"]},
+    assert status == 200 and [o["player"] for o in doc["applies"]] == ["a2"]
+    g2["teams"] = {"home": {"team": "g1-away", "players": ["a1", "a2", "a3"], "subs": ["a4"]},
                    "away": away}
     status, doc = await server.api("POST", "/api/games/preview", g2)
     assert status == 200 and [o["player"] for o in doc["applies"]] == ["a2"]
     status, serving = await server.api("GET", "/api/obligations?status=serving")
     assert serving == []  # a preview changes nothing
 
+    # Set up with a2 listed to start: taken, with an alert that he may not play (R6).
     viewer = await Viewer.open(server.watch_url, arena="main")
     status, ack = await server.api("POST", "/api/games", {**g2, "id": "g2-setup", "arena": "main"})
     assert status == 201
-    assert "obligation.applied" in [n["type"] for n in ack["notices"]]
+    alerts = [n for n in ack["notices"] if n["type"] == "alert"]
+    assert [(a["code"], a["player"], a["origin_game"], a["clause"]) for a in alerts] == [
+        ("suspended_in_lineup", "a2", "g1", "R6")]
+    assert alerts[0]["text"]["en"].endswith("(Rule 14 · Red card)")
     snap = await viewer.next("snapshot")
     assert snap["game"] == "g2"
-    assert [c["player"] for c in snap["view"]["carried"]] == ["a2"]
-    a2 = next(p for p in snap["view"]["players"] if p["id"] == "a2")
-    assert a2["suspended"] is True
+    assert snap["view"]["carried"] == []  # the game takes its obligations when it begins
+
+    # The game begins: it takes the suspension; a2's team plays short until a substitute comes on.
+    tk = await server.device("timekeeper", "g2")
+    start = await tk.send({"type": "clock.start", "game": "g2"})
+    assert [n["type"] for n in start["notices"]][:2] == ["obligation.applied", "alert"]
+    frames = await viewer.until_seq("g2", 2)
+    view = view_after([snap, *frames])
+    assert [c["player"] for c in view["carried"]] == ["a2"]
+    a2 = next(p for p in view["players"] if p["id"] == "a2")
+    assert a2["suspended"] is True and a2["on_field"] is False
+    assert view["teams"]["home"]["short"] == [{"player": "a2", "reason": "suspended"}]
     await viewer.close()
 
     status, doc = await server.api("GET", "/api/obligations?status=serving")
     assert [o["applied_in"] for o in doc] == ["g2"]
-    tk = await server.device("timekeeper", "g2")
     end = await tk.send({"type": "game.end", "game": "g2"})
     assert [n["type"] for n in end["notices"]][-1] == "obligation.served"
     status, doc = await server.api("GET", "/api/obligations?status=served")
@@ -120,8 +132,105 @@ async def test_after_a_restart_the_ledger_equals_a_replay_of_the_log(tmp_path: P
                 f"{server.http}/api/log", headers={"Authorization": f"Bearer {server.admin}"}) as r:
             log = await r.read()
         out = io.BytesIO()
-        assert replay(io.BytesIO(log), out, state=True, settings=Settings()) == 0
+        assert replay(io.BytesIO(log), out, state=True) == 0
         replayed = json.loads(out.getvalue())
         assert replayed["ledger"] == json.loads(msgspec.json.encode(after.ledger))
     finally:
         await runner.cleanup()
+
+
+async def test_committee_rescind_withdraws_a_pending_obligation(server: Server) -> None:
+    await _red_in_game_one(server)
+    status, doc = await server.api("GET", "/api/players/a2/obligations")
+    (ob,) = doc["obligations"]
+    body = {"id": "rescind-1", "obligation": ob["id"], "by": "Host Tournament Committee",
+            "reason": "the red was shown to the wrong player"}
+    status, ack = await server.api("POST", "/api/committee/rescind", body)
+    assert status == 201, ack
+    assert (ack["type"], ack["log_id"], ack["game"], ack["seq"], ack["duplicate"]) == (
+        "ack", "admin/rescind-1", None, None, False)
+    (withdrawn,) = ack["notices"]
+    assert withdrawn["type"] == "obligation.withdrawn"
+    assert (withdrawn["obligation"], withdrawn["player"], withdrawn["kind"], withdrawn["origin_game"]) == (
+        ob["id"], "a2", "suspension", "g1")
+    assert withdrawn["cause"] == "admin/rescind-1"
+    assert withdrawn["text"]["en"].startswith("a2: the suspension")
+    status, doc = await server.api("GET", "/api/players/a2/obligations")
+    assert doc["obligations"] == []
+    logged = json.loads(server.log_rows()[-1][4])  # in the audit trail: the log, with who and why
+    assert (logged["type"], logged["obligation"], logged["by"], logged["reason"]) == (
+        "committee.rescind", ob["id"], body["by"], body["reason"])
+
+    # a retry is the same event; rescinding what is no longer owed is refused, citing the clause
+    status, again = await server.api("POST", "/api/committee/rescind", body)
+    assert status == 200 and again["duplicate"] is True and again["notices"] == []
+    status, refused = await server.api("POST", "/api/committee/rescind", {**body, "id": "rescind-2"})
+    assert status == 409 and (refused["code"], refused["clause"]) == ("unknown_obligation", "R16")
+    umpire = server.token("umpire", "u", game="g1")
+    status, _ = await server.api("POST", "/api/committee/rescind", {**body, "id": "rescind-3"}, token=umpire)
+    assert status == 403
+    assert json.loads(server.log_rows()[-1][4])["id"] == "admin/rescind-1"   # nothing more logged
+
+
+async def test_committee_decrease_lowers_the_play_time_owed(server: Server) -> None:
+    player = await _red_in_game_one(server)
+    ump = await server.device("umpire", "g1")
+    await ump.send({"type": "postgame.card", "game": "g1", "player": "h1", "level": "2y"})
+    await ump.close()
+    status, doc = await server.api("GET", "/api/players/h1/obligations")
+    (sit_out,) = doc["obligations"]
+    assert (sit_out["kind"], sit_out["owed_ms"]) == ("sit_out", 120_000)
+    body = {"obligation": sit_out["id"], "owed_ms": 60_000, "by": "Host Tournament Committee",
+            "reason": "mitigating circumstances"}
+    status, ack = await server.api("POST", "/api/committee/decrease", body)
+    assert status == 201, ack
+    assert [(n["type"], n["obligation"], n["owed_ms"]) for n in ack["notices"]] == [
+        ("obligation.updated", sit_out["id"], 60_000)]
+    status, doc = await server.api("GET", "/api/players/h1/obligations")
+    assert doc["obligations"][0]["owed_ms"] == 60_000
+    status, refused = await server.api("POST", "/api/committee/decrease", body)   # not less than owed
+    assert status == 409 and refused["code"] == "not_a_decrease"
+    status, doc = await server.api("GET", f"/api/players/{player}/obligations")   # a whole game out
+    status, refused = await server.api("POST", "/api/committee/decrease",
+                                       {**body, "obligation": doc["obligations"][0]["id"]})
+    assert status == 409 and refused["code"] == "not_decreasable"
+
+
+async def test_eliminating_a_team_is_admin_only_and_frees_what_its_players_owe(server: Server) -> None:
+    await _red_in_game_one(server)   # event "cup": g1-home and g1-away; a2 (g1-away) owes a suspension
+    status, doc = await server.api("GET", "/api/players/a2/obligations")
+    assert doc["obligations"][0]["any_team"] is False
+    path = "/api/events/cup/eliminate"
+
+    # not the admin: refused, and nothing logged
+    rows = len(server.log_rows())
+    for token in (server.token("umpire", "u", game="g1"), server.token("admin", "adm-g1", game="g1")):
+        status, reply = await server.api("POST", path, {"team": "g1-away"}, token=token)
+        assert status == 403, reply
+    async with aiohttp.ClientSession() as s, s.post(server.http + path, json={"team": "g1-away"}) as r:
+        assert r.status == 401
+    assert len(server.log_rows()) == rows
+
+    status, ack = await server.api("POST", path, {"team": "g1-away"})
+    assert status == 201, ack
+    assert ack["log_id"] == "admin/eliminate-cup-g1-away" and ack["game"] is None
+    # R15: the team is in no uncompleted event any more: a2 serves it with any team
+    (updated,) = ack["notices"]
+    assert (updated["type"], updated["clause"], updated["player"], updated["any_team"]) == (
+        "obligation.updated", "R15", "a2", True)
+    status, doc = await server.api("GET", "/api/players/a2/obligations")
+    assert doc["obligations"][0]["any_team"] is True
+    logged = json.loads(server.log_rows()[-1][4])
+    assert (logged["type"], logged["event"], logged["team"]) == ("team.eliminated", "cup", "g1-away")
+
+    # the same call again is the same event; the team can't go out twice; nor a team not entered
+    status, again = await server.api("POST", path, {"team": "g1-away"})
+    assert status == 200 and again["duplicate"] is True
+    status, refused = await server.api("POST", path, {"id": "out-again", "team": "g1-away"})
+    assert status == 409 and (refused["code"], refused["clause"]) == ("already_eliminated", "R15")
+    status, refused = await server.api("POST", path, {"team": "nobody"})
+    assert status == 409 and refused["code"] == "unknown_team"
+    status, refused = await server.api("POST", "/api/events/nope/eliminate", {"team": "g1-away"})
+    assert status == 409 and refused["code"] == "unknown_event"
+    status, refused = await server.api("POST", path, {})
+    assert status == 400 and refused["code"] == "invalid_field"

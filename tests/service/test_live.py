@@ -54,7 +54,8 @@ async def test_refused_event_gets_the_clause_and_writes_nothing(server: Server) 
     await server.setup_game()
     ump = await server.device("umpire")
     before = server.log_rows()
-    reply = await ump.send_once({"type": "goal", "game": "g1", "team": "home", "id": "early"})
+    # leaving the arena before the game has begun (a goal would be taken: facts are never refused)
+    reply = await ump.send_once({"type": "arena.left", "game": "g1", "player": "h1", "id": "early"})
     assert reply["type"] == "error"
     assert (reply["code"], reply["clause"], reply["retry"]) == ("game_not_started", "A1", False)
     assert server.log_rows() == before

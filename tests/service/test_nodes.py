@@ -30,7 +30,8 @@ class Cluster:
         return str(self.a.post("/api/tokens", {"role": role, "device": device, "game": game})["token"])
 
     def setup_game(self, game: str = "g1") -> None:
-        self.a.post("/api/games", {"id": f"s-{game}", "game": game, "event": "cup", "handicap": 8,
+        self.a.post("/api/games", {"id": f"s-{game}", "game": game, "event": "cup", "class": "club",
+                                   "handicap": 8,
                                    "teams": {"home": {"team": "h", "players": HOME, "subs": ["h4"]},
                                              "away": {"team": "a", "players": AWAY, "subs": ["a4"]}}})
 

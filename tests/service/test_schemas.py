@@ -4,7 +4,7 @@ true to what the running service actually sends."""
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, get_args
 
 import aiohttp
 import pytest
@@ -89,9 +89,10 @@ async def test_admin_routes_need_the_bearer_token(server: Server) -> None:
     assert doc["components"]["securitySchemes"]["bearerAuth"] == {
         **doc["components"]["securitySchemes"]["bearerAuth"], "type": "http", "scheme": "bearer"}
     admin = {("/api/log", "get"), ("/api/state", "get"), ("/api/events", "post"),
-             ("/api/events/{event}/complete", "post"), ("/api/games", "post"), ("/api/tokens", "post"),
-             ("/api/tokens/revoke", "post"),
-             ("/api/games/preview", "post"), ("/api/committee/increase", "post")}
+             ("/api/events/{event}/complete", "post"), ("/api/events/{event}/eliminate", "post"),
+             ("/api/games", "post"), ("/api/tokens", "post"), ("/api/tokens/revoke", "post"),
+             ("/api/games/preview", "post"), ("/api/committee/increase", "post"),
+             ("/api/committee/rescind", "post"), ("/api/committee/decrease", "post")}
     for path, ops in doc["paths"].items():
         for method, op in ops.items():
             if (path, method) in admin:
@@ -131,6 +132,63 @@ async def test_every_protocol_struct_is_an_asyncapi_message(server: Server) -> N
     assert query["format"]["enum"] == ["json", "msgpack"]
     for code in ("4401", "1008", "1009", "1013"):
         assert code in doc["info"]["description"]
+
+
+async def test_every_event_route_takes_its_event_without_type_and_at(server: Server) -> None:
+    """The admin routes that submit a log event: each takes a request schema made from the
+    event's own (the route gives `type`, the receive time `at`; `id` optional), and answers
+    like a device socket (`Ack` / `Error`)."""
+    doc = await fetch(server, "/openapi.json")
+    comps = doc["components"]["schemas"]
+    routes = {"/api/events": "EventSetup", "/api/events/{event}/complete": "EventComplete",
+              "/api/events/{event}/eliminate": "TeamEliminated", "/api/games": "GameSetup",
+              "/api/committee/increase": "CommitteeIncrease", "/api/committee/rescind": "CommitteeRescind",
+              "/api/committee/decrease": "CommitteeDecrease"}
+    assert set(routes.values()) == set(schemas.REQUEST_BODIES)
+    for path, event in routes.items():
+        op = doc["paths"][path]["post"]
+        body = op["requestBody"]["content"]["application/json"]["schema"]["$ref"].rsplit("/", 1)[-1]
+        assert body == schemas.REQUEST_BODIES[event], path
+        request, logged = comps[body], comps[event]
+        in_path = {"event"} if "{event}" in path else set()
+        assert set(request["properties"]) == set(logged["properties"]) - {"type", "at"} - in_path, path
+        assert "id" not in request.get("required", []) and "type" not in request["properties"]
+        assert op["responses"]["201"]["content"]["application/json"]["schema"]["$ref"].endswith("/Ack")
+        assert op["responses"]["409"]["content"]["application/json"]["schema"]["$ref"].endswith("/Error")
+    assert comps["TeamEliminatedRequest"]["required"] == ["team"]
+    assert set(comps["CommitteeDecreaseRequest"]["required"]) == {"obligation", "owed_ms", "by", "reason"}
+
+
+async def test_every_notice_and_event_is_in_the_asyncapi_document(server: Server) -> None:
+    """The notices (in `Ack.notices`, `Delta.notices`, `Snapshot.recent`) and the events a device
+    may send are generated from the engine's own unions: each has its schema, tagged by its type."""
+    from stream import auth
+    from stream.rules import events as ev
+    from stream.rules import notices as nt
+
+    doc = await fetch(server, "/asyncapi.json")
+    comps = doc["components"]["schemas"]
+    notices = {c.__struct_config__.tag for c in get_args(nt.Notice)}
+    assert {"alert", "obligation.updated", "official.carded"} <= notices
+    for frame, field in (("Ack", "notices"), ("Delta", "notices"), ("Snapshot", "recent")):
+        union = comps[frame]["properties"][field]["items"]
+        tags = [resolve(doc, r)["properties"]["type"]["enum"] for r in refs(union)]
+        assert sorted(t for [t] in tags) == sorted(notices), frame
+    alert = comps["Alert"]["properties"]
+    assert {"code", "player", "side", "subject", "other", "origin_game", "owed_ms", "reason",
+            "detail"} <= set(alert)
+    assert "any_team" in comps["ObligationUpdated"]["properties"]
+    assert {"side", "role", "color", "count", "conduct"} <= set(comps["OfficialCarded"]["properties"])
+    sendable = {t for types in auth.ROLE_EVENTS.values() for t in types}
+    assert sendable == ev.TYPE_NAMES - {"tick"}
+    send_tags = {comps[f"Send{t.__name__}"]["properties"]["type"]["enum"][0] for t in ev.EVENT_TYPES
+                 if f"Send{t.__name__}" in comps}
+    assert send_tags == sendable
+    for name in ("SendTeamEliminated", "SendCommitteeRescind", "SendCommitteeDecrease"):
+        assert comps[name]["x-roles"] == ["admin"], name
+    player_view = comps["PlayerView"]["properties"]
+    assert "shootout_excluded" in player_view
+    assert "officials" in comps["GameView"]["properties"]
 
 
 async def test_every_ref_in_both_documents_resolves(server: Server) -> None:
@@ -179,7 +237,7 @@ async def test_live_http_responses_match_the_openapi_schemas(server: Server) -> 
     _validator(doc, "PlayerObligations", "2020-12").validate(obligations)
     status, ledger = await server.api("GET", "/api/obligations?status=served")
     assert status == 200 and isinstance(ledger, list)
-    setup = {"game": "g2", "event": "cup", "handicap": 8, "teams": {
+    setup = {"game": "g2", "event": "cup", "class": "club", "handicap": 8, "teams": {
         "home": {"team": "g1-home", "players": ["h1", "h2", "h3"]},
         "away": {"team": "g1-away", "players": ["a1", "a2", "a3"]}}}
     _validator(doc, "GameSetupRequest", "2020-12").validate(setup)
