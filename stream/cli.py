@@ -11,8 +11,8 @@ from typing import IO, Any
 
 import msgspec
 
-from .config import Config
 from .errors import MalformedEvent
+from .live.config import Config
 from .rules import codec
 from .rules.engine import Engine
 from .rules.notices import ClockChanged
@@ -57,9 +57,9 @@ def _cmd_replay(args: argparse.Namespace) -> int:
 
 def _cmd_demo(args: argparse.Namespace) -> int:
     """Replay the bundled demo game and print the scoreboard after each notice."""
-    from . import demo
-    from .board import render_board
     from .rules.text import render
+    from .tools import demo
+    from .tools.board import render_board
 
     engine = Engine()
     path = resources.files("stream") / "examples" / "demo-game.jsonl"
@@ -89,13 +89,13 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
 
 
 def _cmd_proof(args: argparse.Namespace) -> int:
-    from .proof import run
+    from .tools.proof import run
 
     return run(args)
 
 
 def _cmd_bench(args: argparse.Namespace) -> int:
-    from .bench import run_bench
+    from .tools.bench import run_bench
 
     return run_bench(args)
 

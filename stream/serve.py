@@ -14,12 +14,12 @@ from pathlib import Path
 
 from aiohttp import web
 
-from . import logs
-from .app import build_app
-from .auth import fingerprint
-from .config import Config, admin_token, load_secret
-from .service import Service
-from .simulator import Simulator, bar, demo_tokens
+from .live import logs
+from .live.app import build_app
+from .live.auth import fingerprint
+from .live.config import Config, admin_token, load_secret
+from .live.service import Service
+from .tools.simulator import Simulator, bar, demo_tokens
 
 log = logging.getLogger("arena_stream.serve")
 

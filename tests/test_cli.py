@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from stream import demo
-from stream.app import make_store
-from stream.config import Config, load_secret
+from stream.live.app import make_store
+from stream.live.config import Config, load_secret
 from stream.store.sqlite import SqliteStore
+from stream.tools import demo
 
 
 def run(*args: str, check: bool = False) -> subprocess.CompletedProcess[str]:

@@ -5,7 +5,7 @@ routes the code has, and the handheld knows every refusal code it may be answere
 The code side is read from the code itself: the tagged unions of
 ``stream/rules/events.py`` and ``notices.py``, the ``Refused`` and ``alert`` calls
 in ``stream/rules/`` (by their syntax tree, string constants and the names
-assigned them), the router of ``stream/app.py``, ``auth.ROLE_EVENTS``."""
+assigned them), the router of ``stream/live/app.py``, ``auth.ROLE_EVENTS``."""
 
 from __future__ import annotations
 
@@ -18,9 +18,9 @@ from typing import Any, get_args
 import msgspec
 import pytest
 
-from stream import auth
-from stream.app import build_app
-from stream.config import Config
+from stream.live import auth
+from stream.live.app import build_app
+from stream.live.config import Config
 from stream.rules import events as ev
 from stream.rules import notices as nt
 from stream.rules import view as vw

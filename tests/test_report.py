@@ -1,4 +1,4 @@
-"""The game report (stream/report.py) from a real server: the HTML lists every card
+"""The game report (stream/live/report.py) from a real server: the HTML lists every card
 with its clause and draws a timeline; the JSON and the CSV list the same cards;
 box trips, releases, the voided card and the ledger obligations are there."""
 

@@ -7,7 +7,7 @@ restarts, the network blinks, two heartbeats go missing, a gap in ``seq``) it
 reconnects with exponential backoff and resumes with ``since``/``epoch``: you get
 exactly the deltas you missed, never one twice; or, if the server can't serve
 them, a snapshot with ``reset=True``. Frames are decoded with the service's own
-msgspec schemas (``stream.protocol.WatchOut``), so updates are typed: ``view``
+msgspec schemas (``stream.live.protocol.WatchOut``), so updates are typed: ``view``
 is a ``stream.rules.view.GameView`` and ``notices`` are ``stream.rules.notices``
 structs, with display text in English and Spanish (``notice.text.es``). An
 ``Alert`` among them (``notice.code``: docs/log-format.md, "Alerts") is meant for
@@ -55,7 +55,7 @@ from urllib.parse import urlencode
 import msgspec
 import websockets
 
-from stream import protocol as pr
+from stream.live import protocol as pr
 from stream.rules.notices import Notice
 from stream.rules.view import GameView
 

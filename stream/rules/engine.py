@@ -85,7 +85,7 @@ class GameRecord:
         self.now = 0
         self.opened_at = at
         self.checkpoints: list[bytes] = [_pack.encode(game)]
-        # A game restored from a snapshot (stream/snapshot.py) holds its events packed,
+        # A game restored from a snapshot (stream/live/snapshot.py) holds its events packed,
         # with ``events`` unset, until something first reads them: most games of a long
         # log are never touched again. ``packed`` is None whenever ``events`` is set.
         self.packed: bytes | None = None

@@ -30,9 +30,9 @@ import yaml
 from dockerfile_parse import DockerfileParser  # type: ignore[import-untyped]
 
 import stream
-from stream import app as stream_app
 from stream import cli
-from stream.config import Config
+from stream.live import app as stream_app
+from stream.live.config import Config
 from stream.serve import config_from
 from stream.store.redis import RedisStore
 
@@ -316,7 +316,7 @@ def test_clients_sit_next_to_the_package_in_the_image() -> None:
     """The app serves the pages from Path(stream.__file__).parent.parent / "clients" / "web":
     the image must put clients/ beside the stream/ that the venv imports."""
     assert Path(stream.__file__).resolve().parent.parent / "clients" / "web" == stream_app.CLIENTS, (
-        "stream/app.py finds the pages elsewhere now: update deploy/Dockerfile to match")
+        "stream/live/app.py finds the pages elsewhere now: update deploy/Dockerfile to match")
     all_stages = stages(dockerfile())
     build, final = all_stages[0], all_stages[-1]
     build_name = shlex.split(build[0]["value"])[-1]

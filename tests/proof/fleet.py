@@ -2,7 +2,7 @@
 test's choosing (so the clients measuring it are off its event loop), its memory
 and open files, and the officials' event stream sent on schedule.
 
-The viewers themselves are ``stream.bench_fanout``'s worker processes (or
+The viewers themselves are ``stream.tools.bench_fanout``'s worker processes (or
 ``storm_worker``, built on the same Sans-I/O viewer): 1,000 asyncio
 ``websockets`` clients in the test's own process would be the bottleneck on
 two cores, not the service.
@@ -21,7 +21,7 @@ from typing import Any
 
 import aiohttp
 
-from stream.bench_fanout import GAME, Children, DevicePool, Node, free_port, setup_game
+from stream.tools.bench_fanout import GAME, Children, DevicePool, Node, free_port, setup_game
 
 __all__ = ["GAME", "EventStream", "metric", "open_files", "scrape", "start_service"]
 

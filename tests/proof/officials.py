@@ -3,7 +3,7 @@ service subprocess, its clock started, and a token for each umpire's device."""
 
 from __future__ import annotations
 
-from stream.device_client import Device
+from stream.tools.device_client import Device
 
 from ..rules.script import AWAY, HOME
 from ..service.processes import ServiceProcess

@@ -1,5 +1,5 @@
 """A viewer worker for the reconnect storm (``test_reconnect_storm.py``): many
-viewers on ``stream.bench_fanout``'s Sans-I/O viewer, each of which keeps what
+viewers on ``stream.tools.bench_fanout``'s Sans-I/O viewer, each of which keeps what
 it was sent across its connections and resumes, as a display does, with the
 ``since`` and ``epoch`` it last saw.
 
@@ -32,7 +32,7 @@ from pathlib import Path
 import msgspec
 from websockets.uri import parse_uri
 
-from stream.bench_fanout import _Viewer, raise_nofile
+from stream.tools.bench_fanout import _Viewer, raise_nofile
 
 DELTA, SNAPSHOT, RESET = 0, 1, 2
 

@@ -39,7 +39,7 @@ import yarl
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from stream import protocol as pr
+from stream.live import protocol as pr
 from stream.rules import codec
 from stream.rules.events import TYPE_NAMES
 
@@ -764,7 +764,7 @@ NO_LOG_ROUTES = {"/api/games/preview", "/api/tokens", "/api/tokens/revoke"}
 def body_is_valid(route: str, body: bytes) -> bool:
     """Whether ``body`` is well-formed for ``route`` (the schemas the docs point to):
     such a draw is no hostile input, and is dropped."""
-    from stream.app import RevokeRequest, TokenRequest
+    from stream.live.api_types import RevokeRequest, TokenRequest
 
     etype, _ = POST_ROUTES[route]
     try:

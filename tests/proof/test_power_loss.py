@@ -30,7 +30,7 @@ from pathlib import Path
 
 import pytest
 
-from stream.device_client import Device
+from stream.tools.device_client import Device
 
 from ..service.processes import ServiceProcess
 from .conftest import Figures, scale

@@ -12,7 +12,7 @@ everything it missed: the ``presence`` frame that follows the catch-up) within
 the log.
 
 The service runs as a subprocess; the viewers live in worker processes
-(``storm_worker``) on ``stream.bench_fanout``'s Sans-I/O viewer.
+(``storm_worker``) on ``stream.tools.bench_fanout``'s Sans-I/O viewer.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from typing import Any
 import msgspec
 import pytest
 
-from stream.bench_fanout import Children, percentile
+from stream.tools.bench_fanout import Children, percentile
 
 from .conftest import Figures, scale
 from .determinism import live_equals_replay

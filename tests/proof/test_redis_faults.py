@@ -24,7 +24,7 @@ from typing import Any
 import msgspec
 import websockets
 
-from stream.device_client import Device
+from stream.tools.device_client import Device
 
 from ..redis_server import RedisServer
 from ..rules.script import AWAY, HOME

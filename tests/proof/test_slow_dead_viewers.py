@@ -55,7 +55,7 @@ from websockets.frames import Frame, Opcode
 from websockets.protocol import State
 from websockets.uri import parse_uri
 
-from stream.bench_fanout import (
+from stream.tools.bench_fanout import (
     HOST,
     Children,
     Node,

@@ -18,10 +18,10 @@ import msgspec
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from stream import snapshot as snap
-from stream.bench import _game_events
+from stream.live import snapshot as snap
 from stream.rules import codec
 from stream.rules.engine import Engine, GameRecord
+from stream.tools.bench_replay import game_events
 
 from .script import T0
 from .test_ledger_property import Driver, EventSpec, GameSpec, seasons
@@ -37,7 +37,7 @@ def _log(season: tuple[list[EventSpec], list[GameSpec]], seed: int, extra_games:
     log = list(d.accepted)
     rng = random.Random(seed)
     for n in range(extra_games):
-        bodies = _game_events(rng, f"x{n}", "friendly", T0 + n * 600_000, 160, cls="club")
+        bodies = game_events(rng, f"x{n}", "friendly", T0 + n * 600_000, 160, cls="club")
         for j in range(4):  # voids of anything (the rules refuse some: both folds see that too)
             i = rng.randrange(1, len(bodies))
             after = rng.randrange(i + 1, len(bodies) + 1)
@@ -76,7 +76,7 @@ def test_the_snapshot_of_a_prefix_and_the_fold_of_the_rest_is_the_fold_of_all(
 
 
 def test_the_snapshot_holds_every_field_of_the_engine() -> None:
-    """A field added to the engine must be added to the snapshot (stream/snapshot.py)."""
+    """A field added to the engine must be added to the snapshot (stream/live/snapshot.py)."""
     assert set(vars(Engine())) == {"games", "tournaments", "owner", "ledger", "_sources",
                                    "voids", "voided", "decisions",
                                    "_by_team"}  # derived from the ledger: Engine.reindex
@@ -86,7 +86,7 @@ def test_the_snapshot_holds_every_field_of_the_engine() -> None:
 
 def test_a_restored_game_unpacks_its_events_when_first_read() -> None:
     engine = Engine()
-    for x in _game_events(random.Random(7), "g", "friendly", T0, 60, cls="club"):
+    for x in game_events(random.Random(7), "g", "friendly", T0, 60, cls="club"):
         engine.feed(codec.decode_event(_json.encode(x)))
     restored, _, _ = snap.restore(_snapshot(engine), epoch="e", position="p")
     rec = restored.games["g"]

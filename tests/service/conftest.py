@@ -17,10 +17,10 @@ import pytest
 import websockets
 from aiohttp import web
 
-from stream.app import build_app
-from stream.config import Config
-from stream.device_client import Device
-from stream.service import Service
+from stream.live.app import build_app
+from stream.live.config import Config
+from stream.live.service import Service
+from stream.tools.device_client import Device
 
 from ..rules.script import AWAY, HOME
 

@@ -18,7 +18,7 @@ import aiohttp
 import pytest
 import websockets
 
-from stream import auth
+from stream.live import auth
 
 from .conftest import Raw, RunningServer, Server, admin_device
 

@@ -8,8 +8,8 @@ import random
 import sqlite3
 from pathlib import Path
 
-from stream.device_client import Device
 from stream.store.sqlite import SqliteStore
+from stream.tools.device_client import Device
 
 from ..rules.script import AWAY, HOME
 from .conftest import Server

@@ -19,8 +19,8 @@ import pytest
 from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
 
-from stream import auth
-from stream import protocol as pr
+from stream.live import auth
+from stream.live import protocol as pr
 from stream.rules.events import TYPE_NAMES
 
 from .conftest import Raw, RunningServer, Server, admin_device, eventually
@@ -488,7 +488,7 @@ async def test_random_device_frames(ended_game: Server, frame: tuple[str | bytes
 async def test_random_watch_frames(ended_game: Server, frame: tuple[str | bytes, bool]) -> None:
     server = ended_game
     data, as_text = frame
-    # what the protocol says should come back (stream.protocol's decoder as the oracle)
+    # what the protocol says should come back (stream.live.protocol's decoder as the oracle)
     try:
         decoded = pr.watch_in_json.decode(data)
     except (msgspec.DecodeError, RecursionError):

@@ -12,9 +12,9 @@ import aiohttp
 import msgspec
 from aiohttp import web
 
-from stream.app import build_app
 from stream.cli import replay
-from stream.config import Config
+from stream.live.app import build_app
+from stream.live.config import Config
 
 from .conftest import Server, Viewer, free_port, view_after
 

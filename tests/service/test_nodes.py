@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from stream.device_client import Device, DeviceError
+from stream.tools.device_client import Device, DeviceError
 
 from ..redis_server import RedisServer
 from ..rules.script import AWAY, HOME

@@ -14,7 +14,7 @@ import msgspec
 import pytest
 import websockets
 
-from stream.device_client import Device
+from stream.tools.device_client import Device
 
 from .conftest import RunningServer, Server, Viewer, view_after
 

@@ -11,8 +11,8 @@ import pytest
 import websockets
 from aiohttp import web
 
-from stream import protocol as pr
-from stream import schemas
+from stream.live import protocol as pr
+from stream.live import schemas
 
 from .conftest import Server, Viewer
 
@@ -162,7 +162,7 @@ async def test_every_event_route_takes_its_event_without_type_and_at(server: Ser
 async def test_every_notice_and_event_is_in_the_asyncapi_document(server: Server) -> None:
     """The notices (in `Ack.notices`, `Delta.notices`, `Snapshot.recent`) and the events a device
     may send are generated from the engine's own unions: each has its schema, tagged by its type."""
-    from stream import auth
+    from stream.live import auth
     from stream.rules import events as ev
     from stream.rules import notices as nt
 

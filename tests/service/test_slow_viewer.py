@@ -20,8 +20,8 @@ import aiohttp
 import pytest
 import websockets
 
-from stream.device_client import Device
-from stream.fanout import Watcher
+from stream.live.fanout import Watcher
+from stream.tools.device_client import Device
 
 from .conftest import RunningServer, Server, Viewer, eventually, view_after
 

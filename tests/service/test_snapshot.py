@@ -10,7 +10,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from stream import snapshot as snap
+from stream.live import snapshot as snap
 
 from .conftest import RunningServer, Server, Viewer
 

@@ -22,10 +22,10 @@ from typing import Any
 import msgspec
 import pytest
 
-from stream import protocol as pr
-from stream import snapshot as snap
 from stream.errors import Conflict, NotStored
-from stream.hub import Hub, digest
+from stream.live import protocol as pr
+from stream.live import snapshot as snap
+from stream.live.hub import Hub, digest
 from stream.rules import codec
 from stream.rules.engine import Engine
 from stream.store import START, DuplicateKey, Record, SeqTaken, Store

@@ -58,17 +58,17 @@ import aiohttp
 import msgspec
 import websockets
 
+from ..errors import Refused
+from ..live.hub import digest
+from ..rules import codec
+from ..rules import events as ev
+from ..rules.engine import Engine
+from ..store import START, Record
+from ..store.sqlite import SCHEMA, SqliteStore
+from ..store.sqlite import connect as sqlite_connect
 from . import bench_fanout as bf
-from .bench import bench_replay, synthetic_season
+from .bench_replay import bench_replay, synthetic_season
 from .device_client import Device
-from .errors import Refused
-from .hub import digest
-from .rules import codec
-from .rules import events as ev
-from .rules.engine import Engine
-from .store import START, Record
-from .store.sqlite import SCHEMA, SqliteStore
-from .store.sqlite import connect as sqlite_connect
 
 _dec = msgspec.json.Decoder(dict[str, Any])
 
@@ -417,9 +417,9 @@ async def cold_start(children: bf.Children, data: Path, game: str, name: str) ->
 
 
 def _interpreter_start() -> float:
-    """Seconds for a new interpreter to import the service (``stream.app``) and exit."""
+    """Seconds for a new interpreter to import the service (``stream.live.app``) and exit."""
     t = time.perf_counter()
-    subprocess.run([sys.executable, "-c", "import stream.app, stream.serve"], check=True, timeout=120,
+    subprocess.run([sys.executable, "-c", "import stream.live.app, stream.serve"], check=True, timeout=120,
                    capture_output=True)
     return time.perf_counter() - t
 
@@ -677,7 +677,7 @@ async def bench_all(opts: AllOptions) -> Report:
                     r = fig["node_ratio"]
                     report.add(fan_rows[1], f"{_f(r)}× ({_f(fig['svc_p99_ms'])} vs "
                                f"{_f(fig['node_p99_ms'])} ms)", fan_goals[1], _ok(r, lambda x: x <= 1.25))
-                    report.notes.append(f"Node peer: {note} (`stream/bench_peers/ws_peer.js`).")
+                    report.notes.append(f"Node peer: {note} (`stream/tools/bench_peers/ws_peer.js`).")
                 ack, raw_p99 = fig["ack_p99_ms"], fig["raw_commit_p99_ms"]
                 report.add(fan_rows[2], f"{_f(ack)} ms vs {_f(raw_p99)} ms", fan_goals[2],
                            _ok(ack - raw_p99, lambda x: x <= 2))

@@ -15,7 +15,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-SUITES = Path(__file__).resolve().parent.parent / "tests" / "proof"
+SUITES = Path(__file__).resolve().parents[2] / "tests" / "proof"
 
 
 def run(args: argparse.Namespace) -> int:

@@ -1,28 +1,6 @@
 """The aiohttp application: both WebSocket protocols and the HTTP API on one port.
 
-HTTP API (docs/protocol.md, OpenAPI at ``/openapi.json``):
-
-    GET  /healthz /readyz /metrics
-    GET  /api/games                    every game, with score and status
-    GET  /api/games/{game}             the game's committed view (what a snapshot holds)
-    GET  /api/games/{game}/log         the game's log as JSON Lines (the pinned format)
-    GET  /games/{game}/report[.json|.csv]  the game report: cards, box trips, clauses, timeline
-    GET  /api/log                      the whole log as JSON Lines          (admin)
-    GET  /api/state                    the SHA-256 of the folded state      (admin)
-    POST /api/events                   set up a tournament event            (admin)
-    POST /api/events/{event}/complete  mark it completed                    (admin)
-    POST /api/events/{event}/eliminate a team is out of the event (R15)     (admin)
-    POST /api/games                    set up a game and its rosters        (admin)
-    POST /api/tokens                   issue a device token                 (admin)
-    POST /api/tokens/revoke            revoke one                           (admin)
-    GET  /api/players/{player}/obligations   what a player owes, and what was served where
-    GET  /api/obligations?status=served      the ledger, or its history
-    POST /api/games/preview            what a game would apply to its rosters (admin)
-    POST /api/committee/increase       the committee increases a penalty    (admin)
-    POST /api/committee/rescind        the committee rescinds an obligation (admin)
-    POST /api/committee/decrease       the committee lowers the play time owed (admin)
-
-Admin calls carry ``Authorization: Bearer <token>``.
+The routes are listed in ``api_types`` (and docs/protocol.md, OpenAPI at ``/openapi.json``).
 """
 
 from __future__ import annotations
@@ -37,48 +15,29 @@ import time
 from collections.abc import AsyncIterator
 from html import escape
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 from urllib.parse import quote
 
 import msgspec
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
-from . import auth, logs, report, schemas
+from ..errors import AuthError, MalformedEvent, NotStored, Refused
+from ..rules import codec
+from ..rules.events import GameSetup
+from ..store import Followable, Store
+from ..store.sqlite import SqliteStore
+from . import api_types, auth, logs, report, schemas
 from . import protocol as pr
 from .config import Config, load_secret
-from .errors import AuthError, MalformedEvent, NotStored, Refused
 from .hub import Frames, Hub, now_ms
 from .ingest import device_ws, submit_fields
-from .rules import codec
-from .rules.events import GameSetup
 from .service import Service
-from .store import Followable, Store
-from .store.sqlite import SqliteStore
 from .watch import watch_ws
 
 log = logging.getLogger("arena_stream.app")
 _json = msgspec.json.Encoder()
 _body = msgspec.json.Decoder(dict[str, Any])
-
-
-class TokenRequest(msgspec.Struct, kw_only=True):
-    role: auth.Role
-    device: Annotated[str, msgspec.Meta(min_length=1, max_length=48, pattern=r"^[A-Za-z0-9_.:-]+$")]
-    official: str = ""
-    game: str | None = None
-    arena: str | None = None
-    ttl_s: Annotated[int, msgspec.Meta(ge=60, le=90 * 86_400)] = 12 * 3600
-
-
-class TokenIssued(msgspec.Struct, kw_only=True):
-    token: str
-    claims: auth.Claims
-
-
-class RevokeRequest(msgspec.Struct, kw_only=True):
-    jti: str
-    reason: str = ""
 
 
 def _filename(name: str) -> str:
@@ -188,7 +147,7 @@ async def whole_log(request: web.Request) -> web.Response:
 async def state_digest(request: web.Request) -> web.Response:
     _admin(request)
     engine = request.app[Service.KEY].hub.engine
-    doc = schemas.StateDigest(sha256=engine.state_hash(), events=len(engine.owner),
+    doc = api_types.StateDigest(sha256=engine.state_hash(), events=len(engine.owner),
                                  games=len(engine.games))
     return web.Response(body=_json.encode(doc), content_type="application/json")
 
@@ -250,7 +209,7 @@ async def post_token(request: web.Request) -> web.Response:
     svc = request.app[Service.KEY]
     claims = _admin(request)
     try:
-        req = msgspec.json.decode(await request.read(), type=TokenRequest)
+        req = msgspec.json.decode(await request.read(), type=api_types.TokenRequest)
         if not _within_scope(svc, claims, req.game, req.arena):
             return _problem(403, "out_of_scope", "a scoped admin token issues tokens within its scope only")
         token, issued = svc.issue(sub=req.device, role=req.role, official=req.official,
@@ -261,7 +220,7 @@ async def post_token(request: web.Request) -> web.Response:
         return _problem(400, err.code, err.detail)
     log.info("token issued", extra={"by": claims.sub, "device": req.device, "role": req.role,
                                     "jti": issued.jti, "fingerprint": auth.fingerprint(token)})
-    return web.Response(status=201, body=_json.encode(TokenIssued(token=token, claims=issued)),
+    return web.Response(status=201, body=_json.encode(api_types.TokenIssued(token=token, claims=issued)),
                         content_type="application/json")
 
 
@@ -269,7 +228,7 @@ async def revoke_token(request: web.Request) -> web.Response:
     svc = request.app[Service.KEY]
     claims = _admin(request)
     try:
-        req = msgspec.json.decode(await request.read(), type=RevokeRequest)
+        req = msgspec.json.decode(await request.read(), type=api_types.RevokeRequest)
     except (msgspec.DecodeError, RecursionError) as err:
         return _problem(400, "invalid_field", str(err))
     await svc.hub.store.revoke(req.jti, now_ms(), claims.sub, req.reason)
@@ -348,7 +307,7 @@ async def _report(request: web.Request) -> report.Report | web.Response:
 
 
 async def game_report(request: web.Request) -> web.Response:
-    """The game report (stream/report.py): every card, penalty, box trip and release with its
+    """The game report (stream/live/report.py): every card, penalty, box trip and release with its
     clause, the obligations the game created, a timeline of play time. Prints on A4."""
     r = await _report(request)
     if isinstance(r, web.Response):
@@ -391,13 +350,12 @@ async def index(request: web.Request) -> web.Response:
 # ------------------------------------------------------------------- app
 
 
-CLIENTS = Path(__file__).resolve().parent.parent / "clients" / "web"
-PAGES = {"/scoreboard": "scoreboard.html", "/overlay": "overlay.html", "/handheld": "handheld.html"}
+CLIENTS = Path(__file__).resolve().parents[2] / "clients" / "web"
 
 
 async def page(request: web.Request) -> web.StreamResponse:
     """The browser clients: one HTML page each, configured by URL parameters."""
-    path = CLIENTS / PAGES[request.path]
+    path = CLIENTS / api_types.PAGES[request.path]
     if not path.exists():
         return web.Response(status=404, text="this client is not installed\n")
     return web.FileResponse(path, headers={"Cache-Control": "no-cache"})
@@ -410,7 +368,7 @@ def make_store(config: Config) -> Store:
                              "events at a power cut: it needs unsafe_store (--unsafe-store)")
         return SqliteStore(config.data_dir / "arena.sqlite", synchronous=config.sqlite_synchronous)
     if config.store.startswith(("redis://", "rediss://", "unix://")):
-        from .store.redis import RedisStore
+        from ..store.redis import RedisStore
 
         return RedisStore(config.store, unsafe=config.unsafe_store)
     raise SystemExit(f"unknown store {config.store!r}: use sqlite or a redis:// URL")
@@ -486,7 +444,7 @@ def build_app(config: Config, *, store: Store | None = None, secret: bytes | Non
         web.get("/openapi.json", openapi_doc),
         web.get("/asyncapi.json", asyncapi_doc),
     ])
-    for route in PAGES:
+    for route in api_types.PAGES:
         app.router.add_get(route, page)
     if CLIENTS.is_dir():
         app.router.add_static("/clients/", CLIENTS, append_version=True)

@@ -23,12 +23,12 @@ from typing import Any
 import msgspec
 from aiohttp import WSMsgType, web
 
+from ..errors import ArenaStreamError, AuthError, Conflict, MalformedEvent, NotStored, ProtocolError, Refused
+from ..rules import codec
+from ..rules.events import TYPE_NAMES
 from . import auth, failpoints
 from . import protocol as pr
-from .errors import ArenaStreamError, AuthError, Conflict, MalformedEvent, NotStored, ProtocolError, Refused
 from .hub import digest, now_ms
-from .rules import codec
-from .rules.events import TYPE_NAMES
 from .service import Service
 
 log = logging.getLogger("arena_stream.ingest")

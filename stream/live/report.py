@@ -29,14 +29,14 @@ from typing import Any
 
 import msgspec
 
+from ..rules import codec
+from ..rules import events as ev
+from ..rules import notices as nt
+from ..rules.clauses import CLAUSES, cite
+from ..rules.ledger import Obligation
+from ..rules.text import mmss, render
+from ..rules.view import CarriedView, GameView, PostgameView
 from .hub import SYSTEM, Hub, now_ms
-from .rules import codec
-from .rules import events as ev
-from .rules import notices as nt
-from .rules.clauses import CLAUSES, cite
-from .rules.ledger import Obligation
-from .rules.text import mmss, render
-from .rules.view import CarriedView, GameView, PostgameView
 
 # ------------------------------------------------------------------ the document
 

@@ -17,7 +17,7 @@ from typing import Literal
 
 import msgspec
 
-from .errors import AuthError
+from ..errors import AuthError
 
 Role = Literal["umpire", "referee", "timekeeper", "display", "admin"]
 

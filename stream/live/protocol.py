@@ -15,8 +15,8 @@ from typing import Annotated, Any, Literal, Union
 
 import msgspec
 
-from .rules.notices import Notice
-from .rules.view import GameView
+from ..rules.notices import Notice
+from ..rules.view import GameView
 
 Ident = Annotated[str, msgspec.Meta(min_length=1, max_length=128)]
 Millis = Annotated[int, msgspec.Meta(ge=0, le=2**53)]

@@ -17,9 +17,9 @@ from typing import Any
 import msgspec
 from aiohttp import WSMsgType, web
 
+from ..errors import AuthError
 from . import auth
 from . import protocol as pr
-from .errors import AuthError
 from .fanout import Watcher
 from .hub import Frames, now_ms
 from .service import Service

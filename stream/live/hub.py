@@ -15,7 +15,7 @@ deadline timer, takes the same path through ``submit``:
    If the commit fails, every event not yet committed is failed with
    ``NotStored`` and the engine is reloaded from what the log does hold.
 
-Start-up: the state is the fold of the log. A snapshot (``stream/snapshot.py``)
+Start-up: the state is the fold of the log. A snapshot (``stream/live/snapshot.py``)
 caches that fold up to a log position: ``_load`` decodes it if it is valid and
 folds only the records after it. One is written after a start that folded a
 long tail, and at a clean shutdown; never during play.
@@ -41,16 +41,16 @@ from typing import Any, cast
 
 import msgspec
 
+from ..errors import Conflict, NotStored, Refused
+from ..rules import codec
+from ..rules import events as ev
+from ..rules.engine import Engine
+from ..rules.text import render
+from ..rules.view import GameView, diff_builtins
+from ..store import START, DuplicateKey, Followable, Record, SeqTaken, Store
 from . import protocol as pr
 from . import snapshot as snap
-from .errors import Conflict, NotStored, Refused
-from .rules import codec
-from .rules import events as ev
-from .rules.engine import Engine
-from .rules.text import render
-from .rules.view import GameView, diff_builtins
 from .snapshot import Logged, SnapshotError
-from .store import START, DuplicateKey, Followable, Record, SeqTaken, Store
 
 log = logging.getLogger("arena_stream.hub")
 

@@ -27,11 +27,11 @@ from pathlib import Path
 import msgspec
 import msgspec.inspect
 
-from . import __version__
-from .rules import ledger as lg
-from .rules.engine import CHECKPOINT_EVERY, Engine, GameRecord, Tournament
-from .rules.notices import Notice
-from .rules.state import Game
+from .. import __version__
+from ..rules import ledger as lg
+from ..rules.engine import CHECKPOINT_EVERY, Engine, GameRecord, Tournament
+from ..rules.notices import Notice
+from ..rules.state import Game
 
 FORMAT = 1
 
@@ -95,7 +95,7 @@ def _code_digest() -> str:
     schema = re.sub(r" at 0x[0-9a-f]+", "", repr(msgspec.inspect.type_info(EngineSnapshot)))
     h = hashlib.sha256(schema.encode())
     h.update(b"checkpoint every %d" % CHECKPOINT_EVERY)
-    rules = Path(__file__).parent / "rules"
+    rules = Path(__file__).parents[1] / "rules"
     try:
         for path in sorted(rules.glob("*.py")):
             h.update(path.name.encode() + b"\0" + path.read_bytes())

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from .rules.text import mmss
-from .rules.view import GameView, SitoutView
+from ..rules.text import mmss
+from ..rules.view import GameView, SitoutView
 
 
 def _sitout(so: SitoutView) -> str:

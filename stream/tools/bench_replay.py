@@ -1,12 +1,9 @@
-"""``arena-stream bench …``: benchmarks that print ratios measured in one run.
-
-Speed goals live here, never in timed unit tests: the machines are noisy, so
-each figure is printed beside its reference, measured moments apart.
-"""
+"""``arena-stream bench replay``: the fold's speed against a msgspec decode of the
+same log, on a synthetic season that plays like real games (``synthetic_season``;
+``game_events`` makes one game of it, for tests that want a plausible game)."""
 
 from __future__ import annotations
 
-import argparse
 import gc
 import random
 import statistics
@@ -15,14 +12,14 @@ from typing import Any
 
 import msgspec
 
-from .errors import Refused
-from .rules import codec
-from .rules.engine import Engine
+from ..errors import Refused
+from ..rules import codec
+from ..rules.engine import Engine
 
 _enc = msgspec.json.Encoder()
 
 
-def _game_events(rng: random.Random, gid: str, event: str, t0: int, n: int,
+def game_events(rng: random.Random, gid: str, event: str, t0: int, n: int,
                  cls: str | None = None) -> list[dict[str, Any]]:
     """About ``n`` events of one plausible game: play segments ended by whistles
     and goals, cards at stoppages, box trips, a red now and then, substitutions,
@@ -112,7 +109,7 @@ def synthetic_season(n_events: int, seed: int) -> bytes:
                                   "teams": [], "completed": False}))
         count += 1
         for g in range(16):
-            evs = _game_events(rng, f"{event}g{g}", event, t0, 400)
+            evs = game_events(rng, f"{event}g{g}", event, t0, 400)
             lines.extend(_enc.encode(x) for x in evs)
             count += len(evs)
             t0 += 4_000_000
@@ -176,18 +173,3 @@ def bench_replay(n_events: int, seed: int, repeats: int = 5) -> dict[str, float]
     print(f"games {len(engine.games):,}; refused by the rules {refused:,} "
           f"({100 * refused / n:.2f} %, the generator's own mistakes)")
     return figures
-
-
-def run_bench(args: argparse.Namespace) -> int:
-    if args.bench == "replay":
-        bench_replay(args.events, args.seed)
-        return 0
-    if args.bench == "fanout":
-        from . import bench_fanout
-
-        return bench_fanout.run(args)
-    if args.bench == "all":
-        from . import bench_all
-
-        return bench_all.run(args)
-    raise SystemExit(f"unknown benchmark {args.bench!r}")  # pragma: no cover

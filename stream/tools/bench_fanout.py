@@ -10,10 +10,10 @@ One process tree, one run, bounded in time, and it stops by itself:
   directory (one ``secret.key``). The device talks to node A; viewers are spread
   round-robin over A and B, so the viewers on B see every event cross-node, through
   Redis and B's follower;
-* **a bare websockets server** (``python -m stream.bench_fanout bare``): for each
+* **a bare websockets server** (``python -m stream.tools.bench_fanout bare``): for each
   device message, ``websockets.broadcast`` to every viewer and an ack: the
   transport's own limit, with frames padded to the service's mean delta size;
-* **viewer workers** (``python -m stream.bench_fanout viewers``, one or two
+* **viewer workers** (``python -m stream.tools.bench_fanout viewers``, one or two
   processes, since the machine has two cores): many WebSocket clients each,
   on websockets' Sans-I/O protocol so that a frame is timestamped the moment
   its bytes arrive, not when a task gets round to it;
@@ -72,10 +72,10 @@ from websockets.frames import Frame, Opcode
 from websockets.http11 import Response
 from websockets.uri import parse_uri
 
-from .config import Config
+from ..live.config import Config
+from ..store.sqlite import SCHEMA
+from ..store.sqlite import connect as sqlite_connect
 from .device_client import Device
-from .store.sqlite import SCHEMA
-from .store.sqlite import connect as sqlite_connect
 
 GAME = "bench-fanout"
 HOST = "127.0.0.1"
@@ -568,7 +568,7 @@ async def wait_for_game(node: Node, seq: int) -> None:
 
 async def start_bare(children: Children, frame_bytes: int) -> Node:
     port = free_port()
-    proc = await children.start("bare", "-m", "stream.bench_fanout", "bare", "--port", str(port),
+    proc = await children.start("bare", "-m", "stream.tools.bench_fanout", "bare", "--port", str(port),
                                 "--frame-bytes", str(frame_bytes), stdout=True)
     assert proc.stdout is not None
     try:
@@ -726,7 +726,7 @@ class Workers:
         """Start the workers and wait until each has opened its viewers: (opened, errors, first error)."""
         for w, targets in enumerate(self.plan(count, urls, workers)):
             out = self.children.workdir / f"{name}-w{w}.msgpack"
-            args = ["-m", "stream.bench_fanout", "viewers", "--out", str(out)]
+            args = ["-m", "stream.tools.bench_fanout", "viewers", "--out", str(out)]
             for url, n in targets:
                 args += ["--target", f"{n}={url}"]
             if stop_at_error:
@@ -1281,7 +1281,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m stream.bench_fanout",
+    p = argparse.ArgumentParser(prog="python -m stream.tools.bench_fanout",
                                 description="child processes of arena-stream bench fanout")
     sub = p.add_subparsers(dest="role", required=True)
     b = sub.add_parser("bare", help="a bare websockets broadcast server")

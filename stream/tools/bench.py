@@ -1,0 +1,24 @@
+"""``arena-stream bench …``: benchmarks that print ratios measured in one run.
+
+Speed goals live here, never in timed unit tests: the machines are noisy, so
+each figure is printed beside its reference, measured moments apart, in
+interleaved rounds (the median and the worst, never the best).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from . import bench_all, bench_fanout
+from .bench_replay import bench_replay
+
+
+def run_bench(args: argparse.Namespace) -> int:
+    if args.bench == "replay":
+        bench_replay(args.events, args.seed)
+        return 0
+    if args.bench == "fanout":
+        return bench_fanout.run(args)
+    if args.bench == "all":
+        return bench_all.run(args)
+    raise SystemExit(f"unknown benchmark {args.bench!r}")  # pragma: no cover
