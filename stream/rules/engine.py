@@ -261,8 +261,55 @@ class Engine:
             ledger={p: list(self.ledger[p]) for p in sorted(self.ledger) if self.ledger[p]},
         )
 
+    # ------------------------------------------------------- read-only face
+    # What the shell may ask of the fold; it never reaches into its fields.
+
+    def has_game(self, game: str) -> bool:
+        return game in self.games
+
+    def game_ids(self) -> list[str]:
+        return list(self.games)
+
+    def arena_of(self, game: str) -> str | None:
+        """The arena (venue) a game is played in; None if there is no such game."""
+        rec = self.games.get(game)
+        return None if rec is None else rec.game.arena
+
+    def status_of(self, game: str) -> str | None:
+        rec = self.games.get(game)
+        return None if rec is None else rec.game.status
+
+    def knows(self, event_id: str) -> bool:
+        """Whether ``event_id`` is an accepted event of the log (voided ones are not)."""
+        return event_id in self.owner
+
+    def game_of(self, event_id: str) -> str | None:
+        """The game an accepted event belongs to (None: not a game's, or not accepted)."""
+        return self.owner.get(event_id)
+
+    def event_type_of(self, event_id: str) -> str | None:
+        """The ``type`` of an accepted game event, as the log has it."""
+        gid = self.owner.get(event_id)
+        if gid is None:
+            return None
+        return next((ev.event_type(x) for x in self.games[gid].events if x.id == event_id), None)
+
+    def is_voided(self, event_id: str) -> bool:
+        return event_id in self.voided
+
+    def event_count(self) -> int:
+        """Accepted events folded so far (voids included, their targets not)."""
+        return len(self.owner)
+
     def obligations(self, player: str) -> list[lg.Obligation]:
         return list(self.ledger.get(player, ()))
+
+    def all_obligations(self, *, status: str | None = None, origin_game: str | None = None
+                        ) -> list[lg.Obligation]:
+        """Every obligation of the ledger, by player, optionally of one status or origin game."""
+        return [o for obs in self.ledger.values() for o in obs
+                if (status is None or o.status == status)
+                and (origin_game is None or o.origin_game == origin_game)]
 
     def preview_setup(self, e: ev.GameSetup) -> list[lg.Obligation]:
         """The obligations this game would take if it began now, or ``Refused`` if
