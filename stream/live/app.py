@@ -457,7 +457,7 @@ async def _going_away(app: web.Application) -> None:
     """Close every socket with 1001 so that devices and viewers reconnect at once."""
     for ws in list(app[Service.KEY].sockets):
         with contextlib.suppress(Exception):
-            await ws.close(code=1001, message=b"server going away")
+            await ws.close(code=pr.CloseCode.GOING_AWAY, message=b"server going away")
 
 
 async def _lifecycle(app: web.Application) -> AsyncIterator[None]:

@@ -26,7 +26,7 @@ from aiohttp import web
 
 from .hub import Frames, Hub
 from .metrics import Metrics
-from .protocol import Format
+from .protocol import CloseCode, Format
 
 log = logging.getLogger("arena_stream.fanout")
 
@@ -204,6 +204,6 @@ async def _close(ws: web.WebSocketResponse, t: asyncio.Transport, grace: float) 
     would wait for it for ever, and hold the socket and its buffers): after ``grace``, cut it."""
     with contextlib.suppress(Exception):
         async with asyncio.timeout(grace):
-            await ws.close(code=1013, message=b"too slow")
+            await ws.close(code=CloseCode.TOO_SLOW, message=b"too slow")
     if t.get_write_buffer_size():
         t.abort()

@@ -34,8 +34,6 @@ from .service import Service
 log = logging.getLogger("arena_stream.ingest")
 _canonical = msgspec.json.Encoder(order="sorted")
 
-CLOSE_AUTH = 4401       # no valid token in time
-CLOSE_POLICY = 1008
 
 
 class ClockSync:
@@ -132,7 +130,7 @@ class DeviceSession:
         if self.junk.take():
             await self.send(error)
         else:
-            await self.ws.close(code=1008, message=b"too many invalid frames")
+            await self.ws.close(code=pr.CloseCode.POLICY, message=b"too many invalid frames")
 
     async def event(self, frame: pr.Send) -> pr.Ack | pr.Error:
         metrics = self.svc.metrics
@@ -255,7 +253,7 @@ async def device_ws(request: web.Request) -> web.StreamResponse:
             await ws.send_frame(pr.json_out.encode(pr.Error(
                 code="too_many_connections", detail="this device has too many sockets open")),
                 WSMsgType.TEXT)
-            await ws.close(code=CLOSE_POLICY, message=b"too many connections")
+            await ws.close(code=pr.CloseCode.POLICY, message=b"too many connections")
             return ws
         svc.track(claims.jti, ws)
         svc.devices_online[ws] = (claims, now_ms())
@@ -285,7 +283,7 @@ async def _authenticate(svc: Service, ws: web.WebSocketResponse) -> auth.Claims 
     try:
         msg = await ws.receive(timeout=svc.config.auth_timeout)
     except TimeoutError:
-        await ws.close(code=CLOSE_AUTH, message=b"authenticate first")
+        await ws.close(code=pr.CloseCode.AUTH, message=b"authenticate first")
         return None
     if msg.type not in (WSMsgType.TEXT, WSMsgType.BINARY):
         return None
@@ -300,6 +298,6 @@ async def _authenticate(svc: Service, ws: web.WebSocketResponse) -> auth.Claims 
     except (msgspec.DecodeError, RecursionError, AuthError) as err:
         e = err if isinstance(err, AuthError) else AuthError("auth_required", "the first frame must be auth")
         await ws.send_frame(pr.json_out.encode(pr.Error(code=e.code, detail=e.detail)), WSMsgType.TEXT)
-        await ws.close(code=CLOSE_AUTH, message=e.code.encode())
+        await ws.close(code=pr.CloseCode.AUTH, message=e.code.encode())
         return None
 

@@ -11,12 +11,23 @@ Each decoder and encoder below is built once.
 
 from __future__ import annotations
 
+import enum
 from typing import Annotated, Any, Literal, Union
 
 import msgspec
 
 from ..rules.notices import Notice
 from ..rules.view import GameView
+
+
+class CloseCode(enum.IntEnum):
+    """The codes the service closes a WebSocket with (docs/protocol.md, "Close codes")."""
+
+    GOING_AWAY = 1001      # the service is shutting down: reconnect, then resume
+    POLICY = 1008          # too many invalid frames, or too many sockets for one device
+    TOO_BIG = 1009         # a frame over the size limit (aiohttp closes with it)
+    TOO_SLOW = 1013        # a viewer that could not take a frame within the send timeout
+    AUTH = 4401            # no valid authentication in time, or the token was revoked
 
 Ident = Annotated[str, msgspec.Meta(min_length=1, max_length=128)]
 Millis = Annotated[int, msgspec.Meta(ge=0, le=2**53)]

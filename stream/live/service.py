@@ -107,7 +107,7 @@ class Service:
         self.revoked.add(jti)
         closed = 0
         for ws in list(self.by_jti.pop(jti, ())):
-            await ws.close(code=4401, message=b"revoked")
+            await ws.close(code=pr.CloseCode.AUTH, message=b"revoked")
             closed += 1
         return closed
 

@@ -102,8 +102,13 @@ async def watch_ws(request: web.Request) -> web.StreamResponse:
     authed = svc.config.public_watch
     junk = svc.junk_bucket()
     claims: auth.Claims | None = None
-    deadline = None if authed else asyncio.get_running_loop().call_later(
-        svc.config.auth_timeout, lambda: asyncio.ensure_future(ws.close(code=4401, message=b"authenticate")))
+
+    async def close_unless_authed() -> None:
+        await asyncio.sleep(svc.config.auth_timeout)
+        await ws.close(code=pr.CloseCode.AUTH, message=b"authenticate")
+
+    # Held here and cancelled on the way out: no task outlives the socket.
+    deadline = None if authed else asyncio.create_task(close_unless_authed(), name="watch-auth-deadline")
     try:
         first = _query_subscription(request)
         if isinstance(first, pr.Error):
@@ -118,7 +123,7 @@ async def watch_ws(request: web.Request) -> web.StreamResponse:
                 frame = decoder.decode(msg.data)
             except (msgspec.DecodeError, RecursionError) as err:
                 if not junk.take():  # a flood of junk is closed, not answered frame by frame
-                    await ws.close(code=1008, message=b"too many invalid frames")
+                    await ws.close(code=pr.CloseCode.POLICY, message=b"too many invalid frames")
                     break
                 await _reply(svc, w, pr.Error(code="invalid_frame", detail=str(err)[:200]))
                 continue
@@ -129,7 +134,7 @@ async def watch_ws(request: web.Request) -> web.StreamResponse:
                     # Straight to the socket, not the queue: the close must not overtake it.
                     await ws.send_frame(pr.json_out.encode(pr.Error(code=err.code, detail=err.detail)),
                                         WSMsgType.TEXT)
-                    await ws.close(code=4401, message=err.code.encode())
+                    await ws.close(code=pr.CloseCode.AUTH, message=err.code.encode())
                     break
                 authed = True
                 if deadline is not None:
