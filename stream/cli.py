@@ -57,7 +57,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
 
 def _cmd_demo(args: argparse.Namespace) -> int:
     """Replay the bundled demo game and print the scoreboard after each notice."""
-    from .rules.text import render
+    from .rules.text import describe
     from .tools import demo
     from .tools.board import render_board
 
@@ -69,8 +69,9 @@ def _cmd_demo(args: argparse.Namespace) -> int:
                 raise SystemExit(f"bundled demo is damaged: {item}")
             notices = [n for n in engine.feed(item) if not isinstance(n, ClockChanged)]
             for n in notices:
-                print(render(n).text.en if args.lang == "en" else render(n).text.es)
-            if notices and demo.GAME in engine.games:
+                text = describe(n)
+                print(text.en if args.lang == "en" else text.es)
+            if notices and engine.has_game(demo.GAME):
                 print(render_board(engine.view(demo.GAME)))
                 print()
     return 0

@@ -53,6 +53,14 @@ class Conflict(ArenaStreamError):
     """The same device reused an event id for a different event. The first one stands."""
 
 
+class StartupRefused(ArenaStreamError):
+    """The service refuses to start as configured (a store that could lose acked
+    events, a damaged signing secret): the operator must change something."""
+
+    def __init__(self, detail: str) -> None:
+        super().__init__("startup_refused", detail)
+
+
 class NotStored(ArenaStreamError):
     """The store did not commit the event. Nothing was acknowledged; send it again."""
 

@@ -8,12 +8,14 @@ import contextlib
 import json
 import logging
 import signal
+import sys
 import time
 import urllib.request
 from pathlib import Path
 
 from aiohttp import web
 
+from .errors import StartupRefused
 from .live import logs
 from .live.app import build_app
 from .live.auth import fingerprint
@@ -92,7 +94,11 @@ async def _serve(config: Config) -> None:
 
 
 def serve(args: argparse.Namespace) -> int:
-    asyncio.run(_serve(config_from(args)))
+    try:
+        asyncio.run(_serve(config_from(args)))
+    except StartupRefused as err:
+        print(f"arena-stream: {err.detail}", file=sys.stderr)
+        return 2
     return 0
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from stream.errors import StartupRefused
 from stream.live.app import make_store
 from stream.live.config import Config, load_secret
 from stream.store.sqlite import SqliteStore
@@ -139,5 +140,5 @@ def test_secret_key_is_made_durably_and_an_empty_one_is_refused(tmp_path: Path) 
     assert (tmp_path / "secret.key").stat().st_mode & 0o777 == 0o600
     assert [p.name for p in tmp_path.iterdir()] == ["secret.key"], "no temporary file left"
     (tmp_path / "secret.key").write_bytes(b"")
-    with pytest.raises(SystemExit, match="0 bytes, too few"):
+    with pytest.raises(StartupRefused, match="0 bytes, too few"):
         load_secret(tmp_path)

@@ -13,11 +13,11 @@ import base64
 import hashlib
 import hmac
 import secrets
-from typing import Literal
+from typing import Any, Literal, Protocol
 
 import msgspec
 
-from ..errors import AuthError
+from ..errors import AuthError, MalformedEvent, Refused
 
 Role = Literal["umpire", "referee", "timekeeper", "display", "admin"]
 
@@ -115,3 +115,38 @@ def check_scope(claims: Claims, game: str | None, arena: str | None) -> None:
 def check_may_send(claims: Claims, event_type: str) -> None:
     if event_type not in ROLE_EVENTS[claims.role]:
         raise AuthError("forbidden", f"a {claims.role} may not send {event_type}")
+
+
+class Games(Protocol):
+    """What authorization asks of the fold (``Engine``'s read-only face)."""
+
+    def arena_of(self, game: str) -> str | None: ...
+    def game_of(self, event_id: str) -> str | None: ...
+    def event_type_of(self, event_id: str) -> str | None: ...
+
+
+def authorize(games: Games, c: Claims, etype: str, fields: dict[str, Any]) -> None:
+    """The role may send this type, and the game (or a void's target's) is in the token's
+    scope; else ``AuthError``. An event naming no game, or one never set up, is refused
+    as the engine would refuse it."""
+    check_may_send(c, etype)
+    if etype in UNSCOPED_EVENTS:
+        if c.game is not None or c.arena is not None:
+            raise AuthError("out_of_scope", "setting up needs an unscoped admin token")
+        return
+    game = fields.get("game")
+    if c.game is not None and etype != "void" and game != c.game:
+        raise AuthError("out_of_scope", f"this token is for game {c.game!r}")
+    if etype == "void":
+        target = fields.get("target")
+        owner = games.game_of(target) if isinstance(target, str) else None
+        game = owner or game
+        if (c.role == "timekeeper" and owner is not None and isinstance(target, str)
+                and games.event_type_of(target) not in TIMEKEEPER_VOIDABLE):
+            raise AuthError("forbidden", "a timekeeper may void only clock events")
+    if not isinstance(game, str):
+        raise MalformedEvent("invalid_field", "Object missing required field `game`")
+    arena = games.arena_of(game)
+    if arena is None:
+        raise Refused("unknown_game", f"no game {game!r} has been set up", "L1")
+    check_scope(c, game, arena)

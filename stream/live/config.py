@@ -9,6 +9,7 @@ from pathlib import Path
 
 import msgspec
 
+from ..errors import StartupRefused
 from . import auth
 
 
@@ -67,7 +68,7 @@ def load_secret(data_dir: Path) -> bytes:
             os.close(dfd)
     secret = path.read_bytes()
     if len(secret) < 16:
-        raise SystemExit(f"{path} holds {len(secret)} bytes, too few for a signing secret: "
+        raise StartupRefused(f"{path} holds {len(secret)} bytes, too few for a signing secret: "
                          "restore it, or delete it to have a new one made (every token is then void)")
     return secret
 

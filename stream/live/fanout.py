@@ -24,7 +24,7 @@ from collections import deque
 
 from aiohttp import web
 
-from .hub import Frames, Hub
+from .feeds import Feeds, Frames
 from .metrics import Metrics
 from .protocol import CloseCode, Format
 
@@ -57,8 +57,8 @@ class Watcher:
 
 
 class Fanout:
-    def __init__(self, hub: Hub, metrics: Metrics, *, send_timeout: float) -> None:
-        self.hub = hub
+    def __init__(self, feeds: Feeds, metrics: Metrics, *, send_timeout: float) -> None:
+        self.feeds = feeds  # where a viewer who fell behind gets a fresh snapshot
         self.metrics = metrics
         self.send_timeout = send_timeout
         self.topics: dict[str, set[Watcher]] = {}
@@ -129,7 +129,7 @@ class Fanout:
         """A game was set up: viewers of its arena follow it from its first frame."""
         for w in tuple(self.arena_topics.get(arena, ())):
             if game not in w.games:
-                self.follow(w, game, None, 0, self.hub.snapshot(game))
+                self.follow(w, game, None, 0, self.feeds.snapshot(game))
 
     def send_one(self, w: Watcher, frames: Frames) -> None:
         """A reply to one viewer (a pong, an error, presence), in order with its updates."""
@@ -160,8 +160,8 @@ class Fanout:
     def _send(self, w: Watcher, t: asyncio.Transport, item: Item) -> None:
         kind, game, seq, frames = item
         if kind == _RESYNC:
-            frames = self.hub.snapshot(game, reset=True, reason="slow")
-            w.sent[game] = self.hub.feeds[game].seq
+            frames = self.feeds.snapshot(game, reset=True, reason="slow")
+            w.sent[game] = self.feeds[game].seq
         elif seq > 0:
             if seq <= w.sent.get(game, 0):
                 return

@@ -28,7 +28,8 @@ from ..rules import codec
 from ..rules.events import TYPE_NAMES
 from . import auth, failpoints
 from . import protocol as pr
-from .hub import digest, now_ms
+from .dedup import digest
+from .hub import now_ms
 from .service import Service
 
 log = logging.getLogger("arena_stream.ingest")
@@ -172,7 +173,7 @@ async def submit_fields(svc: Service, claims: auth.Claims, fields: dict[str, Any
         if device_at is not None and (not isinstance(device_at, int) or isinstance(device_at, bool)
                                       or not 0 <= device_at <= 2**53):
             raise MalformedEvent("invalid_field", "`at` must be the device's time in ms since the epoch")
-        authorize(svc, claims, etype, fields)
+        auth.authorize(svc.hub.engine, claims, etype, fields)
         fields["at"] = sync.to_server(device_at, received) if sync else received
         fields["id"] = f"{claims.sub}/{cid}"
         event = codec.decode_event(pr.json_out.encode(fields))
@@ -188,33 +189,6 @@ async def submit_fields(svc: Service, claims: auth.Claims, fields: dict[str, Any
     metrics.events.labels("duplicate" if ack.duplicate else "acked").inc()
     metrics.ack_seconds.observe(time.perf_counter() - t0)
     return ack
-
-
-def authorize(svc: Service, c: auth.Claims, etype: str, fields: dict[str, Any]) -> None:
-    """Role may send this type; the game (or a void's target) is in the token's scope."""
-    auth.check_may_send(c, etype)
-    engine = svc.hub.engine
-    if etype in auth.UNSCOPED_EVENTS:
-        if c.game is not None or c.arena is not None:
-            raise AuthError("out_of_scope", "setting up needs an unscoped admin token")
-        return
-    game = fields.get("game")
-    if c.game is not None and etype != "void" and game != c.game:
-        raise AuthError("out_of_scope", f"this token is for game {c.game!r}")
-    if etype == "void":
-        target = fields.get("target")
-        owner = engine.owner.get(target) if isinstance(target, str) else None
-        game = owner or game
-        if c.role == "timekeeper" and owner is not None:
-            kinds = {type(x).__struct_config__.tag for x in engine.games[owner].events if x.id == target}
-            if not kinds <= auth.TIMEKEEPER_VOIDABLE:
-                raise AuthError("forbidden", "a timekeeper may void only clock events")
-    if not isinstance(game, str):
-        raise MalformedEvent("invalid_field", "Object missing required field `game`")
-    rec = engine.games.get(game)
-    if rec is None:
-        raise Refused("unknown_game", f"no game {game!r} has been set up", "L1")
-    auth.check_scope(c, game, rec.game.arena)
 
 
 def _fields(raw: msgspec.Raw) -> dict[str, Any]:

@@ -13,7 +13,8 @@ from . import auth
 from . import protocol as pr
 from .config import Config
 from .fanout import Fanout
-from .hub import Frames, Hub
+from .feeds import Frames
+from .hub import Hub
 from .metrics import Metrics
 
 
@@ -43,7 +44,7 @@ class Service:
         self.secret = secret
         self.hub = hub
         self.metrics = Metrics()
-        self.fanout = Fanout(hub, self.metrics, send_timeout=config.send_timeout)
+        self.fanout = Fanout(hub.feeds, self.metrics, send_timeout=config.send_timeout)
         self.revoked: set[str] = set()
         self.open_sockets = 0
         self.sockets: weakref.WeakSet[web.WebSocketResponse] = weakref.WeakSet()
@@ -113,8 +114,7 @@ class Service:
 
     def presence(self, game: str) -> pr.Presence:
         """Who is connected for ``game``: devices scoped to it or to its arena."""
-        rec = self.hub.engine.games.get(game)
-        arena = rec.game.arena if rec is not None else None
+        arena = self.hub.engine.arena_of(game)
         seen: dict[str, pr.ConnectedDevice] = {}
         for claims, since in self.devices_online.values():
             if claims.game == game or (claims.arena is not None and claims.arena == arena):
@@ -124,8 +124,9 @@ class Service:
 
     def presence_changed(self, claims: auth.Claims) -> None:
         """Tell the viewers of every game this device is for."""
-        games = [g for g, rec in self.hub.engine.games.items()
-                 if claims.game == g or (claims.arena is not None and claims.arena == rec.game.arena)]
+        engine = self.hub.engine
+        games = [g for g in engine.game_ids()
+                 if claims.game == g or (claims.arena is not None and claims.arena == engine.arena_of(g))]
         for g in games:
             frames = Frames.of(self.presence(g))
             for w in tuple(self.fanout.topics.get(g, ())):

@@ -1,74 +1,62 @@
 """Snapshots: the fold of the log up to a position, cached.
 
 The log is the truth and the state is a fold over it (``Hub._load``). A
-snapshot is only a cache of that fold at one log position: everything the
-engine holds (each game's state, accepted events, checkpoints and set-up
-notices; the tournaments, the event owners, the ledger and its sources, the
-voids) and the maps the hub derives from the log (each game's last ``seq``,
-every dedup key with what its retry is acked with). A start decodes it, then
-folds only the records after its position.
+snapshot is only a cache of that fold at one log position: the engine's image
+(``Engine.image``: each game's state, accepted events, checkpoints and set-up
+notices; the tournaments, the event owners, the ledger, the committee's
+decisions, the voids) and the maps the hub derives from the log (each game's
+last ``seq``, every dedup key with what its retry is acked with). A start
+decodes it, then folds only the records after its position.
 
 It is tied to the code that made it: its format string holds this module's
 ``FORMAT``, the package version, a digest of the snapshot's schema and of the
-rules' source. A snapshot from other code, of another
-log (epoch), at a position the store does not vouch for, or that does not
-decode is refused with ``SnapshotError``; the caller folds the whole log.
+rules' source. A snapshot from other code, of another log (epoch), at a
+position the store does not vouch for, or that does not decode is refused with
+``SnapshotError``; the caller folds the whole log.
+
+``SnapshotCache`` is the cache's life beside the store: read one at a start,
+write one after a long fold and at a clean shutdown. It is only a cache, so it
+swallows its own failures (logged) and never stops the service.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import functools
+import gc
 import hashlib
+import logging
 import re
 import struct
 import zlib
+from collections.abc import Iterator
 from pathlib import Path
 
 import msgspec
 import msgspec.inspect
 
 from .. import __version__
-from ..rules import ledger as lg
-from ..rules.engine import CHECKPOINT_EVERY, Engine, GameRecord, Tournament
-from ..rules.notices import Notice
-from ..rules.state import Game
+from ..rules.engine import CHECKPOINT_EVERY, Engine
+from ..rules.records import EngineImage
+from ..store import Store
+from .dedup import Key, Logged
 
-FORMAT = 1
+log = logging.getLogger("arena_stream.snapshot")
 
-#: What a retry needs of an event folded from the log: (digest, log id, game, seq, at).
-Logged = tuple[bytes, str, str | None, int | None, int]
+FORMAT = 2
 
 
 class SnapshotError(Exception):
     """This snapshot can't stand for the fold: fold the whole log instead."""
 
 
-class GameSnapshot(msgspec.Struct, array_like=True, gc=False):
-    """One ``GameRecord``."""
-
-    game: Game
-    now: int
-    opened_at: int
-    any_team: dict[str, bool] | None
-    setup_notices: list[Notice]
-    events: bytes                  # list[Event], packed: unpacked when first read (GameRecord)
-    checkpoints: list[bytes]
-
-
 class EngineSnapshot(msgspec.Struct, array_like=True, gc=False):
     """The fold of the log up to a position: the engine and the hub's load-derived maps."""
 
-    games: dict[str, GameSnapshot]
-    tournaments: dict[str, Tournament]
-    owner: dict[str, str | None]
-    ledger: dict[str, list[lg.Obligation]]
-    sources: dict[str, int]
-    voids: list[str]
-    voided: list[str]
-    decisions: dict[str, tuple[str, int]]
+    engine: EngineImage
     seqs: dict[str, int]
-    # The dedup keys: (device, client_id) -> (digest, log id, game, seq, at).
-    keys: dict[tuple[str, str], tuple[bytes, str, str | None, int | None, int]]
+    keys: dict[Key, Logged]
 
 
 class _Header(msgspec.Struct, array_like=True):
@@ -109,19 +97,12 @@ def format_of() -> str:
     return f"arena-stream snapshot {FORMAT}; {__version__}; {_code_digest()}"
 
 
-def capture(engine: Engine, seqs: dict[str, int], keys: dict[tuple[str, str], Logged], *,
+def capture(engine: Engine, seqs: dict[str, int], keys: dict[Key, Logged], *,
             epoch: str, position: str, size_hint: int = 0) -> bytearray:
     """The snapshot of a fold that has reached ``position``. Nothing may change the engine meanwhile
     (it runs on the event loop, in one go). ``size_hint``: the size expected, so that the buffer
     is allocated once (growing a few hundred MB step by step costs more than encoding them)."""
-    games = {gid: GameSnapshot(r.game, r.now, r.opened_at, r.any_team, r.setup_notices,
-                               _enc.encode(r.events) if r.packed is None else r.packed, r.checkpoints)
-             for gid, r in engine.games.items()}
-    body = EngineSnapshot(
-        games=games, tournaments=engine.tournaments, owner=engine.owner, ledger=engine.ledger,
-        sources=engine._sources, voids=sorted(engine.voids), voided=sorted(engine.voided),
-        decisions=engine.decisions, seqs=seqs,
-        keys=keys)
+    body = EngineSnapshot(engine=engine.image(), seqs=seqs, keys=keys)
     blob = bytearray(size_hint)
     _enc.encode_into(body, blob)  # truncated to the body's end
     header = _enc.encode(_Header(format_of(), epoch, position, len(blob), zlib.crc32(blob)))
@@ -131,7 +112,7 @@ def capture(engine: Engine, seqs: dict[str, int], keys: dict[tuple[str, str], Lo
 
 
 def restore(blob: bytes | bytearray, *, epoch: str, position: str
-            ) -> tuple[Engine, dict[str, int], dict[tuple[str, str], Logged]]:
+            ) -> tuple[Engine, dict[str, int], dict[Key, Logged]]:
     """(engine, seqs, dedup keys) as the fold left them at ``position``, the position the store
     keeps with ``blob``; or ``SnapshotError``."""
     view = memoryview(blob)
@@ -156,18 +137,93 @@ def restore(blob: bytes | bytearray, *, epoch: str, position: str
         s = _dec_body.decode(body)
     except (msgspec.DecodeError, RecursionError) as err:
         raise SnapshotError(f"it does not decode ({err})") from None
-    engine = Engine()
-    for gid, g in s.games.items():
-        rec = GameRecord.__new__(GameRecord)
-        rec.game, rec.now, rec.opened_at, rec.any_team = g.game, g.now, g.opened_at, g.any_team
-        rec.setup_notices, rec.packed, rec.checkpoints = g.setup_notices, g.events, g.checkpoints
-        engine.games[gid] = rec
-    engine.tournaments = s.tournaments
-    engine.owner = s.owner
-    engine.ledger = s.ledger
-    engine._sources = s.sources
-    engine.voids = set(s.voids)
-    engine.voided = set(s.voided)
-    engine.decisions = s.decisions
-    engine.reindex()
-    return engine, s.seqs, s.keys
+    return Engine.from_image(s.engine), s.seqs, s.keys
+
+
+@contextlib.contextmanager
+def no_gc(*, freeze: bool = False) -> Iterator[None]:
+    """A load makes millions of objects and frees few: the cycle collector would only slow it.
+    With ``freeze`` (a big load), what exists is then moved out of its sight (``gc.freeze``):
+    else it would traverse the state at its next collections, and at every full one while the
+    service runs. Reference counting still frees the state when a reload replaces it."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if freeze:
+            gc.freeze()
+        if collecting:
+            gc.enable()
+
+
+def _why(err: BaseException) -> str:
+    return str(err) if isinstance(err, SnapshotError) else f"{type(err).__name__}: {err}"
+
+
+class SnapshotCache:
+    """The store's snapshot, read and written; never an error to its caller."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.position: str | None = None  # where the store's snapshot is, if this code can use it
+        self.size = 0                     # the size of the last snapshot read or written
+        self._saving: asyncio.Task[None] | None = None
+
+    async def load(self) -> tuple[str, tuple[Engine, dict[str, int], dict[Key, Logged]]] | None:
+        """(its position, the fold it holds), or None: fold the whole log."""
+        self.position = None
+        try:
+            found = await self.store.load_snapshot()
+        except Exception as err:  # the log is read next, and says whether the store is down
+            log.warning("snapshot not read; folding the whole log", extra={"reason": _why(err)})
+            return None
+        if found is None:
+            return None
+        position, blob = found
+        self.size = len(blob)
+        try:
+            with no_gc(freeze=self.size > 2**23):
+                restored = restore(blob, epoch=self.store.epoch, position=position)
+        except Exception as err:  # SnapshotError, or anything else: it is only a cache
+            log.warning("snapshot ignored; folding the whole log", extra={"reason": _why(err)})
+            return None
+        self.position = position
+        return position, restored
+
+    def forget(self) -> None:
+        """The log could not be read after the snapshot's position: it is of no use."""
+        self.position = None
+
+    def capture(self, engine: Engine, seqs: dict[str, int], keys: dict[Key, Logged],
+                position: str) -> bytearray | None:
+        """The snapshot of ``engine``, which must be the fold up to ``position``. Blocks the
+        loop while it encodes (about 1 s per 1,000,000 events); None if it could not."""
+        # The size of the last one, or about what a record takes: the buffer is allocated once.
+        hint = int(self.size * 1.05) if self.size else 240 * len(keys) + 2**20
+        try:
+            with no_gc():
+                blob = capture(engine, seqs, keys, epoch=self.store.epoch, position=position,
+                               size_hint=hint)
+        except Exception as err:  # only a cache: serve without it
+            log.warning("snapshot not made", extra={"reason": _why(err)})
+            return None
+        self.size = len(blob)
+        return blob
+
+    def save_soon(self, position: str, blob: bytearray) -> None:
+        """Write it in the background (one at a time; ``close`` waits for it)."""
+        self._saving = asyncio.create_task(self.save(position, blob), name="snapshot-save")
+
+    async def save(self, position: str, blob: bytes | bytearray) -> None:
+        try:
+            await self.store.save_snapshot(position, blob)
+        except Exception as err:  # NotStored, or anything else: only a cache is lost
+            log.warning("snapshot not written", extra={"reason": _why(err)})
+            return
+        self.position = position
+        log.info("snapshot written", extra={"position": position, "bytes": len(blob)})
+
+    async def close(self) -> None:
+        if self._saving is not None:
+            await self._saving

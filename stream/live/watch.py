@@ -21,7 +21,8 @@ from ..errors import AuthError
 from . import auth
 from . import protocol as pr
 from .fanout import Watcher
-from .hub import Frames, now_ms
+from .feeds import Frames
+from .hub import now_ms
 from .service import Service
 
 
@@ -29,17 +30,18 @@ async def subscribe(svc: Service, w: Watcher, sub: pr.Subscribe,
                     claims: auth.Claims | None = None) -> pr.Error | None:
     if claims is not None:  # a scoped display token watches only its game or arena
         arena = sub.arena
-        if sub.game is not None and sub.game in svc.hub.engine.games:
-            arena = svc.hub.engine.games[sub.game].game.arena
+        if sub.game is not None and svc.hub.engine.has_game(sub.game):
+            arena = svc.hub.engine.arena_of(sub.game)
         try:
             auth.check_scope(claims, sub.game if sub.arena is None else None, arena)
         except AuthError as err:
             return pr.Error(code=err.code, detail=err.detail)
     if sub.arena is not None:
         svc.fanout.follow_arena(w, sub.arena)
-        for gid, rec in list(svc.hub.engine.games.items()):
-            if rec.game.arena == sub.arena and gid in svc.hub.feeds and gid not in w.games:
-                svc.fanout.follow(w, gid, None, svc.hub.feeds[gid].seq, svc.hub.snapshot(gid))
+        engine = svc.hub.engine
+        for gid in engine.game_ids():
+            if engine.arena_of(gid) == sub.arena and gid in svc.hub.feeds and gid not in w.games:
+                svc.fanout.follow(w, gid, None, svc.hub.feeds[gid].seq, svc.hub.feeds.snapshot(gid))
         return None
     game = sub.game
     if game is None:
@@ -49,9 +51,9 @@ async def subscribe(svc: Service, w: Watcher, sub: pr.Subscribe,
     if game in w.games:
         return None
     if sub.since is not None and sub.epoch == svc.hub.store.epoch:
-        await svc.hub.ensure_history(game, sub.since)
+        await svc.hub.feeds.ensure_history(game, sub.since)
         # From here to follow() nothing awaits: no delta can slip in between.
-        catch_up = svc.hub.since(game, sub.since)
+        catch_up = svc.hub.feeds.since(game, sub.since)
         feed = svc.hub.feeds[game]
         if catch_up is not None:
             svc.fanout.follow(w, game, catch_up, feed.seq, None)
@@ -61,7 +63,7 @@ async def subscribe(svc: Service, w: Watcher, sub: pr.Subscribe,
     else:
         reason = None if sub.since is None else "resume_unavailable"
     feed = svc.hub.feeds[game]
-    snap = svc.hub.snapshot(game, reset=reason is not None, reason=reason)
+    snap = svc.hub.feeds.snapshot(game, reset=reason is not None, reason=reason)
     svc.fanout.follow(w, game, None, feed.seq, snap)
     svc.fanout.send_one(w, Frames.of(svc.presence(game)))
     return None

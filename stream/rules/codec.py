@@ -14,7 +14,8 @@ from typing import IO, Any
 import msgspec
 
 from ..errors import MalformedEvent
-from .events import TYPE_NAMES, Event
+from .events import TYPE_NAMES, Event, EventBase
+from .notices import Notice
 from .text import render
 
 _json_event = msgspec.json.Decoder(Event)
@@ -41,7 +42,7 @@ def _explain(data: bytes | str, err: Exception) -> MalformedEvent:
     return MalformedEvent("malformed_json", msg)
 
 
-def decode_event(data: bytes | str) -> Any:
+def decode_event(data: bytes | str) -> Event:
     """One event from one JSON document, or ``MalformedEvent``."""
     try:
         return _json_event.decode(data)
@@ -49,7 +50,7 @@ def decode_event(data: bytes | str) -> Any:
         raise _explain(data, err) from None
 
 
-def decode_event_msgpack(data: bytes) -> Any:
+def decode_event_msgpack(data: bytes) -> Event:
     try:
         return _msgpack_event.decode(data)
     except (msgspec.DecodeError, RecursionError) as err:
@@ -59,7 +60,7 @@ def decode_event_msgpack(data: bytes) -> Any:
         raise MalformedEvent(code, str(err)) from None
 
 
-def read_log(stream: IO[bytes]) -> Iterator[tuple[int, Any]]:
+def read_log(stream: IO[bytes]) -> Iterator[tuple[int, Event | MalformedEvent]]:
     """(line number, event or MalformedEvent) for each non-blank line of a JSON Lines log."""
     for lineno, line in enumerate(stream, 1):
         if not line.strip():
@@ -70,10 +71,10 @@ def read_log(stream: IO[bytes]) -> Iterator[tuple[int, Any]]:
             yield lineno, err
 
 
-def encode_event(e: Any) -> bytes:
+def encode_event(e: EventBase) -> bytes:
     return _json.encode(e)
 
 
-def encode_notice(n: Any) -> bytes:
+def encode_notice(n: Notice) -> bytes:
     """A notice as JSON, with its bilingual text."""
     return _json.encode(render(n) if n.text is None else n)

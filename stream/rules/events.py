@@ -59,12 +59,12 @@ Label = Annotated[str, msgspec.Meta(max_length=64)]
 Severity = Union[Label, Annotated[int, msgspec.Meta(ge=0, le=99)], None]
 
 
-class _Event(msgspec.Struct, frozen=True, tag_field="type", kw_only=True, gc=False):
+class EventBase(msgspec.Struct, frozen=True, tag_field="type", kw_only=True, gc=False):
     id: Ident
     at: Millis
 
 
-class _GameEvent(_Event, frozen=True, kw_only=True):
+class GameEventBase(EventBase, frozen=True, kw_only=True):
     game: Ident
 
 
@@ -81,7 +81,7 @@ class Rules(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     third_offense_red_no_sub_ms: Literal[120_000, 240_000] = 120_000
 
 
-class EventSetup(_Event, frozen=True, tag="event.setup", kw_only=True):
+class EventSetup(EventBase, frozen=True, tag="event.setup", kw_only=True):
     event: Ident
     cls: EventClass = msgspec.field(name="class")
     handicap: Handicap
@@ -90,11 +90,11 @@ class EventSetup(_Event, frozen=True, tag="event.setup", kw_only=True):
     rules: Rules = Rules()
 
 
-class EventComplete(_Event, frozen=True, tag="event.complete", kw_only=True):
+class EventComplete(EventBase, frozen=True, tag="event.complete", kw_only=True):
     event: Ident
 
 
-class TeamEliminated(_Event, frozen=True, tag="team.eliminated", kw_only=True):
+class TeamEliminated(EventBase, frozen=True, tag="team.eliminated", kw_only=True):
     """A team is out of an event: it no longer participates in it (R15)."""
 
     event: Ident
@@ -113,7 +113,7 @@ class Teams(msgspec.Struct, frozen=True, kw_only=True):
     away: Roster
 
 
-class GameSetup(_GameEvent, frozen=True, tag="game.setup", kw_only=True):
+class GameSetup(GameEventBase, frozen=True, tag="game.setup", kw_only=True):
     event: Ident
     # Only for a game whose event was never set up: it must say it is a Club game.
     cls: Literal["club"] | None = msgspec.field(default=None, name="class")
@@ -131,20 +131,20 @@ class GameSetup(_GameEvent, frozen=True, tag="game.setup", kw_only=True):
     arena: Label = ""
 
 
-class ClockStart(_GameEvent, frozen=True, tag="clock.start", kw_only=True):
+class ClockStart(GameEventBase, frozen=True, tag="clock.start", kw_only=True):
     pass
 
 
-class ClockStop(_GameEvent, frozen=True, tag="clock.stop", kw_only=True):
+class ClockStop(GameEventBase, frozen=True, tag="clock.stop", kw_only=True):
     """The timekeeper stops the clock. Added to the pinned format for the
     timekeeper's stop button; it counts as a play stoppage (docs/rules.md, A7)."""
 
 
-class Whistle(_GameEvent, frozen=True, tag="whistle", kw_only=True):
+class Whistle(GameEventBase, frozen=True, tag="whistle", kw_only=True):
     pass
 
 
-class Goal(_GameEvent, frozen=True, tag="goal", kw_only=True):
+class Goal(GameEventBase, frozen=True, tag="goal", kw_only=True):
     team: Side
     player: Ident | None = None
     points: Literal[1, 2] = 1
@@ -153,12 +153,12 @@ class Goal(_GameEvent, frozen=True, tag="goal", kw_only=True):
     disallowed: bool = False
 
 
-class Horn(_GameEvent, frozen=True, tag="horn", kw_only=True):
+class Horn(GameEventBase, frozen=True, tag="horn", kw_only=True):
     # A split-period horn is a stoppage that does not end the period.
     split: bool = False
 
 
-class GameEnd(_GameEvent, frozen=True, tag="game.end", kw_only=True):
+class GameEnd(GameEventBase, frozen=True, tag="game.end", kw_only=True):
     shootout: bool = False
 
 
@@ -169,7 +169,7 @@ class TeamOfficial(msgspec.Struct, frozen=True, kw_only=True):
     role: Annotated[str, msgspec.Meta(min_length=1, max_length=64)]
 
 
-class Card(_GameEvent, frozen=True, tag="card", kw_only=True):
+class Card(GameEventBase, frozen=True, tag="card", kw_only=True):
     # A card names a player, or (R1: "any member of a team organization") a team official.
     player: Ident | None = None
     official: TeamOfficial | None = None
@@ -179,45 +179,45 @@ class Card(_GameEvent, frozen=True, tag="card", kw_only=True):
     penalty: Severity = None
 
 
-class BoxLeftEarly(_GameEvent, frozen=True, tag="box.left_early", kw_only=True):
+class BoxLeftEarly(GameEventBase, frozen=True, tag="box.left_early", kw_only=True):
     player: Ident
     penalty: Severity = None
 
 
-class ArenaLeft(_GameEvent, frozen=True, tag="arena.left", kw_only=True):
+class ArenaLeft(GameEventBase, frozen=True, tag="arena.left", kw_only=True):
     player: Ident
     penalty: Severity = None
 
 
-class Substitution(_GameEvent, frozen=True, tag="substitution", kw_only=True):
+class Substitution(GameEventBase, frozen=True, tag="substitution", kw_only=True):
     team: Side
     out: Ident
     in_: Ident = msgspec.field(name="in")
 
 
-class MountRemoved(_GameEvent, frozen=True, tag="mount.removed", kw_only=True):
+class MountRemoved(GameEventBase, frozen=True, tag="mount.removed", kw_only=True):
     player: Ident
     reason: MountReason
     penalty: Severity = None
 
 
-class MountReplaced(_GameEvent, frozen=True, tag="mount.replaced", kw_only=True):
+class MountReplaced(GameEventBase, frozen=True, tag="mount.replaced", kw_only=True):
     player: Ident
 
 
-class PostgameCard(_GameEvent, frozen=True, tag="postgame.card", kw_only=True):
+class PostgameCard(GameEventBase, frozen=True, tag="postgame.card", kw_only=True):
     player: Ident
     level: PostgameLevel
 
 
-class Tick(_GameEvent, frozen=True, tag="tick", kw_only=True):
+class Tick(GameEventBase, frozen=True, tag="tick", kw_only=True):
     """Time passing, written by the live service when a deadline falls due
     (a box trip's play time served, a mount window run out), so that the
     notices it brings have a place in the log like everything else. It
     changes no state."""
 
 
-class CommitteeIncrease(_Event, frozen=True, tag="committee.increase", kw_only=True):
+class CommitteeIncrease(EventBase, frozen=True, tag="committee.increase", kw_only=True):
     """The Host Tournament Committee or the Association increases a penalty (R6:
     "This penalty may be increased"): more games of suspension, or a sit-out,
     for a player, on account of a game that has ended."""
@@ -230,7 +230,7 @@ class CommitteeIncrease(_Event, frozen=True, tag="committee.increase", kw_only=T
     reason: Annotated[str, msgspec.Meta(min_length=1, max_length=500)]
 
 
-class _CommitteeDecision(_Event, frozen=True, kw_only=True):
+class _CommitteeDecision(EventBase, frozen=True, kw_only=True):
     obligation: Annotated[str, msgspec.Meta(min_length=1, max_length=512)]
     by: Label
     reason: Annotated[str, msgspec.Meta(min_length=1, max_length=500)]
@@ -247,7 +247,7 @@ class CommitteeDecrease(_CommitteeDecision, frozen=True, tag="committee.decrease
     owed_ms: Annotated[int, msgspec.Meta(ge=0, le=3_600_000)]
 
 
-class Void(_Event, frozen=True, tag="void", kw_only=True):
+class Void(EventBase, frozen=True, tag="void", kw_only=True):
     target: Ident
     game: Ident | None = None
     # False (a correction): a voided goal is disallowed, its points come off and its
@@ -280,10 +280,10 @@ Event = Union[
     Void,
 ]
 
-EVENT_TYPES: tuple[type[_Event], ...] = Event.__args__  # type: ignore[attr-defined]
+EVENT_TYPES: tuple[type[EventBase], ...] = Event.__args__  # type: ignore[attr-defined]
 TYPE_NAMES: frozenset[str] = frozenset(str(t.__struct_config__.tag) for t in EVENT_TYPES)
 
 
-def event_type(event: _Event) -> str:
+def event_type(event: EventBase) -> str:
     """The ``type`` tag of an event, as written in the log."""
     return str(type(event).__struct_config__.tag)

@@ -40,133 +40,11 @@ from ..errors import Refused
 from . import clock as clk
 from . import events as ev
 from . import notices as nt
-from .state import Game, MountWindow, OfficialCards, Player, PostgameEntry, Sitout, Team, other
-
-BOX_MS = 120_000          # R3, R4, R8: "the next two minutes of play"
-RED_NO_SUB_MS = 240_000   # R6: "the next four minutes of play"
-MOUNT_WINDOW_MS = 300_000  # R17: "a maximum of 5 minutes for its replacement"
+from . import steps as st
+from .state import Game, MountWindow, OfficialCards, Player, PostgameEntry, Team
+from .steps import BOX_MS, MOUNT_WINDOW_MS, Out
 
 Phase = Literal["scheduled", "live", "ended"]
-Out = list[Any]  # list[nt.Notice]
-
-
-# --------------------------------------------------------------------------
-# Lookups that refuse
-
-
-def _player(g: Game, pid: str) -> Player:
-    p = g.players.get(pid)
-    if p is None:
-        raise Refused("unknown_player", f"{pid!r} is on neither roster of game {g.id!r}", "A3")
-    return p
-
-
-def _on_field(g: Game, p: Player) -> bool:
-    return p.id in g.team(p.side).lineup and not p.sent_off and not p.suspended and p.box is None
-
-
-def _play(g: Game, at: int) -> int:
-    return clk.play_at(g.clock, g.period_ms, at)
-
-
-# --------------------------------------------------------------------------
-# Shared steps
-
-
-def _clock_notice(g: Game, e: ev._Event) -> nt.ClockChanged:
-    """The clock as the last start/stop left it (settled at ``e.at``)."""
-    c = g.clock
-    return nt.ClockChanged(
-        cause=e.id, at=e.at, game=g.id, clause="A1",
-        running=c.running, period=c.period,
-        remaining_ms=g.period_ms - c.period_elapsed_ms,
-        play_ms=c.play_ms, period_over=c.period_over,
-    )
-
-
-def _watch(g: Game, p: Player) -> None:
-    if p.id not in g.pending:
-        g.pending.append(p.id)
-
-
-def _unwatch_served(g: Game) -> None:
-    g.pending = [pid for pid in g.pending if (p := g.players[pid]).box is not None
-                 or p.no_sub is not None or p.mount is not None]
-
-
-def _stoppage(g: Game, e: ev._Event, out: Out) -> None:
-    """House rule 3: serve every sit-out whose play target has been reached."""
-    if not g.pending:
-        return
-    play = _play(g, e.at)
-    stoppage = ev.event_type(e)
-    served = False
-    for pid in g.pending:
-        p = g.players[pid]
-        if p.box is not None and play >= p.box.target_play_ms:
-            out.append(nt.BoxRelease(cause=p.box.cause, at=e.at, game=g.id, clause=p.box.clause,
-                                     player=p.id, side=p.side, stoppage=f"{stoppage}:{e.id}"))
-            p.box = None
-            served = True
-        if p.no_sub is not None and play >= p.no_sub.target_play_ms:
-            out.append(nt.SubAllowed(cause=p.no_sub.cause, at=e.at, game=g.id, clause=p.no_sub.clause,
-                                     player=p.id, side=p.side, stoppage=f"{stoppage}:{e.id}"))
-            p.no_sub = None
-            p.sub_allowed = True
-            served = True
-    if served:
-        _unwatch_served(g)
-
-
-def _alert(g: Game, e: ev._Event, out: Out, code: str, clause: str, **fields: Any) -> None:
-    """House rule 6: the fact stands; tell the officials where the record and the rule part."""
-    out.append(nt.Alert(cause=e.id, at=e.at, game=g.id, clause=clause, code=code, **fields))
-
-
-def _send_off(g: Game, p: Player, e: ev._Event, out: Out, clause: str = "R6",
-              no_sub_ms: int = RED_NO_SUB_MS, window_clause: str = "R6") -> None:
-    """R6: off for the rest of the game; no substitute until the first stoppage
-    after the next four minutes of play (R4: two, after a red at the third
-    offense, as the event's rules say). A box trip in progress is superseded."""
-    play = _play(g, e.at)
-    p.sent_off = True
-    p.sent_off_clause = clause
-    p.box = None
-    p.no_sub = Sitout("no_sub", play + no_sub_ms, no_sub_ms, e.id, window_clause)
-    _watch(g, p)
-    out.append(nt.SentOff(cause=e.id, at=e.at, game=g.id, clause=window_clause,
-                          player=p.id, side=p.side, no_sub_ms=no_sub_ms))
-
-
-def _penalty(g: Game, side: ev.Side, player: str | None, e: ev._Event, severity: str | int | None,
-             reason: Literal["card", "left_box_early", "mount_abuse", "left_arena"],
-             clause: str, out: Out) -> None:
-    out.append(nt.PenaltyAwarded(cause=e.id, at=e.at, game=g.id, clause=clause,
-                                 to=other(side), against=side, player=player,
-                                 severity=severity, reason=reason))
-
-
-def _box(g: Game, p: Player, e: ev._Event, target: int, owed: int, clause: str,
-         kind: Literal["card", "returned", "carried"], out: Out) -> None:
-    p.box = Sitout("box", target, owed, e.id, clause)
-    _watch(g, p)
-    out.append(nt.BoxEnter(cause=e.id, at=e.at, game=g.id, clause=clause,
-                           player=p.id, side=p.side, owed_ms=target - _play(g, e.at), kind=kind))
-
-
-def _exclude_from_shootout(g: Game, e: ev._Event, out: Out) -> None:
-    """R11: box time left at the end of regulation keeps the player out of the
-    shootout, and is deemed served."""
-    play = _play(g, e.at)
-    for p in g.players.values():
-        if p.box is not None:
-            out.append(nt.ShootoutExcluded(cause=e.id, at=e.at, game=g.id, clause="R11",
-                                           player=p.id, side=p.side,
-                                           owed_ms=max(0, p.box.target_play_ms - play)))
-            p.box = None
-            p.shootout_excluded = True
-    _unwatch_served(g)
-    g.shootout = True
 
 
 # --------------------------------------------------------------------------
@@ -181,41 +59,41 @@ def _exclude_from_shootout(g: Game, e: ev._Event, out: Out) -> None:
 
 def clock_start(g: Game, e: ev.ClockStart, out: Out) -> None:
     if g.clock.running:
-        _alert(g, e, out, "clock_already_running", "A1", subject=e.id)
+        st.alert(g, e, out, "clock_already_running", "A1", subject=e.id)
         return
     opens = g.clock.period_over or not g.clock.started
     clk.start(g.clock, g.period_ms, e.at)
     g.status = "live"
     if opens:
-        out.append(_clock_notice(g, e))
+        out.append(st.clock_notice(g, e))
 
 
 def clock_stop(g: Game, e: ev.ClockStop, out: Out) -> None:
     if g.clock.running:
         clk.stop(g.clock, g.period_ms, e.at)
     else:
-        _alert(g, e, out, "clock_not_running", "A1", subject=e.id)
+        st.alert(g, e, out, "clock_not_running", "A1", subject=e.id)
     if g.pending:
-        _stoppage(g, e, out)
+        st.stoppage(g, e, out)
 
 
 def whistle(g: Game, e: ev.Whistle, out: Out) -> None:
     if g.stops_on_whistle and g.clock.running:
         clk.stop(g.clock, g.period_ms, e.at)
     if g.pending:
-        _stoppage(g, e, out)
+        st.stoppage(g, e, out)
 
 
 def goal(g: Game, e: ev.Goal, out: Out) -> None:
     if g.status == "scheduled":
         # Play happened: the game is under way, clock or not.
         g.status = "live"
-        _alert(g, e, out, "goal_before_clock", "A1", subject=e.id, side=e.team)
+        st.alert(g, e, out, "goal_before_clock", "A1", subject=e.id, side=e.team)
     if not e.disallowed:
         if e.player is not None:
             p = g.players.get(e.player)
-            if p is None or p.side != e.team or not _on_field(g, p):
-                _alert(g, e, out, "scorer_not_on_field", "A3", subject=e.id, player=e.player,
+            if p is None or p.side != e.team or not st.on_field(g, p):
+                st.alert(g, e, out, "scorer_not_on_field", "A3", subject=e.id, player=e.player,
                        side=e.team)
         if e.team == "home":
             g.score_home += e.points
@@ -227,36 +105,36 @@ def goal(g: Game, e: ev.Goal, out: Out) -> None:
     if g.stops_on_goal and g.clock.running:
         clk.stop(g.clock, g.period_ms, e.at)
     if g.pending:
-        _stoppage(g, e, out)
+        st.stoppage(g, e, out)
 
 
 def horn(g: Game, e: ev.Horn, out: Out) -> None:
     if not e.split and (g.status == "scheduled" or g.clock.period_over):
         # No period is in progress: the horn is a stoppage and ends nothing.
         code = "horn_before_start" if g.status == "scheduled" else "period_already_over"
-        _alert(g, e, out, code, "A1", subject=e.id)
+        st.alert(g, e, out, code, "A1", subject=e.id)
     if e.split or g.status == "scheduled" or g.clock.period_over:
-        _stoppage(g, e, out)
+        st.stoppage(g, e, out)
         return
     clk.end_period(g.clock, g.period_ms, e.at)
-    out.append(_clock_notice(g, e))
-    _stoppage(g, e, out)
+    out.append(st.clock_notice(g, e))
+    st.stoppage(g, e, out)
     if (g.shootout_option and not g.shootout and g.clock.period == g.periods
             and g.score_home == g.score_away):
         # Regulation ends tied under 5.c(2): a shootout follows (R11, A4).
-        _exclude_from_shootout(g, e, out)
+        st.exclude_from_shootout(g, e, out)
 
 
 def game_end(g: Game, e: ev.GameEnd, out: Out) -> None:
     if g.clock.running:
         clk.stop(g.clock, g.period_ms, e.at)
-    _stoppage(g, e, out)
+    st.stoppage(g, e, out)
     if e.shootout and not g.shootout_option:
         # The officials held a shootout the game did not choose: R11 does not apply.
-        _alert(g, e, out, "no_shootout_option", "A4", subject=e.id)
+        st.alert(g, e, out, "no_shootout_option", "A4", subject=e.id)
     elif e.shootout and not g.shootout:
         # The horn that ended regulation tied was not recorded: exclude now.
-        _exclude_from_shootout(g, e, out)
+        st.exclude_from_shootout(g, e, out)
     g.status = "ended"
     g.shootout = g.shootout or e.shootout
     g.ended_at = e.at
@@ -282,7 +160,7 @@ def _official_card(g: Game, e: ev.Card, out: Out) -> None:
         rec.yellows += e.count
     out.append(nt.OfficialCarded(cause=e.id, at=e.at, game=g.id, clause="R1", side=o.team,
                                  role=o.role, color=e.color, count=e.count, conduct=e.conduct))
-    _penalty(g, o.team, None, e, e.penalty, "card", "R2", out)
+    st.penalty(g, o.team, None, e, e.penalty, "card", "R2", out)
 
 
 def card(g: Game, e: ev.Card, out: Out) -> None:
@@ -291,7 +169,7 @@ def card(g: Game, e: ev.Card, out: Out) -> None:
     if e.player is None:
         _official_card(g, e, out)
         return
-    p = _player(g, e.player)
+    p = st.player(g, e.player)
     if p.sent_off:
         raise Refused("player_sent_off", f"{p.id!r} has been sent off for the rest of the game", "R6")
     if e.color == "red" and e.count != 1:
@@ -313,46 +191,46 @@ def card(g: Game, e: ev.Card, out: Out) -> None:
                                side=p.side, color=color, count=e.count if color == "yellow" else 1,
                                yellows=p.yellows, offense=offense, conduct=e.conduct,
                                converted=converted))
-    _penalty(g, p.side, p.id, e, e.penalty, "card", "R2", out)
+    st.penalty(g, p.side, p.id, e, e.penalty, "card", "R2", out)
     if color == "red" and clause == "R4":
         # R4: a red at the third offense, "no substitute allowed until the first play
         # stoppage ... following the next two minutes of play" (the event may read four).
-        _send_off(g, p, e, out, no_sub_ms=g.rules.third_offense_red_no_sub_ms, window_clause="R4")
+        st.send_off(g, p, e, out, no_sub_ms=g.rules.third_offense_red_no_sub_ms, window_clause="R4")
     elif color == "red":
-        _send_off(g, p, e, out)
+        st.send_off(g, p, e, out)
     elif yellows >= 2:
         # R3/R4: "until the first play stoppage ... following the next two
         # minutes of play". Already in the box: the later target stands.
-        target = _play(g, e.at) + BOX_MS
+        target = st.play_time(g, e.at) + BOX_MS
         if p.box is not None:
             target = max(target, p.box.target_play_ms)
-        _box(g, p, e, target, BOX_MS, clause, "card", out)
+        st.box(g, p, e, target, BOX_MS, clause, "card", out)
 
 
 def arena_left(g: Game, e: ev.ArenaLeft, out: Out) -> None:
-    p = _player(g, e.player)
+    p = st.player(g, e.player)
     if p.sent_off:
         raise Refused("player_sent_off", f"{p.id!r} has already been sent off", "R6")
     p.offenses += 1
     out.append(nt.CardRecorded(cause=e.id, at=e.at, game=g.id, clause="R14", player=p.id,
                                side=p.side, color="red", count=1, yellows=p.yellows,
                                offense=p.offenses, conduct="left_arena", converted="left_arena"))
-    _penalty(g, p.side, p.id, e, e.penalty, "left_arena", "R2", out)
-    _send_off(g, p, e, out, "R14")
+    st.penalty(g, p.side, p.id, e, e.penalty, "left_arena", "R2", out)
+    st.send_off(g, p, e, out, "R14")
 
 
 def box_left_early(g: Game, e: ev.BoxLeftEarly, out: Out) -> None:
-    p = _player(g, e.player)
+    p = st.player(g, e.player)
     if p.box is None:
         raise Refused("not_in_box", f"{p.id!r} is not in the penalty box", "R8")
-    play = _play(g, e.at)
+    play = st.play_time(g, e.at)
     remainder = max(0, p.box.target_play_ms - play)
     if g.rules.left_early == "sequential":
         target = play + remainder + BOX_MS
     else:
         target = play + max(remainder, BOX_MS)
-    _penalty(g, p.side, p.id, e, e.penalty, "left_box_early", "R8", out)
-    _box(g, p, e, target, target - play, "R8", "returned", out)
+    st.penalty(g, p.side, p.id, e, e.penalty, "left_box_early", "R8", out)
+    st.box(g, p, e, target, target - play, "R8", "returned", out)
 
 
 def substitution(g: Game, e: ev.Substitution, out: Out) -> None:
@@ -385,32 +263,32 @@ def substitution(g: Game, e: ev.Substitution, out: Out) -> None:
 
 
 def mount_removed(g: Game, e: ev.MountRemoved, out: Out) -> None:
-    p = _player(g, e.player)
+    p = st.player(g, e.player)
     if p.id not in g.team(p.side).lineup or p.sent_off or p.suspended:
         raise Refused("player_not_on_field", f"{p.id!r} is not riding in this game", "R17")
     if p.mount is not None:
         raise Refused("mount_window_open", f"{p.id!r} already has a mount being replaced", "R17")
     deadline = e.at + MOUNT_WINDOW_MS
     p.mount = MountWindow(deadline, e.reason, e.id)
-    _watch(g, p)
+    st.watch(g, p)
     out.append(nt.MountDeadline(cause=e.id, at=e.at, game=g.id, clause="R17", player=p.id,
                                 side=p.side, deadline_at=deadline, status="open", reason=e.reason))
     if e.reason == "abuse":
-        _penalty(g, p.side, p.id, e, e.penalty, "mount_abuse", "R17", out)
+        st.penalty(g, p.side, p.id, e, e.penalty, "mount_abuse", "R17", out)
 
 
 def mount_replaced(g: Game, e: ev.MountReplaced, out: Out) -> None:
-    p = _player(g, e.player)
+    p = st.player(g, e.player)
     if p.mount is None:
         raise Refused("no_mount_window", f"{p.id!r} has no mount being replaced", "R17")
     p.mount = None
-    _unwatch_served(g)
+    st.unwatch_served(g)
     out.append(nt.MountReplacedNotice(cause=e.id, at=e.at, game=g.id, clause="R17",
                                       player=p.id, side=p.side))
 
 
 def postgame_card(g: Game, e: ev.PostgameCard, out: Out) -> None:
-    p = _player(g, e.player)
+    p = st.player(g, e.player)
     g.postgame.append(PostgameEntry(p.id, e.level, e.id))
     out.append(nt.PostgameRecorded(cause=e.id, at=e.at, game=g.id, clause="R9",
                                    player=p.id, side=p.side, level=e.level))
@@ -418,55 +296,6 @@ def postgame_card(g: Game, e: ev.PostgameCard, out: Out) -> None:
 
 def tick(g: Game, e: ev.Tick, out: Out) -> None:
     """Time passes; the deadlines it brings were emitted before the handler ran."""
-
-
-# --------------------------------------------------------------------------
-# Time passing: deadlines that fall due while nothing is sent
-
-
-def deadlines(g: Game, after: int, upto: int) -> list[tuple[int, Any]]:
-    """Notices for the deadlines that fall in ``(after, upto]``, as (at, notice)."""
-    due: list[tuple[int, Any]] = []
-    c = g.clock
-    for pid in g.pending:
-        p = g.players[pid]
-        for so in (p.box, p.no_sub):
-            if so is None:
-                continue
-            t = clk.due_at(c, g.period_ms, so.target_play_ms)
-            if t is not None and after < t <= upto:
-                if so.kind == "box":
-                    n: Any = nt.BoxEligible(cause=so.cause, at=t, game=g.id, clause=so.clause,
-                                            player=p.id, side=p.side)
-                else:
-                    n = nt.SubEligible(cause=so.cause, at=t, game=g.id, clause=so.clause,
-                                       player=p.id, side=p.side)
-                due.append((t, n))
-        m = p.mount
-        if m is not None and after < m.deadline_at <= upto:
-            due.append((m.deadline_at, nt.MountDeadline(
-                cause=m.cause, at=m.deadline_at, game=g.id, clause="R17", player=p.id,
-                side=p.side, deadline_at=m.deadline_at, status="expired", reason=m.reason)))
-    if len(due) > 1:
-        due.sort(key=lambda d: d[0])
-    return due
-
-
-def next_deadline(g: Game, after: int) -> int | None:
-    """The earliest deadline strictly after ``after``, if any."""
-    best: int | None = None
-    c = g.clock
-    for pid in g.pending:
-        p = g.players[pid]
-        for so in (p.box, p.no_sub):
-            if so is not None:
-                t = clk.due_at(c, g.period_ms, so.target_play_ms)
-                if t is not None and t > after and (best is None or t < best):
-                    best = t
-        m = p.mount
-        if m is not None and m.deadline_at > after and (best is None or m.deadline_at < best):
-            best = m.deadline_at
-    return best
 
 
 # --------------------------------------------------------------------------
@@ -536,7 +365,7 @@ TRANSITIONS: dict[type, Transition] = {
 OPENERS: tuple[type, ...] = (ev.ClockStart, ev.Goal, ev.GameEnd)
 
 
-def refuse_phase(g: Game, e: ev._Event) -> Refused:
+def refuse_phase(g: Game, e: ev.EventBase) -> Refused:
     """The refusal for an event that arrives in a phase its row doesn't accept."""
     t = ev.event_type(e)
     if g.status == "ended":
@@ -551,7 +380,7 @@ def refuse_phase(g: Game, e: ev._Event) -> Refused:
     return Refused("game_not_over", "a post-game card needs the game to have ended", "R9")
 
 
-def apply(g: Game, e: ev._Event, out: Out) -> None:
+def apply(g: Game, e: ev.EventBase, out: Out) -> None:
     """Apply one game event per the table, or raise ``Refused`` with ``g`` untouched."""
     row = TRANSITIONS[type(e)]
     if g.status not in row.phases:

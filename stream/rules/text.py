@@ -304,11 +304,11 @@ def _ob_start_es(n: Any) -> str:
             "suspension": "suspendido"}[n.kind]
 
 
-def describe(n: Any) -> nt.Text:
+def describe(n: nt.Notice) -> nt.Text:
     en, es = _RENDER[type(n)](n)
     return nt.Text(en=f"{en}. ({cite(n.clause)})", es=f"{es}. ({cite_es(n.clause)})")
 
 
-def render(n: Any) -> Any:
+def render(n: nt.Notice) -> nt.Notice:
     """The notice with its bilingual ``text`` filled in."""
     return msgspec.structs.replace(n, text=describe(n))

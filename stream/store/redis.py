@@ -38,7 +38,7 @@ import msgspec
 import redis.asyncio as aioredis
 from redis.exceptions import RedisError, ResponseError
 
-from ..errors import NotStored
+from ..errors import NotStored, StartupRefused
 from . import START, DuplicateKey, FoldRow, Record, SeqTaken, Store
 
 APPEND = """
@@ -127,7 +127,7 @@ class RedisStore(Store):
         conf = await self.redis.config_get("append*")
         aof, fsync = conf.get("appendonly"), conf.get("appendfsync")
         if (aof, fsync) != ("yes", "always") and not self.unsafe:
-            raise SystemExit(
+            raise StartupRefused(
                 f"refusing to start: Redis has appendonly={aof} appendfsync={fsync}; an acked event "
                 "could be lost on a crash. Set 'appendonly yes' and 'appendfsync always' "
                 "(deploy/redis.conf), or pass --unsafe-store to run anyway.")

@@ -243,7 +243,7 @@ class Season:
         body = game_setup(game, at=self.t, event=event, handicap=handicap, kind=kind,
                           teams={"home": TEAM_A if home is None else home,
                                  "away": TEAM_B if away is None else away}, **over)
-        if event in self.engine.tournaments:
+        if self.engine.has_event(event):
             del body["class"]  # only a Club game with no event set up says its class
         self.n += 1
         body["id"] = f"e{self.n}"

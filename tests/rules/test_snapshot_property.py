@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 
 from stream.live import snapshot as snap
 from stream.rules import codec
+from stream.rules.book import Book
 from stream.rules.engine import Engine, GameRecord
 from stream.tools.bench_replay import game_events
 
@@ -77,9 +78,9 @@ def test_the_snapshot_of_a_prefix_and_the_fold_of_the_rest_is_the_fold_of_all(
 
 def test_the_snapshot_holds_every_field_of_the_engine() -> None:
     """A field added to the engine must be added to the snapshot (stream/live/snapshot.py)."""
-    assert set(vars(Engine())) == {"games", "tournaments", "owner", "ledger", "_sources",
-                                   "voids", "voided", "decisions",
-                                   "_by_team"}  # derived from the ledger: Engine.reindex
+    assert set(vars(Engine())) == {"games", "tournaments", "book", "owner", "voids", "voided"}
+    assert set(vars(Book())) == {"ledger", "sources", "decisions",
+                                 "by_team"}  # by_team: derived from the ledger (Book.reindex)
     assert set(GameRecord.__slots__) == {"any_team", "checkpoints", "events", "game", "now", "opened_at",
                                          "packed", "setup_notices"}
 

@@ -130,7 +130,7 @@ async def test_commits_that_complete_out_of_seq_order_are_shown_in_order(server:
         show(p)  # type: ignore[arg-type]
     frames = await viewer.until_seq("g1", 4)
     assert [f["seq"] for f in frames if f["type"] == "delta"] == [2, 3, 4]
-    assert [d.msg.seq for d in hub.since("g1", 1) or []] == [2, 3, 4]
+    assert [d.msg.seq for d in hub.feeds.since("g1", 1) or []] == [2, 3, 4]
     assert hub.feeds["g1"].view is not None and hub.feeds["g1"].view.score.home == 1
     late = await Viewer.open(server.watch_url, game="g1", since=1, epoch=hub.store.epoch)
     frames = await late.until_seq("g1", 4)

@@ -67,7 +67,7 @@ async def test_a_restart_serves_from_the_snapshot_what_the_whole_log_says(tmp_pa
 
     async with RunningServer(tmp_path) as s:
         hub = s.svc.hub
-        assert (hub.folded, hub.snapshot_position, hub.position) == (0, "41", "41")
+        assert (hub.folded, hub.snapshots.position, hub.position) == (0, "41", "41")
         assert await seen(s) == before
         ump = await s.device("admin", name="desk")
         for event, ack in (sent[0], sent[17], sent[-1]):  # retries of events from before the restart
@@ -82,7 +82,7 @@ async def test_a_restart_serves_from_the_snapshot_what_the_whole_log_says(tmp_pa
     with sqlite3.connect(tmp_path / "arena.sqlite") as c:
         c.execute("DELETE FROM snapshot")
     async with RunningServer(tmp_path) as s:
-        assert (s.svc.hub.folded, s.svc.hub.snapshot_position) == (57, None)
+        assert (s.svc.hub.folded, s.svc.hub.snapshots.position) == (57, None)
         assert await seen(s) == after
     found = snapshot_row(tmp_path)
     assert found is not None and found[0] == "57"
@@ -95,8 +95,8 @@ async def test_a_snapshot_from_other_code_is_ignored(tmp_path: Path, monkeypatch
         before = await seen(s)
     monkeypatch.setattr(snap, "FORMAT", snap.FORMAT + 1)  # the next build
     async with RunningServer(tmp_path) as s:
-        assert (s.svc.hub.folded, s.svc.hub.snapshot_position) == (25, None)
+        assert (s.svc.hub.folded, s.svc.hub.snapshots.position) == (25, None)
         assert await seen(s) == before
     async with RunningServer(tmp_path) as s:  # its own snapshot, written at shutdown, is used
-        assert (s.svc.hub.folded, s.svc.hub.snapshot_position) == (0, "25")
+        assert (s.svc.hub.folded, s.svc.hub.snapshots.position) == (0, "25")
         assert await seen(s) == before

@@ -22,10 +22,11 @@ from typing import Any
 import msgspec
 import pytest
 
-from stream.errors import Conflict, NotStored
+from stream.errors import Conflict, NotStored, StartupRefused
 from stream.live import protocol as pr
 from stream.live import snapshot as snap
-from stream.live.hub import Hub, digest
+from stream.live.dedup import digest
+from stream.live.hub import Hub
 from stream.rules import codec
 from stream.rules.engine import Engine
 from stream.store import START, DuplicateKey, Record, SeqTaken, Store
@@ -231,7 +232,7 @@ class StoreContract:
         await hub.close()  # a clean shutdown: a snapshot of all 85
         hub = await self.start_hub(hub.store)
         try:
-            assert (hub.folded, hub.snapshot_position) == (0, hub.position)
+            assert (hub.folded, hub.snapshots.position) == (0, hub.position)
             assert hub.engine.state_hash() == full_fold(await hub.store.records()).state_hash()
             assert hub.seqs == {"g1": 60, "g2": 25}
             # A retry of an event folded from the snapshot: its first ack, as a duplicate.
@@ -243,12 +244,12 @@ class StoreContract:
             # Play on: late cards and voids reach into the games the snapshot holds.
             later = {b["id"]: await send(hub, b) for b in bodies("g1", 60, 30) + bodies("g2", 25, 10)}
             live = hub.engine.state_hash()
-            snapshot_at = hub.snapshot_position
+            snapshot_at = hub.snapshots.position
         finally:
             await hub.store.close()  # a crash: no snapshot at shutdown
         hub = await self.start_hub(hub.store)
         try:
-            assert (hub.folded, hub.snapshot_position) == (40, snapshot_at)
+            assert (hub.folded, hub.snapshots.position) == (40, snapshot_at)
             assert hub.engine.state_hash() == live == full_fold(await hub.store.records()).state_hash()
             assert hub.seqs == {"g1": 90, "g2": 35}
             for b in (bodies("g1", 3, 1)[0], bodies("g1", 89, 1)[0], bodies("g2", 30, 1)[0]):
@@ -293,7 +294,7 @@ class StoreContract:
             with caplog.at_level(logging.WARNING, logger="arena_stream.hub"):
                 hub = await self.start_hub(store)
             try:
-                assert (hub.folded, hub.snapshot_position) == (40, None), case
+                assert (hub.folded, hub.snapshots.position) == (40, None), case
                 assert hub.engine.state_hash() == expected, case
                 warned = [r.message for r in caplog.records]
                 assert warned == ["snapshot ignored; folding the whole log"], case
@@ -442,7 +443,7 @@ async def test_redis_that_could_lose_acked_events_is_refused(tmp_path: Path) -> 
     srv.start()
     try:
         store = RedisStore(srv.url, prefix="x:")
-        with pytest.raises(SystemExit, match="appendfsync"):
+        with pytest.raises(StartupRefused, match="appendfsync"):
             await store.open()
         await store.close()
         unsafe = RedisStore(srv.url, prefix="x:", unsafe=True)

@@ -1,0 +1,225 @@
+"""What viewers are sent: per game, the committed view, every delta in ``seq``
+order, the latest notices, and the snapshot a display joining late starts from.
+
+A delta is computed when its event is applied (``Feeds.delta``: the event's
+notices and the patch it makes to the game's view) and shown only once the
+event is committed, strictly in ``seq`` order (``Feeds.show``). After a restart
+the deltas before it are gone from memory; they are a function of the log, so
+``ensure_history`` folds the game again to serve a viewer who resumes from
+further back.
+
+Every update is encoded once for every viewer (``Frames``): JSON now,
+MessagePack on first need, and the whole WebSocket frame ready to write.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgspec
+
+from ..rules import codec
+from ..rules import events as ev
+from ..rules.engine import Engine
+from ..rules.notices import Notice
+from ..rules.text import render
+from ..rules.view import GameView, diff_builtins
+from ..store import Record, Store
+from . import protocol as pr
+
+RECENT = 12        # notices a snapshot repeats for a display that joins late
+LOADED: Any = object()  # GameFeed.base of a game as loaded: its view, as builtins when first needed
+
+
+@dataclass(slots=True)
+class Frames:
+    """One update, encoded once for every viewer: JSON now, MessagePack on first need."""
+
+    msg: Any
+    json: bytes
+    _msgpack: bytes | None = None
+    _wire: bytes | None = None
+    _wire_mp: bytes | None = None
+
+    @classmethod
+    def of(cls, msg: Any) -> Frames:
+        return cls(msg, pr.json_out.encode(msg))
+
+    def msgpack(self) -> bytes:
+        if self._msgpack is None:
+            self._msgpack = pr.msgpack_out.encode(self.msg)
+        return self._msgpack
+
+    def wire(self, binary: bool) -> bytes:
+        """The whole WebSocket frame: server frames are unmasked, so every viewer
+        gets the same bytes (RFC 6455 §5.2; no compression on viewer sockets)."""
+        if binary:
+            if self._wire_mp is None:
+                self._wire_mp = _ws_frame(0x82, self.msgpack())
+            return self._wire_mp
+        if self._wire is None:
+            self._wire = _ws_frame(0x81, self.json)
+        return self._wire
+
+
+def _ws_frame(first: int, payload: bytes) -> bytes:
+    n = len(payload)
+    if n < 126:
+        head = struct.pack("!BB", first, n)
+    elif n < 65536:
+        head = struct.pack("!BBH", first, 126, n)
+    else:
+        head = struct.pack("!BBQ", first, 127, n)
+    return head + payload
+
+
+@dataclass(slots=True)
+class Pending:
+    """A committed (or committing) event and what viewers will be shown of it."""
+
+    record: Record
+    ack: pr.Ack
+    delta: Frames | None
+    view: GameView | None
+    generation: int = 0            # the fold it was computed on (see Hub._load)
+
+
+@dataclass(slots=True)
+class GameFeed:
+    """What viewers of one game can be sent: the committed view and every delta."""
+
+    seq: int = 0
+    view: GameView | None = None
+    base: Any = None               # the view after the last *applied* event: the next patch's base
+                                   # (LOADED: the loaded view's, made when first needed)
+    deltas: list[Frames] = field(default_factory=list)   # deltas[i] has seq i + 1 ...
+    first_seq: int = 1                                    # ... offset by the first one held
+    complete: bool = True                                 # False after a restart until rebuilt
+    snapshot: Frames | None = None
+    recent: deque[Notice] = field(default_factory=lambda: deque(maxlen=RECENT))
+    held: dict[int, Pending] = field(default_factory=dict)  # committed out of seq order: waiting
+
+
+class Feeds(dict[str, GameFeed]):
+    """Every game's feed, by game id; and where shown updates go (``on_publish``)."""
+
+    def __init__(self, store: Store, engine: Callable[[], Engine]) -> None:
+        super().__init__()
+        self._store = store
+        self._engine = engine              # the current fold (a reload replaces it)
+        self.published: dict[str, int] = {}  # the last seq shown to this node's viewers
+        self.on_publish: Callable[[str, Frames], None] = lambda game, frames: None
+        self.on_game: Callable[[str], None] = lambda game: None
+
+    def reset(self, engine: Engine, seqs: dict[str, int]) -> None:
+        """After a load: every game as the fold left it; deltas before it are not held."""
+        self.clear()
+        for gid in engine.game_ids():
+            seq = seqs.get(gid, 0)
+            self[gid] = GameFeed(seq=seq, view=engine.view(gid), base=LOADED, first_seq=seq + 1,
+                                 complete=False)
+
+    # ------------------------------------------------------------- updates
+
+    def delta(self, game: str, seq: int, notices: list[Notice], view: GameView) -> Frames:
+        """The update an applied event makes: against the last *applied* view, so that
+        events in flight together chain their patches."""
+        feed = self.setdefault(game, GameFeed())
+        return _delta(game, seq, notices, view, feed)
+
+    def show(self, p: Pending) -> None:
+        """Show a committed event, strictly in seq order. This node's own commits and the
+        follower's records of other nodes' may complete out of order: a delta that comes
+        early is held until the ones before it are shown."""
+        game = p.record.game
+        if game is None or p.delta is None or p.record.seq is None:
+            return
+        feed = self[game]
+        if p.record.seq <= feed.seq:
+            return
+        if p.record.seq > feed.seq + 1:
+            feed.held[p.record.seq] = p
+            return
+        while True:
+            seq = feed.seq = p.record.seq
+            feed.view, feed.snapshot = p.view, None
+            assert p.delta is not None
+            feed.deltas.append(p.delta)
+            feed.recent.extend(p.delta.msg.notices)
+            if self.published.get(game, 0) < seq:
+                self.published[game] = seq
+                self.on_publish(game, p.delta)
+            if seq == 1:
+                self.on_game(game)
+            nxt = feed.held.pop(seq + 1, None)
+            if nxt is None:
+                return
+            p = nxt
+
+    async def publish_missed(self) -> None:
+        """After a reload, viewers get the deltas of events this node had not yet shown
+        them (written by another node meanwhile), so they see no gap."""
+        for gid, feed in self.items():
+            shown = self.published.get(gid)
+            if shown is None or shown >= feed.seq:
+                continue
+            await self.ensure_history(gid, shown)
+            for frames in self.since(gid, shown) or []:
+                self.on_publish(gid, frames)
+            self.published[gid] = feed.seq
+
+    # ------------------------------------------------------------- viewers
+
+    def snapshot(self, game: str, *, reset: bool = False, reason: str | None = None) -> Frames:
+        feed = self[game]
+        if not reset and feed.snapshot is not None:
+            return feed.snapshot
+        assert feed.view is not None
+        frames = Frames.of(pr.Snapshot(game=game, seq=feed.seq, epoch=self._store.epoch,
+                                       view=feed.view, reset=reset, reason=reason,
+                                       recent=list(feed.recent)))
+        if not reset:
+            feed.snapshot = frames
+        return frames
+
+    def since(self, game: str, seq: int) -> list[Frames] | None:
+        """The deltas after ``seq``, or None if they can't be served exactly."""
+        feed = self[game]
+        if seq > feed.seq or (seq + 1 < feed.first_seq and seq != feed.seq):
+            return None
+        return feed.deltas[seq + 1 - feed.first_seq:] if seq < feed.seq else []
+
+    async def ensure_history(self, game: str, seq: int) -> None:
+        """Make the deltas after ``seq`` available, folding the game's log again if this
+        process hasn't seen them (after a restart): deltas are a function of the log."""
+        feed = self[game]
+        if not (seq < feed.seq and seq + 1 < feed.first_seq):
+            return
+        held_from = feed.first_seq
+        records = [r for r in await self._store.game_records(game)
+                   if r.seq is not None and r.seq < held_from]
+        if feed.first_seq != held_from or feed.complete:
+            return  # rebuilt meanwhile
+        fork = self._engine().fork_game(game)
+        deltas: list[Frames] = []
+        before = GameFeed()
+        for r in records:
+            e = codec.decode_event(r.body)
+            out = fork.setup_notices(game) if isinstance(e, ev.GameSetup) else fork.feed(e)
+            deltas.append(_delta(game, r.seq or 0, [render(n) for n in out], fork.view(game), before))
+        feed.deltas = deltas + feed.deltas
+        feed.first_seq = 1
+        feed.complete = True
+
+
+def _delta(game: str, seq: int, notices: list[Notice], view: GameView, feed: GameFeed) -> Frames:
+    after = msgspec.to_builtins(view)
+    before = msgspec.to_builtins(feed.view) if feed.base is LOADED else feed.base
+    changes = [("", None, after)] if before is None else diff_builtins(before, after)
+    feed.base = after
+    return Frames.of(pr.Delta(game=game, seq=seq, notices=notices,
+                              patch=[pr.Patch(p, v) for p, _, v in changes]))

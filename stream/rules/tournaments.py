@@ -1,0 +1,82 @@
+"""The tournaments of a log (events in the USPA sense): their class, handicap,
+teams, completion, the teams knocked out, and the readings of Rule 14 each
+chose. What R15 and R16 ask of them is answered here.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+from ..errors import Refused
+from . import events as ev
+from .state import Game
+
+
+class Tournament(msgspec.Struct):
+    """An event in the USPA sense (a tournament), as ``event.setup`` gives it."""
+
+    id: str
+    cls: str = msgspec.field(name="class")
+    handicap: int
+    teams: list[str]
+    completed: bool
+    eliminated: list[str] = msgspec.field(default_factory=list)
+    rules: ev.Rules = msgspec.field(default_factory=ev.Rules)
+
+
+class Tournaments:
+    def __init__(self, by_id: dict[str, Tournament] | None = None) -> None:
+        self.by_id: dict[str, Tournament] = {} if by_id is None else by_id
+
+    # ------------------------------------------------------------- changes
+
+    def setup(self, e: ev.EventSetup) -> None:
+        if e.event in self.by_id:
+            raise Refused("duplicate_event", f"event {e.event!r} is already set up", "L1")
+        self.by_id[e.event] = Tournament(e.event, e.cls, e.handicap, list(e.teams), e.completed, [],
+                                         e.rules)
+
+    def complete(self, e: ev.EventComplete) -> None:
+        self.get(e.event).completed = True
+
+    def eliminate(self, e: ev.TeamEliminated) -> None:
+        t = self.get(e.event)
+        if e.team not in t.teams:
+            raise Refused("unknown_team", f"team {e.team!r} is not entered in event {e.event!r}", "R15")
+        if e.team in t.eliminated:
+            raise Refused("already_eliminated", f"team {e.team!r} is already out of {e.event!r}", "R15")
+        t.eliminated.append(e.team)
+
+    # ------------------------------------------------------------- reading
+
+    def get(self, event: str) -> Tournament:
+        t = self.by_id.get(event)
+        if t is None:
+            raise Refused("unknown_event", f"no event {event!r} has been set up", "L1")
+        return t
+
+    def rules_for(self, e: ev.GameSetup) -> ev.Rules:
+        """The rules a game plays under: its event's. R16 depends on the event's
+        class, so a game naming an event never set up must say it is a Club game."""
+        t = self.by_id.get(e.event)
+        if t is None and e.cls is None:
+            raise Refused("unknown_event", f"no event {e.event!r} has been set up; a Club game "
+                          'without one says "class": "club"', "R16")
+        if t is not None and e.cls is not None and e.cls != t.cls:
+            raise Refused("class_mismatch", f"event {e.event!r} is a {t.cls} event", "R16")
+        return t.rules if t is not None else ev.Rules()
+
+    def event_class(self, event: str) -> str:
+        t = self.by_id.get(event)
+        return t.cls if t is not None else "club"
+
+    def no_further_event(self, team: str, handicap: int) -> bool:
+        """R15: the team is entered, and still taking part, in no uncompleted event
+        of equal or higher handicap."""
+        return not any(not t.completed and t.handicap >= handicap and team in t.teams
+                       and team not in t.eliminated for t in self.by_id.values())
+
+    def any_team(self, g: Game) -> dict[str, bool]:
+        """R15 for each side of ``g``, judged now."""
+        return {side: self.no_further_event(g.team(side).team, g.handicap)
+                for side in ("home", "away")}
