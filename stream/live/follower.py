@@ -4,13 +4,15 @@ write, and show it to this node's viewers with the same sequence numbers."""
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING
 
-from ..errors import NotStored
-from ..store import Followable
-
-if TYPE_CHECKING:
-    from .hub import Hub
+from ..errors import NotStored, Refused
+from ..rules import codec
+from ..rules.text import render
+from ..store import Followable, Record
+from . import protocol as pr
+from .dedup import Logged
+from .feeds import Pending
+from .hub import Hub
 
 
 async def run(hub: Hub) -> None:
@@ -28,7 +30,33 @@ async def run(hub: Hub) -> None:
         for entry_id, r in entries:
             if hub.recovering:
                 break
-            if not hub.fold_remote(r):
-                await hub._recover()
+            if not fold(hub, r):
+                await hub.recover()
                 break
             hub.tail = entry_id
+
+
+def fold(hub: Hub, r: Record) -> bool:
+    """Fold one record another node wrote. False: this node has diverged (it
+    applied something else at that seq) and must reload."""
+    key = (r.device, r.client_id)
+    if key in hub.keys:
+        return True  # this node's own, or already folded
+    if r.game is not None and r.seq is not None and r.seq != hub.seqs.get(r.game, 0) + 1:
+        return False
+    e = codec.decode_event(r.body)
+    try:
+        notices = hub.engine.apply(e)
+    except Refused:
+        return False
+    hub.keys[key] = Logged(r.digest, e.id, r.game, r.seq, e.at)
+    hub.applied.append(key)
+    hub.wake.set()
+    if r.game is None or r.seq is None:
+        return True
+    hub.seqs[r.game] = r.seq
+    view = hub.engine.view(r.game)
+    delta = hub.feeds.delta(r.game, r.seq, [render(n) for n in notices], view)
+    ack = pr.Ack(id=r.client_id, log_id=e.id, game=r.game, seq=r.seq, at=e.at, duplicate=True)
+    hub.committed(Pending(r, ack, delta, view, hub.generation))
+    return True

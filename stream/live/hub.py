@@ -16,42 +16,37 @@ deadline timer (``timer.py``), takes the same path through ``submit``:
    If the commit fails, every event not yet committed is failed with
    ``NotStored`` and the engine is reloaded from what the log does hold.
 
-Start-up: the state is the fold of the log. A snapshot (``snapshot.py``)
-caches that fold up to a log position: ``_load`` decodes it if it is valid and
-folds only the records after it. One is written after a start that folded a
-long tail, and at a clean shutdown; never during play. With several nodes,
-``follower.py`` folds what the others write.
+Start-up: the state is the fold of the log; a snapshot (``snapshot.py``)
+caches it up to a log position, written after a long fold and at a clean
+shutdown. With several nodes, ``follower.py`` folds what the others write.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from collections.abc import Callable
 
 import msgspec
 
-from ..errors import Conflict, NotStored, Refused
+from ..errors import Conflict, NotStored
 from ..rules import codec
 from ..rules import events as ev
 from ..rules.engine import Engine
 from ..rules.text import render
 from ..store import START, DuplicateKey, Record, SeqTaken, Store
-from . import follower, timer
 from . import protocol as pr
 from .dedup import Key, Known, Logged, Taken
 from .feeds import Feeds, Frames, Pending
 from .snapshot import SnapshotCache, no_gc
+from .wallclock import now_ms
+
+__all__ = ["SYSTEM", "Hub", "now_ms"]
 
 log = logging.getLogger("arena_stream.hub")
 
 SYSTEM = "system"  # the device name of events the service writes itself (ticks)
 SNAPSHOT_TAIL = 20_000  # a start that folds more records than this writes a snapshot
-
-
-def now_ms() -> int:
-    return int(time.time() * 1000)
 
 
 class Hub:
@@ -145,7 +140,7 @@ class Hub:
                 return await self._submit_once(device=device, official=official, client_id=client_id,
                                                payload_digest=payload_digest, event=event)
             except SeqTaken:
-                await self._recover()
+                await self.recover()
         raise NotStored("the game is busy on other nodes; send the event again")
 
     async def _submit_once(self, *, device: str, official: str, client_id: str,
@@ -214,13 +209,13 @@ class Hub:
             if (same.digest, same.game, same.seq, same.body) != (mine.digest, mine.game, mine.seq, mine.body):
                 self.keys.pop(key, None)
                 failed(NotStored(f"{mine.client_id} was stored by another node; send it again"))
-                await self._recover()
+                await self.recover()
                 return
             # Another node wrote exactly this record (a deadline tick both timers saw).
         except NotStored as err:
             self.keys.pop(key, None)
             failed(err)
-            await self._recover()
+            await self.recover()
             return
         if p.generation != self.generation:
             # The log was folded again while this commit was in flight: that fold
@@ -231,9 +226,10 @@ class Hub:
         ok()
         # The device's ack goes out first (its task runs next), then the fan-out;
         # call_soon keeps commits' publications in commit order.
-        asyncio.get_running_loop().call_soon(self._committed, p)
+        asyncio.get_running_loop().call_soon(self.committed, p)
 
-    def _committed(self, p: Pending) -> None:
+    def committed(self, p: Pending) -> None:
+        """Show a committed event (this node's, or another's: ``follower.py``)."""
         if p.generation == self.generation:  # else folded again meanwhile: that fold shows it
             self.feeds.show(p)
 
@@ -260,7 +256,11 @@ class Hub:
         elif last != self.snapshots.position and (blob := self._capture(last)) is not None:
             await self.snapshots.save(last, blob)
 
-    async def _recover(self) -> None:
+    async def recovered(self) -> None:
+        """Wait until the reload after a failed commit has finished (at once if it has)."""
+        await self._recovered.wait()
+
+    async def recover(self) -> None:
         """A commit failed: reload everything from the log, which is the truth."""
         if self.recovering:
             await self._recovered.wait()
@@ -288,36 +288,3 @@ class Hub:
         finally:
             self.recovering = False
             self._recovered.set()
-
-    # ------------------------------------------------------------ followers
-
-    def fold_remote(self, r: Record) -> bool:
-        """Fold one record another node wrote. False: this node has diverged (it
-        applied something else at that seq) and must reload."""
-        key = (r.device, r.client_id)
-        if key in self.keys:
-            return True  # this node's own, or already folded
-        if r.game is not None and r.seq is not None and r.seq != self.seqs.get(r.game, 0) + 1:
-            return False
-        e = codec.decode_event(r.body)
-        try:
-            notices = self.engine.apply(e)
-        except Refused:
-            return False
-        self.keys[key] = Logged(r.digest, e.id, r.game, r.seq, e.at)
-        self.applied.append(key)
-        self.wake.set()
-        if r.game is None or r.seq is None:
-            return True
-        self.seqs[r.game] = r.seq
-        view = self.engine.view(r.game)
-        delta = self.feeds.delta(r.game, r.seq, [render(n) for n in notices], view)
-        ack = pr.Ack(id=r.client_id, log_id=e.id, game=r.game, seq=r.seq, at=e.at, duplicate=True)
-        self._committed(Pending(r, ack, delta, view, self.generation))
-        return True
-
-    async def run_follower(self) -> None:
-        await follower.run(self)
-
-    async def run_timer(self, clock: Callable[[], int] = now_ms) -> None:
-        await timer.run(self, clock)

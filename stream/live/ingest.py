@@ -29,8 +29,8 @@ from ..rules.events import TYPE_NAMES
 from . import auth, failpoints
 from . import protocol as pr
 from .dedup import digest
-from .hub import now_ms
 from .service import Service
+from .wallclock import now_ms
 
 log = logging.getLogger("arena_stream.ingest")
 _canonical = msgspec.json.Encoder(order="sorted")
@@ -176,7 +176,7 @@ async def submit_fields(svc: Service, claims: auth.Claims, fields: dict[str, Any
         auth.authorize(svc.hub.engine, claims, etype, fields)
         fields["at"] = sync.to_server(device_at, received) if sync else received
         fields["id"] = f"{claims.sub}/{cid}"
-        event = codec.decode_event(pr.json_out.encode(fields))
+        event = codec.event_from_fields(fields)
         ack = await svc.hub.submit(device=claims.sub, official=claims.official, client_id=cid,
                                    payload_digest=digest(payload), event=event)
     except ArenaStreamError as err:

@@ -8,22 +8,18 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from ..errors import Conflict, NotStored, Refused
 from ..rules import codec
 from ..rules import events as ev
 from .dedup import digest
-
-if TYPE_CHECKING:
-    from .hub import Hub
+from .hub import SYSTEM, Hub
+from .wallclock import now_ms
 
 log = logging.getLogger("arena_stream.timer")
 
 
-async def run(hub: Hub, clock: Callable[[], int]) -> None:
-    from .hub import SYSTEM
-
+async def run(hub: Hub, clock: Callable[[], int] = now_ms) -> None:
     while True:
         hub.wake.clear()
         nxt = hub.engine.next_deadline() if hub.ready and not hub.recovering else None

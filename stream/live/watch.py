@@ -22,8 +22,8 @@ from . import auth
 from . import protocol as pr
 from .fanout import Watcher
 from .feeds import Frames
-from .hub import now_ms
 from .service import Service
+from .wallclock import now_ms
 
 
 async def subscribe(svc: Service, w: Watcher, sub: pr.Subscribe,

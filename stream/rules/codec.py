@@ -8,7 +8,7 @@ for that, not a ``DecodeError``) all come out as one typed error.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import IO, Any
 
 import msgspec
@@ -24,17 +24,21 @@ _json = msgspec.json.Encoder()
 _probe = msgspec.json.Decoder(dict[str, Any])
 
 
-def _explain(data: bytes | str, err: Exception) -> MalformedEvent:
+def _type_in(data: bytes | str) -> object:
+    try:
+        return _probe.decode(data).get("type")
+    except (msgspec.DecodeError, RecursionError):
+        return None
+
+
+def _explain(err: Exception, type_of: Callable[[], object]) -> MalformedEvent:
     if isinstance(err, RecursionError):
         return MalformedEvent("too_deep", "the JSON is nested too deeply")
     msg = str(err)
     if "Object missing required field `type`" in msg:
         return MalformedEvent("missing_type", 'every event needs a "type"')
     if msg.startswith("Invalid value") and "`$.type`" in msg:
-        try:
-            t = _probe.decode(data).get("type")
-        except (msgspec.DecodeError, RecursionError):
-            t = None
+        t = type_of()
         known = ", ".join(sorted(TYPE_NAMES))
         return MalformedEvent("unknown_type", f"unknown event type {t!r}; known types: {known}")
     if isinstance(err, msgspec.ValidationError):
@@ -47,7 +51,17 @@ def decode_event(data: bytes | str) -> Event:
     try:
         return _json_event.decode(data)
     except (msgspec.DecodeError, RecursionError) as err:
-        raise _explain(data, err) from None
+        raise _explain(err, lambda: _type_in(data)) from None
+
+
+def event_from_fields(fields: dict[str, Any]) -> Event:
+    """One event from its fields as a JSON document decoded them (what the live
+    service receives), without encoding them again; or ``MalformedEvent``."""
+    try:
+        event: Event = msgspec.convert(fields, Event)
+    except (msgspec.ValidationError, RecursionError) as err:
+        raise _explain(err, lambda: fields.get("type")) from None
+    return event
 
 
 def decode_event_msgpack(data: bytes) -> Event:

@@ -37,7 +37,7 @@ async def test_a_store_failure_is_answered_with_retry_and_nothing_is_lost(server
     assert (reply["code"], reply["retry"], reply["id"]) == ("not_stored", True, f"g{n}")
     assert f"g{n}" not in [r[3] for r in server.log_rows()]
     async with asyncio.timeout(10):  # the service reloads its log before it takes events again
-        await server.svc.hub._recovered.wait()
+        await server.svc.hub.recovered()
     # The engine was reloaded from the log: the unstored goal left no trace.
     _, game = await server.api("GET", "/api/games/g1")
     assert game["view"]["score"]["home"] == goals
