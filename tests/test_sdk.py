@@ -1,11 +1,14 @@
 """The Python SDK (clients/python/arena_client.py) against a real server: a snapshot,
 then deltas with the view patched; after the server drops the socket, or
-restarts, it resumes by itself with exactly the deltas it missed."""
+restarts, it resumes by itself with exactly the deltas it missed; a patch it
+can't apply makes it resync from a fresh snapshot rather than raise."""
 
 from __future__ import annotations
 
 import asyncio
+import copy
 import importlib.util
+import json
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -14,6 +17,7 @@ from typing import Any
 
 import msgspec
 import pytest
+import websockets
 
 from .service.conftest import RunningServer, Server, free_port
 
@@ -186,3 +190,81 @@ async def test_an_unknown_game_is_an_error_not_a_retry_loop(srv: Server) -> None
             async for _ in sdk.Watch(srv.watch_url, game="nope"):
                 pass
     assert err.value.code == "unknown_game"
+
+
+@pytest.mark.parametrize("missing", [
+    ["players.ghost.box", None],         # no player "ghost" to go into
+    ["score.overtime", 1],               # no such field: a patch never adds one
+    ["players.ghost", None],             # no player "ghost" to remove
+])
+async def test_a_patch_with_a_missing_path_resyncs_from_a_fresh_snapshot(srv: Server,
+                                                                          missing: list[Any]) -> None:
+    """A proxy in front of the real server passes the first connection's snapshot, then
+    holds the server's frames while a goal is scored, and hands the client a delta of the
+    next seq whose patch names a path the view doesn't have. The client raises nothing and
+    applies nothing of it (not even the score before the bad path): it drops its copy and
+    subscribes again without ``since``, and its next update is the fresh snapshot, which
+    has the real goal; deltas go on from it."""
+    await srv.setup_game()
+    ump = await srv.device("umpire")
+    paths: list[str] = []
+    crafted = {"type": "delta", "game": "g1", "seq": 2, "notices": [], "patch": [["score.home", 7], missing]}
+
+    async def proxy(client: Any) -> None:
+        path = client.request.path
+        paths.append(path)
+        query = path.partition("?")[2]
+        async with websockets.connect(f"{srv.watch_url}?{query}") as upstream:
+            if len(paths) == 1:
+                while json.loads(frame := await upstream.recv())["type"] != "snapshot":
+                    pass
+                await client.send(frame)
+                await ump.send({"type": "goal", "game": "g1", "team": "home", "player": "h1"})
+                await client.send(json.dumps(crafted))      # the server's own seq 2 never arrives
+                await client.wait_closed()
+                return
+
+            async def pipe(src: Any, dst: Any) -> None:
+                async for message in src:
+                    await dst.send(message)
+
+            tasks = [asyncio.create_task(pipe(client, upstream)), asyncio.create_task(pipe(upstream, client))]
+            await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+            for task in tasks:
+                task.cancel()
+
+    async with websockets.serve(proxy, "127.0.0.1", 0) as relay:
+        port = next(iter(relay.sockets)).getsockname()[1]
+        c = Collector(sdk.Watch(f"ws://127.0.0.1:{port}/ws/watch", game="g1", backoff=(0.05, 0.2)))
+        await c.until_seq(2)
+        assert not c.task.done(), "the watch ended (an exception escaped?)"
+        assert [(u.kind, u.seq) for u in c.updates] == [("snapshot", 1), ("snapshot", 2)]
+        fresh = c.updates[1]
+        assert fresh.view.score.home == 1 and fresh.resumed        # the server's state, not the 7
+        assert c.watch.resyncs == 1 and c.watch.reconnects == 1
+        assert len(paths) == 2 and "since=" not in paths[1] and "epoch=" not in paths[1], paths
+
+        await ump.send({"type": "goal", "game": "g1", "team": "away", "player": "a1"})
+        await c.until_seq(3)
+        assert [u.kind for u in c.updates] == ["snapshot", "snapshot", "delta"]
+        seq, view = await server_view(srv)
+        assert seq == 3 and msgspec.to_builtins(c.watch.view) == view
+        await c.close()
+    await ump.close()
+
+
+async def test_apply_patch_raises_patch_error_on_a_missing_path() -> None:
+    """The rule of docs/protocol.md, "Applying a patch": a path that isn't in the view is a
+    ``PatchError`` naming it, never a ``KeyError``, whatever way it is missing."""
+    P = sdk.pr.Patch
+    base: dict[str, Any] = {"score": {"home": 0}, "teams": {"home": {"short": [{"player": "a"}]}},
+                            "players": [{"id": "a", "box": None}]}
+    missing = ["players.ghost.box", "players.a.box.eligible", "score.overtime", "score.home.x",
+               "teams.home.short.a", "nope.deeper"]
+    for path in missing:
+        with pytest.raises(sdk.PatchError) as err:
+            sdk.apply_patch(copy.deepcopy(base), [P(path, 1)])
+        assert err.value.path == path and not isinstance(err.value, KeyError)
+    for patch in ([P("players.ghost", None)], [P("players.b", {"id": "c"})], [P("", None)]):
+        with pytest.raises(sdk.PatchError):
+            sdk.apply_patch(copy.deepcopy(base), patch)

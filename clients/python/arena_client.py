@@ -6,8 +6,13 @@ that ``seq`` grows by exactly one, and when the connection drops (the server
 restarts, the network blinks, two heartbeats go missing, a gap in ``seq``) it
 reconnects with exponential backoff and resumes with ``since``/``epoch``: you get
 exactly the deltas you missed, never one twice; or, if the server can't serve
-them, a snapshot with ``reset=True``. Frames are decoded with the service's own
-msgspec schemas (``stream.live.protocol.WatchOut``), so updates are typed: ``view``
+them, a snapshot with ``reset=True``. A delta whose patch can't be applied to
+the copy (a path that isn't in it) is never patched around and never raised to
+you: the client drops its copy and its position and subscribes again without
+``since``, and the next update is a fresh snapshot (``watch.resyncs`` counts
+these; ``apply_patch`` raises ``PatchError`` if you call it yourself). Frames
+are decoded with the service's own msgspec schemas
+(``stream.live.protocol.WatchOut``), so updates are typed: ``view``
 is a ``stream.rules.view.GameView`` and ``notices`` are ``stream.rules.notices``
 structs, with display text in English and Spanish (``notice.text.es``). An
 ``Alert`` among them (``notice.code``: docs/log-format.md, "Alerts") is meant for
@@ -45,11 +50,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import random
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, NoReturn
 from urllib.parse import urlencode
 
 import msgspec
@@ -59,8 +65,9 @@ from stream.live import protocol as pr
 from stream.rules.notices import Notice
 from stream.rules.view import GameView
 
-__all__ = ["Update", "Watch", "WatchError", "apply_patch"]
+__all__ = ["PatchError", "Update", "Watch", "WatchError", "apply_patch"]
 
+_log = logging.getLogger("arena_client")
 _decode = msgspec.json.Decoder(pr.WatchOut).decode
 _encode = msgspec.json.Encoder().encode
 
@@ -91,42 +98,80 @@ class Update:
     recent: list[Notice] = field(default_factory=list)    # a snapshot's latest notices
 
 
+class PatchError(Exception):
+    """A patch that can't be applied to the view held (docs/protocol.md, "Applying a patch"):
+    ``path`` is not in it. The view is not the server's any more: drop it and take a fresh
+    snapshot (``Watch`` does, by itself)."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        super().__init__(f"{path or '(the whole view)'}: {reason}")
+        self.path = path
+        self.reason = reason
+
+
 def apply_patch(view: Any, patch: list[pr.Patch]) -> Any:
-    """Apply a delta's patch to a view held as builtins (dicts and lists); returns the view.
-    ``players.<id>`` addresses the player with that id; other lists are replaced whole."""
+    """Apply a delta's patch to a view held as builtins (dicts and lists), in place; returns
+    the view (a new one for the path ``""``). ``players.<id>`` addresses the player with that
+    id; other lists are replaced whole. A path that is not in the view raises ``PatchError``,
+    possibly after earlier entries were applied: the view is then to be dropped, not used.
+    The same rule as the browsers' ``clients/web/patch.js``."""
     for p in patch:
-        if p.path == "":
-            view = p.value
-            continue
-        *keys, last = p.path.split(".")
-        node = view
-        for k in keys:
-            node = _child(node, k)
-        if isinstance(node, list):
-            i = next((n for n, x in enumerate(node) if isinstance(x, dict) and x.get("id") == last), -1)
-            if p.value is None:
-                if i >= 0:
-                    del node[i]
-            elif i < 0:
-                node.append(p.value)
-            else:
-                node[i] = p.value
-        elif isinstance(node, dict):
-            node[last] = p.value
-        else:
-            raise KeyError(p.path)
+        view = _set(view, p.path, p.value)
+    if not isinstance(view, dict):
+        raise PatchError("", "there is no view to patch")
     return view
 
 
-def _child(node: Any, key: str) -> Any:
+def _set(root: Any, path: str, value: Any) -> Any:
+    if path == "":
+        if not isinstance(value, dict):
+            raise PatchError(path, "the whole view must be an object")
+        return value
+    *keys, last = path.split(".")
+    node = root
+    for key in keys:
+        node = _child(node, key)
+        if node is None:
+            raise PatchError(path, f"no {key!r} to go into")
     if isinstance(node, list):
-        for x in node:
-            if isinstance(x, dict) and x.get("id") == key:
-                return x
-        raise KeyError(key)
+        if not _keyed(node):
+            raise PatchError(path, "a list without ids is replaced whole, not addressed by item")
+        i = next((n for n, x in enumerate(node) if _same_id(x, last)), -1)
+        if value is None:
+            if i < 0:
+                raise PatchError(path, f"no item {last!r} to remove")
+            del node[i]
+        elif not _same_id(value, last):
+            raise PatchError(path, f"an item of the list must be an object with the id {last!r}")
+        elif i < 0:
+            node.append(value)
+        else:
+            node[i] = value
+        return root
+    if not isinstance(node, dict):
+        raise PatchError(path, "nothing to set a field on")
+    if last not in node:
+        raise PatchError(path, f"no field {last!r}")
+    node[last] = value
+    return root
+
+
+def _keyed(items: list[Any]) -> bool:
+    """A list whose items are addressed by id: every item an object with an ``id``."""
+    return all(isinstance(x, dict) and "id" in x for x in items)
+
+
+def _same_id(item: Any, key: str) -> bool:
+    return isinstance(item, dict) and "id" in item and str(item["id"]) == key
+
+
+def _child(node: Any, key: str) -> Any:
+    """The object or list ``key`` selects under ``node``, or ``None`` if there is none."""
+    if isinstance(node, list):
+        return next((x for x in node if _same_id(x, key)), None) if _keyed(node) else None
     if isinstance(node, dict) and isinstance(node.get(key), dict | list):
         return node[key]
-    raise KeyError(key)
+    return None
 
 
 class _Reconnect(Exception):
@@ -148,6 +193,7 @@ class Watch:
         self.open_timeout = open_timeout
         self.interval = 5.0              # the heartbeat interval, learnt from the server
         self.reconnects = 0              # connections after the first
+        self.resyncs = 0                 # fresh snapshots taken for a patch that couldn't be applied
         self.connected = False
         self.last_frame = 0.0            # time.monotonic() of the last frame
         self._raw: Any = None            # the view, as builtins
@@ -231,6 +277,16 @@ class Watch:
             attempt += 1
             await asyncio.sleep(delay / 2 + random.random() * delay / 2)
 
+    def _resync(self, why: Exception) -> NoReturn:
+        """Our copy is not the server's view (a patch that can't be applied: docs/protocol.md,
+        "Applying a patch"): drop it and its position, and subscribe again without ``since``
+        for a fresh snapshot. ``view`` keeps the last good view until that snapshot comes."""
+        _log.warning("game %s: %s; resyncing from a fresh snapshot", self.game, why)
+        self._raw = None
+        self.seq, self.epoch = 0, None
+        self.resyncs += 1
+        raise _Reconnect from why
+
     def _frame(self, msg: Any, level: bool, resumed: bool) -> tuple[Update | None, bool]:
         if isinstance(msg, pr.Snapshot) and msg.game == self.game:
             self._raw = msgspec.to_builtins(msg.view)
@@ -246,9 +302,8 @@ class Watch:
             try:
                 self._raw = apply_patch(self._raw, msg.patch)
                 view = msgspec.convert(self._raw, GameView)
-            except (KeyError, msgspec.ValidationError):
-                self.epoch = None           # our copy can't be trusted: ask for a fresh snapshot
-                raise _Reconnect from None
+            except (PatchError, msgspec.ValidationError) as err:
+                self._resync(err)
             self._view = view
             self.seq = msg.seq
             return Update("delta", msg.game, msg.seq, self.epoch or "", view, notices=list(msg.notices),

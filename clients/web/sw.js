@@ -1,6 +1,6 @@
 /* Arena Stream handheld: the service worker that keeps the app shell, so the
  * page opens and reloads with no network. Events are not its business: the
- * page keeps them in IndexedDB and sends them itself (handheld.js).
+ * page keeps them in IndexedDB and sends them itself (handheld-outbox.js).
  *
  * Scope: /clients/ (where this file lives). The page at /handheld forwards to
  * /clients/handheld.html so that it is inside the scope.
@@ -9,10 +9,22 @@
  * load), with a short timeout, then the cache. Everything else passes through. */
 "use strict";
 
-const VERSION = "handheld-v2";
+const VERSION = "handheld-v3";
+// The page and every module it imports (handheld-main.js is the entry; handheld.js lists the
+// handheld's modules; watch.js and patch.js are the connection the scoreboard uses too).
 const SHELL = [
   "/clients/handheld.html",
+  "/clients/handheld-main.js",
   "/clients/handheld.js",
+  "/clients/handheld-state.js",
+  "/clients/handheld-alerts.js",
+  "/clients/handheld-device.js",
+  "/clients/handheld-outbox.js",
+  "/clients/handheld-feed.js",
+  "/clients/handheld-views.js",
+  "/clients/handheld-sheets.js",
+  "/clients/watch.js",
+  "/clients/patch.js",
   "/clients/handheld.css",
   "/clients/manifest.webmanifest",
   "/clients/icons/icon-192.png",

@@ -7,7 +7,10 @@ resent; an alert (a fact the rules did not expect) stays on top of the page unti
 dismissed, whether it came in the device's own ack or in the feed, and none is lost
 when several arrive; the Spanish handheld speaks Spanish; voids go through a
 confirmation; the timekeeper runs the clock; the app is installable (manifest, icons,
-service worker). Screenshots go to ``artifacts/screenshots`` (see ``shot``)."""
+service worker). Its feed is the scoreboard's (watch.js): a patch that names a path the
+view doesn't have makes it resync from a fresh snapshot, and a service without public
+viewing gets the token in a frame. Screenshots go to ``artifacts/screenshots`` (see
+``shot``)."""
 
 from __future__ import annotations
 
@@ -17,13 +20,14 @@ import struct
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import aiohttp
 import pytest
 from playwright.async_api import Browser, BrowserContext, Page, WebSocketRoute, expect
 
-from ..service.conftest import Server
+from ..service.conftest import RunningServer, Server
 from .conftest import shot
 
 GAME = "g1"
@@ -96,7 +100,8 @@ async def handheld(browser: Browser, server: Server) -> AsyncIterator[Open]:
     tokens: list[str] = []
 
     async def _open(role: str = "umpire", device: str = "ump-1", *, lang: str | None = None,
-                    route: Callable[[WebSocketRoute], Any] | None = None, paste: bool = False,
+                    route: Callable[[WebSocketRoute], Any] | None = None,
+                    watch: Callable[[WebSocketRoute], Any] | None = None, paste: bool = False,
                     ttl: int = 3600) -> Handheld:
         context = await browser.new_context(**MOBILE)
         contexts.append(context)
@@ -113,6 +118,8 @@ async def handheld(browser: Browser, server: Server) -> AsyncIterator[Open]:
         page.on("websocket", on_socket)
         if route is not None:
             await page.route_web_socket("**/ws/device", route)
+        if watch is not None:
+            await page.route_web_socket(re.compile(r"/ws/watch"), watch)
         token = server.token(role, device, game=GAME, official="A. Rivera", ttl=ttl)
         tokens.append(token)
         query = f"?lang={lang}" if lang else ""
@@ -482,6 +489,92 @@ async def test_timekeeper_runs_the_clock(server: Server, handheld: Open) -> None
     await page.click("#tk [data-act=void]")
     await expect(page.locator("#sheet .recent-item")).to_have_count(2)
     await expect(page.locator("#sheet .recent-item").nth(0)).to_contain_text("Clock stop")
+
+
+async def test_a_patch_with_a_missing_path_resyncs_from_a_fresh_snapshot(server: Server,
+                                                                          handheld: Open) -> None:
+    """The handheld's feed is the scoreboard's (watch.js, patch.js). The test's route stops
+    passing the server's frames while the other umpire scores, then hands the page a delta
+    of the next seq whose patch names a player the view doesn't have. The handheld applies
+    none of it (it used to skip the path and keep the rest: a score of 7), subscribes again
+    without since, and shows the fresh snapshot's state; it keeps that position, and
+    deltas go on from it."""
+    await server.setup_game(GAME)
+    urls: list[str] = []
+    routes: list[WebSocketRoute] = []
+    held: list[bool] = []
+    crafted = {"type": "delta", "game": GAME, "seq": 2, "notices": [],
+               "patch": [["score.home", 7], ["players.ghost.box", None]]}
+
+    def watch(ws: WebSocketRoute) -> None:
+        urls.append(ws.url)
+        routes.append(ws)
+        first = len(urls) == 1
+        upstream = ws.connect_to_server()
+
+        def forward(message: str | bytes) -> None:
+            if not (first and held):
+                ws.send(message)
+
+        upstream.on_message(forward)
+
+    hh = await handheld(watch=watch)
+    page = hh.page
+    live_at = "seq => arenaHandheld.feed().seq === seq && arenaHandheld.feed().state === 'live'"
+    await page.wait_for_function(live_at, arg=1)
+    await expect(page.locator("[data-score=home]")).to_have_text("0")
+
+    held.append(True)               # the first socket passes nothing more from the server
+    other = await server.device("umpire", GAME, name="ump-2")
+    try:
+        await other.send({"type": "goal", "game": GAME, "team": "home", "player": "h1"})
+        routes[0].send(json.dumps(crafted))
+        await expect(page.locator("[data-score=home]")).to_have_text("1", timeout=10_000)
+        await page.wait_for_function(live_at, arg=2)
+        assert len(urls) == 2, urls
+        assert "since=" not in urls[1] and "epoch=" not in urls[1], urls[1]   # a fresh snapshot
+        kept = await page.evaluate(f"JSON.parse(localStorage.getItem('arena.handheld.watch.{GAME}'))")
+        assert kept["seq"] == 2 and kept["epoch"] and kept["view"]["score"]["home"] == 1
+
+        await other.send({"type": "goal", "game": GAME, "team": "away", "player": "a1"})
+        await expect(page.locator("[data-score=away]")).to_have_text("1")
+        await expect(page.locator("[data-score=home]")).to_have_text("1")
+        assert len(urls) == 2, urls
+    finally:
+        await other.close()
+
+
+async def test_without_public_viewing_the_feed_authenticates_in_a_frame(browser: Browser,
+                                                                        tmp_path: Path) -> None:
+    """A service run without public viewing answers the feed's subscription with
+    auth_required: the handheld's feed (watch.js) sends its token in an auth frame, never
+    in a URL, and then gets the game."""
+    async with RunningServer(tmp_path, public_watch=False) as srv:
+        await srv.setup_game(GAME)
+        token = srv.token("umpire", "ump-1", game=GAME, official="A. Rivera")
+        context = await browser.new_context(**MOBILE)
+        try:
+            page = await context.new_page()
+            errors: list[str] = []
+            page.on("pageerror", lambda err: errors.append(str(err)))
+            watch_urls: list[str] = []
+            auth_frames: list[str] = []
+
+            def on_socket(ws: Any) -> None:
+                if "/ws/watch" in ws.url:
+                    watch_urls.append(ws.url)
+                    ws.on("framesent", lambda p: auth_frames.append(p) if '"auth"' in str(p) else None)
+
+            page.on("websocket", on_socket)
+            await page.goto(f"{srv.http}/handheld#token={token}")
+            await expect(page.locator("[data-conn=feed]")).to_have_attribute("data-state", "live")
+            await expect(page.locator("[data-player=h2]")).to_be_visible()
+            await expect(page.locator(".scoreline .tname").first).to_have_text("g1-home")
+            assert watch_urls and all(token not in u for u in watch_urls), watch_urls
+            assert [json.loads(f) for f in auth_frames][:1] == [{"type": "auth", "token": token}]
+            assert not errors, errors
+        finally:
+            await context.close()
 
 
 async def test_the_handheld_shows_who_else_is_connected(server: Server, handheld: Open) -> None:

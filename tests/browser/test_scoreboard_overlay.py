@@ -2,12 +2,14 @@
 a second yellow counts down in the box on both, then returns at the next
 stoppage, then is released at the whistle; the overlay is transparent; the
 Spanish pages speak Spanish; a scoreboard that loses its connection says so
-and comes back with the right state. Screenshots of each state go to
+and comes back with the right state, and one handed a patch it can't apply
+resyncs from a fresh snapshot. Screenshots of each state go to
 ``artifacts/screenshots`` (see ``shot``)."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 import struct
 import time
@@ -338,6 +340,53 @@ async def test_a_silent_connection_is_stale_after_two_heartbeats(server: Server,
     silent.clear()
     await expect(page.locator("body")).to_have_attribute("data-stale", "false", timeout=10_000)
     assert len(opened) >= 2 and "since=1" in opened[-1], opened
+
+
+async def test_a_patch_with_a_missing_path_resyncs_from_a_fresh_snapshot(server: Server, page: Page) -> None:
+    """The test's WebSocket route stops passing the server's frames while a goal is scored,
+    then hands the scoreboard a delta of the next seq whose patch names a player the view
+    doesn't have. The scoreboard applies none of it (not the 7 before the bad path), drops
+    its copy and its position, subscribes again without since, and shows the fresh
+    snapshot's state: the real goal. Deltas go on from there."""
+    await server.setup_game()
+    ump = await server.device("umpire")
+    urls: list[str] = []
+    routes: list[WebSocketRoute] = []
+    held = asyncio.Event()
+    crafted = {"type": "delta", "game": "g1", "seq": 2, "notices": [],
+               "patch": [["score.home", 7], ["players.ghost.box", None]]}
+
+    async def route(ws: WebSocketRoute) -> None:
+        urls.append(ws.url)
+        routes.append(ws)
+        first = len(urls) == 1
+        upstream = ws.connect_to_server()
+
+        def forward(message: str | bytes) -> None:
+            if not (first and held.is_set()):
+                ws.send(message)
+
+        upstream.on_message(forward)
+
+    await page.route_web_socket(re.compile(r"/ws/watch"), route)
+    await page.goto(f"{server.http}/scoreboard?game=g1")
+    await ready(page)
+    await expect(page.locator("#home-score")).to_have_text("0")
+
+    held.set()                      # the first socket passes nothing more from the server
+    await ump.send({"type": "goal", "game": "g1", "team": "home", "player": "h1"})
+    routes[0].send(json.dumps(crafted))
+    await expect(page.locator("#home-score")).to_have_text("1", timeout=10_000)
+    await expect(page.locator("body")).to_have_attribute("data-stale", "false")
+    assert len(urls) == 2, urls
+    assert "since=" not in urls[1] and "epoch=" not in urls[1], urls[1]   # a fresh snapshot, not a resume
+    await page.screenshot(path=shot("scoreboard-resynced"))
+
+    await ump.send({"type": "goal", "game": "g1", "team": "away", "player": "a1"})
+    await expect(page.locator("#away-score")).to_have_text("1")
+    await expect(page.locator("#home-score")).to_have_text("1")
+    assert len(urls) == 2, urls
+    await ump.close()
 
 
 async def test_scoreboard_without_a_game_says_how_to_use_it(server: Server, page: Page) -> None:

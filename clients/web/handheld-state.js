@@ -1,0 +1,156 @@
+// Arena Stream handheld: the page's state, what it keeps in localStorage, the DOM and time
+// helpers every module uses, and the game and this device's events described in words.
+import { L, lang, t, cardName, conductLabel, stripCitation } from "./handheld.js";
+
+export const LS = {
+  token: "arena.handheld.token",
+  lang: "arena.handheld.lang",
+  game: "arena.handheld.game",
+  watch: (game) => "arena.handheld.watch." + game,
+  alerts: (game) => "arena.handheld.alerts." + game,
+};
+
+export const S = {
+  token: null, claims: null, device: null, role: null, game: null, arena: null,
+  view: null, notices: [], arenaGames: {}, presence: [],
+  live: null,                        // the feed: watch.js's LiveGame (or LiveArena, to pick a game)
+  alerts: [], dismissed: [],         // alerts shown until dismissed; the keys of dismissed ones
+  entries: [],                       // this device's outbox, oldest first
+  offset: 0, offsetFromDevice: false, // server clock − device clock, ms
+  dev: { ws: null, state: "idle", ready: false, welcome: null, waiter: null, attempt: 0,
+         lastHeard: 0, rtt: null, opened: 0, retryTimer: 0, syncTimer: 0, denied: null, lastPing: 0 },
+  feed: { error: null },
+  pumping: false, pumpAgain: false,
+  sheet: null, actionAt: null,
+};
+
+/** What a module asks of one that imports it (the screens, the outbox's pump): the entry
+ * module fills these in, so that no two modules import each other. */
+export const app = {
+  render() {}, renderConn() {}, renderAbout() {}, toast() {}, pump() {},
+};
+
+export function lsGet(key) { try { return localStorage.getItem(key); } catch { return null; } }
+export function lsSet(key, value) {
+  try { if (value == null) localStorage.removeItem(key); else localStorage.setItem(key, value); } catch { /* full */ }
+}
+
+// ------------------------------------------------------------------ DOM
+
+export const $ = (sel) => document.querySelector(sel);
+
+export function h(tag, props, ...kids) {
+  const el = document.createElement(tag);
+  for (const [k, v] of Object.entries(props || {})) {
+    if (v == null || v === false) continue;
+    if (k.startsWith("on") && typeof v === "function") el.addEventListener(k.slice(2), v);
+    else if (k === "class") el.className = v;
+    else el.setAttribute(k, v === true ? "" : String(v));
+  }
+  for (const kid of kids.flat(Infinity)) {
+    if (kid == null || kid === false) continue;
+    el.append(kid instanceof Node ? kid : String(kid));
+  }
+  return el;
+}
+
+export function esc(s) {
+  return String(s ?? "").replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" }[c]));
+}
+
+/** Replace an element's content only when it changed (a tap in progress survives). */
+export function setHTML(el, html) {
+  if (el && el.__html !== html) { el.innerHTML = html; el.__html = html; }
+}
+
+// ------------------------------------------------------------------ time
+
+export function mmss(ms) {
+  ms = Math.max(0, Math.ceil(ms / 1000) * 1000);
+  const s = Math.floor(ms / 1000);
+  return `${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")}`;
+}
+export function hhmmss(at) {
+  return new Date(at).toLocaleTimeString(lang === "es" ? "es" : "en-GB", { hour12: false });
+}
+/** The server's clock: from this device's clock sync, else from the feed's. */
+export const serverNow = () => Date.now() + (S.offsetFromDevice || !S.live ? S.offset : S.live.offset);
+export const ago = (ms) => t("ago", { s: Math.max(0, Math.round((Date.now() - ms) / 1000)) });
+
+// ------------------------------------------------------------------ the game
+
+export const player = (pid) => (S.view && S.view.players ? S.view.players.find((p) => p.id === pid) : null);
+export const teamName = (side) => (S.view && S.view.teams && S.view.teams[side] ? S.view.teams[side].team : t(side));
+export const sideOf = (pid) => { const p = player(pid); return p ? p.side : null; };
+export const isOfficial = () => S.role === "umpire" || S.role === "referee" || S.role === "admin";
+export const isTimekeeper = () => S.role === "timekeeper" || S.role === "admin";
+
+// ------------------------------------------------------------------ events in words
+
+export function describe(ev) {
+  const pen = ev.penalty != null && ev.penalty !== "" ? t("with_penalty", { p: ev.penalty }) : "";
+  switch (ev.type) {
+    case "whistle": return t("whistle_ev");
+    case "clock.start": return t("clock_start_ev");
+    case "clock.stop": return t("clock_stop_ev");
+    case "horn": return ev.split ? t("split_ev") : t("horn_ev");
+    case "game.end": return t("game_end_ev") + (ev.shootout ? " (shootout)" : "");
+    case "goal": return t("goal_ev", {
+      team: teamName(ev.team), who: ev.player ? " · " + ev.player : "", pts: t("pt", { n: ev.points || 1 }) });
+    case "card": return t("card_ev", {
+      card: cardName(ev.color, ev.count || 1), player: ev.player || (ev.official ? `${teamName(ev.official.team)} ${ev.official.role}` : ""),
+      conduct: conductLabel(ev.conduct) }) + pen;
+    case "box.left_early": return t("box_ev", { player: ev.player }) + pen;
+    case "arena.left": return t("arena_ev", { player: ev.player }) + pen;
+    case "substitution": return t("sub_ev", { team: teamName(ev.team), in: ev.in, out: ev.out });
+    case "mount.removed": return t("mount_removed_ev", {
+      why: ev.reason === "abuse" ? t("mount_abuse") : t("mount_unfit"), player: ev.player }) + pen;
+    case "mount.replaced": return t("mount_replaced_ev", { player: ev.player });
+    case "postgame.card": return t("postgame_ev", {
+      level: ev.level === "red" ? t("pg_red") : ev.level === "3y" ? t("pg_3y") : t("pg_2y"), player: ev.player });
+    case "void": return t("void_ev", { what: labelOf(ev.target) });
+    default: return ev.type;
+  }
+}
+
+/** What a log id refers to, in words: one of this device's events, or a notice it caused. */
+function labelOf(logId) {
+  const own = S.entries.find((e) => e.ack && e.ack.log_id === logId);
+  if (own) return describe(JSON.parse(own.body));
+  const n = S.notices.find((x) => x.cause === logId && x.text);
+  return n ? stripCitation(L([n.text.en, n.text.es])) : logId;
+}
+
+export function voidedTargets() {
+  const out = new Set();
+  for (const n of S.notices) if (n.type === "correction" && n.reason === "void" && n.target) out.add(n.target);
+  for (const e of S.entries) {
+    if (e.type === "void" && e.state === "acked") out.add(JSON.parse(e.body).target);
+  }
+  return out;
+}
+
+/** Recent events that could be voided: this device's acked ones and the feed's causes. */
+export function recentEvents() {
+  const voided = voidedTargets();
+  const items = [];
+  const seen = new Set();
+  const clockOnly = S.role === "timekeeper";
+  for (const e of S.entries) {
+    if (e.state !== "acked" || !e.ack || e.type === "void" || e.game !== S.game) continue;
+    if (clockOnly && !["clock.start", "clock.stop", "horn"].includes(e.type)) continue;
+    seen.add(e.ack.log_id);
+    if (voided.has(e.ack.log_id)) continue;
+    items.push({ logId: e.ack.log_id, label: describe(JSON.parse(e.body)), at: e.ack.at, own: true });
+  }
+  // Other devices' events, each named by its first notice (the card, the goal, …).
+  for (const n of S.notices) {
+    if (!n.cause || !n.text || seen.has(n.cause) || n.cause.startsWith("admin/")) continue;
+    if (["correction", "rejected", "game.ready", "alert"].includes(n.type) || n.type.startsWith("obligation.")) continue;
+    if (clockOnly && n.type !== "clock") continue;
+    seen.add(n.cause);
+    if (voided.has(n.cause)) continue;
+    items.push({ logId: n.cause, label: stripCitation(L([n.text.en, n.text.es])), at: n.at, own: false });
+  }
+  return items.sort((a, b) => b.at - a.at).slice(0, 12);
+}

@@ -1,0 +1,289 @@
+// Arena Stream handheld: the screens. The score line and the connection pills on top, the
+// roster (umpires, referees) or the clock (the timekeeper), the action bar, this device's
+// outbox, the game feed and who else is connected; each redrawn only where it changed. The
+// running clocks tick locally between updates from the server's clock (the device's sync).
+import { L, clauseText, lang, reasonText, stripCitation, t } from "./handheld.js";
+import {
+  $, S, ago, esc, hhmmss, isOfficial, isTimekeeper, mmss, player, serverNow, setHTML, voidedTargets, describe,
+} from "./handheld-state.js";
+import { renderAlerts } from "./handheld-alerts.js";
+import { deviceWatchdog } from "./handheld-device.js";
+import { feedState } from "./handheld-feed.js";
+import { pendingEntries, waitingElsewhere } from "./handheld-outbox.js";
+
+export function render() {
+  document.documentElement.lang = lang;
+  document.documentElement.classList.remove("boot");
+  for (const el of document.querySelectorAll("[data-i18n]")) el.textContent = t(el.dataset.i18n);
+  const signedIn = !!S.claims;
+  $("#signin").hidden = signedIn;
+  const needGame = signedIn && !S.game;
+  $("#picker").hidden = !needGame;
+  $("#official").hidden = !signedIn || needGame || !isOfficial();
+  $("#timekeeper").hidden = !signedIn || needGame || !isTimekeeper();
+  $("#outbox-section").hidden = !signedIn;
+  $("#feed-section").hidden = !signedIn || needGame;
+  $("#about").hidden = !signedIn;
+  $("#actions").hidden = !signedIn || needGame;
+  document.body.dataset.role = S.role || "";
+  document.body.dataset.status = (S.view && S.view.status) || "";
+  document.body.dataset.feed = feedState();
+  renderScore();
+  renderConn();
+  renderAlerts();
+  if (needGame) renderPicker();
+  if (isOfficial()) renderRoster();
+  if (isTimekeeper()) renderTimekeeper();
+  renderActions();
+  renderOutbox();
+  renderFeed();
+  renderAbout();
+  tickTexts();
+}
+
+function tickTexts() {
+  for (const el of document.querySelectorAll("[data-tick]")) {
+    const v = tickValue(el);
+    if (el.textContent !== v) el.textContent = v;
+  }
+}
+
+function renderScore() {
+  const el = $("#scoreline");
+  if (!S.claims) { setHTML(el, `<div class="brand">Arena Stream</div>${langButton()}`); return; }
+  const v = S.view;
+  if (!v) {
+    setHTML(el, `<div class="brand">${esc(S.game || S.arena || "")}</div>${langButton()}`);
+    return;
+  }
+  const c = v.clock;
+  const period = c.overtime ? t("overtime") : t("period", { n: c.period });
+  setHTML(el, `
+    <div class="side home"><span class="tname">${esc(v.teams.home.team)}</span><span class="goals" data-score="home">${v.score.home}</span></div>
+    <div class="mid">
+      <span class="clock ${c.running ? "running" : ""}" data-tick="clock"></span>
+      <span class="period">${esc(period)} · ${esc(t("st_" + v.status))}</span>
+    </div>
+    <div class="side away"><span class="goals" data-score="away">${v.score.away}</span><span class="tname">${esc(v.teams.away.team)}</span></div>
+    ${langButton()}`);
+}
+
+function langButton() {
+  return `<button type="button" class="lang" data-act="lang" aria-label="${esc(t("lang_name"))}">${esc(t("lang_switch"))}</button>`;
+}
+
+export function renderConn() {
+  const el = $("#conn");
+  document.body.dataset.feed = feedState();
+  if (!S.claims) { setHTML(el, ""); return; }
+  const d = S.dev;
+  const devState = { idle: "dev_connecting", connecting: "dev_connecting", syncing: "dev_syncing", online: "dev_online",
+    offline: "dev_offline", retry: "dev_retry", denied: "dev_denied" }[d.state] || "dev_connecting";
+  const devExtra = d.state === "online" && d.lastHeard
+    ? ` · ${t("heard", { ago: ago(d.lastHeard) })}${d.rtt != null ? ` · ${d.rtt} ms` : ""}` : "";
+  const feed = feedState();
+  const feedKey = { live: "feed_live", stale: "feed_stale", offline: "feed_offline" }[feed] || "feed_connecting";
+  const lastBeat = S.live ? S.live.lastFrame : 0;
+  const feedExtra = lastBeat ? ` · ${t("beat", { ago: ago(lastBeat) })}` : "";
+  const n = pendingEntries().length;
+  setHTML(el, `
+    <span class="pill dev-${esc(d.state)}" data-conn="device" data-state="${esc(d.state)}"><i></i>${esc(t("dev"))}: ${esc(t(devState))}${esc(devExtra)}</span>
+    <span class="pill feed-${esc(feed)}" data-conn="feed" data-state="${esc(feed)}"><i></i>${esc(t("feed"))}: ${esc(t(feedKey))}${esc(feedExtra)}</span>
+    <span class="pill ${n ? "pending" : "clear"}" data-conn="outbox" data-pending="${n}"><i></i>${esc(n ? t("pending", { n }) : t("all_sent"))}</span>
+    ${d.denied ? `<p class="error">${esc(reasonText(d.denied))}. ${esc(t("denied_help"))}
+      <button type="button" class="relogin" data-act="signout">${esc(t("sign_in_again"))}</button></p>` : ""}`);
+}
+
+function renderPicker() {
+  const games = Object.entries(S.arenaGames);
+  setHTML($("#picker"), `
+    <h1>${esc(t("pick_game", { arena: S.arena }))}</h1>
+    ${games.length ? games.map(([g, v]) => `<button type="button" class="big pickgame" data-act="pick-game" data-game="${esc(g)}">
+       <b>${esc(g)}</b> <span>${esc(v.teams.home.team)} ${v.score.home} – ${v.score.away} ${esc(v.teams.away.team)} · ${esc(t("st_" + v.status))}</span></button>`).join("")
+      : `<p>${esc(t("no_games"))}</p>`}`);
+}
+
+function playerTags(p) {
+  const tags = [];
+  const c = S.view.clock;
+  if (p.sent_off) tags.push(`<b class="tag red">${esc(t("tag_sent_off"))}</b>`);
+  if (p.suspended) tags.push(`<b class="tag red">${esc(t("tag_susp"))}</b>`);
+  if (p.shootout_excluded) tags.push(`<b class="tag">${esc(t("tag_no_shootout"))}</b>`);
+  if (p.box) {
+    if (p.box.eligible || p.box.release === "next_stoppage") tags.push(`<b class="tag box out">${esc(t("tag_out_next"))}</b>`);
+    else tags.push(`<b class="tag box" data-tick="play" data-key="tag_box" data-ms="${p.box.remaining_ms}" data-at="${c.at}"></b>`);
+  }
+  if (p.no_sub) {
+    if (p.no_sub.eligible || p.no_sub.release === "next_stoppage") tags.push(`<b class="tag nosub">${esc(t("tag_sub_ok"))}</b>`);
+    else tags.push(`<b class="tag nosub" data-tick="play" data-key="tag_no_sub" data-ms="${p.no_sub.remaining_ms}" data-at="${c.at}"></b>`);
+  }
+  if (p.mount) tags.push(`<b class="tag mount" data-tick="wall" data-deadline="${p.mount.deadline_at}"></b>`);
+  return tags.join("");
+}
+
+function playerButton(p, bench) {
+  const yellows = Math.min(p.yellows || 0, 4);
+  const pips = Array.from({ length: yellows }, () => `<i class="pip"></i>`).join("")
+    + (p.carried_yellow ? `<i class="pip carried" title="carried"></i>` : "");
+  const cls = ["player", p.side, bench ? "bench" : "", p.sent_off ? "off" : "", p.box ? "inbox" : "", p.on_field ? "" : "notfield"].join(" ");
+  return `<button type="button" class="${cls}" data-act="player" data-player="${esc(p.id)}">
+    <span class="pid">${esc(p.id)}</span><span class="pips" data-yellows="${p.yellows || 0}">${pips}</span>
+    <span class="tags">${playerTags(p)}</span></button>`;
+}
+
+function renderRoster() {
+  const el = $("#roster");
+  const v = S.view;
+  if (!v) { setHTML(el, `<p class="waiting">${esc(t("no_view"))}</p>`); return; }
+  const col = (side) => {
+    const team = v.teams[side];
+    const ps = (ids) => ids.map((id) => player(id)).filter(Boolean);
+    return `<div class="col ${side}">
+      <h2 class="teamhead"><span>${esc(team.team)}</span><small>${esc(t(side))}</small></h2>
+      ${ps(team.lineup).map((p) => playerButton(p, false)).join("")}
+      ${team.bench.length ? `<div class="benchrow"><small>${esc(t("bench"))}</small>${ps(team.bench).map((p) => playerButton(p, true)).join("")}</div>` : ""}
+    </div>`;
+  };
+  setHTML(el, col("home") + col("away"));
+}
+
+function renderTimekeeper() {
+  const el = $("#tk");
+  const v = S.view;
+  const c = v && v.clock;
+  const running = !!(c && c.running);
+  setHTML(el, `
+    <div class="bigclock ${running ? "running" : "stopped"}">
+      <span data-tick="clock"></span>
+      <small>${c ? esc(t("of_periods", { n: c.period, of: c.periods })) + " · " + esc(running ? t("running") : t("stopped")) : esc(t("no_view"))}</small>
+    </div>
+    <div class="tkgrid">
+      <button type="button" class="big horn" data-act="horn">${esc(t("tk_horn"))}<small>${esc(t("tk_horn_help"))}</small></button>
+      <button type="button" class="big split" data-act="horn-split">${esc(t("tk_split"))}<small>${esc(t("tk_split_help"))}</small></button>
+    </div>
+    <div class="tkgrid rare">
+      <button type="button" class="quiet void" data-act="void">${esc(t("act_void"))}</button>
+      <button type="button" class="quiet end" data-act="end" ${v && v.status === "ended" ? "disabled" : ""}>${esc(t("act_end"))}</button>
+    </div>`);
+}
+
+function renderActions() {
+  const el = $("#actions");
+  const ended = S.view && S.view.status === "ended";
+  let html = "";
+  if (isOfficial()) {
+    html = `
+      <button type="button" class="act whistle" data-act="whistle" ${ended ? "disabled" : ""}>${esc(t("act_whistle"))}</button>
+      <button type="button" class="act goal" data-act="goal" ${ended ? "disabled" : ""}>${esc(t("act_goal"))}</button>
+      <button type="button" class="act void" data-act="void">${esc(t("act_void"))}</button>
+      <button type="button" class="act end" data-act="end" ${ended ? "disabled" : ""}>${esc(t("act_end"))}</button>`;
+  } else if (isTimekeeper()) {
+    // the clock's two buttons where the thumb is; the suggested one stands out, both always work
+    const running = !!(S.view && S.view.clock && S.view.clock.running);
+    html = `
+      <button type="button" class="act start ${running ? "" : "suggest"}" data-act="clock.start" ${ended ? "disabled" : ""}>${esc(t("tk_start"))}</button>
+      <button type="button" class="act stop ${running ? "suggest" : ""}" data-act="clock.stop" ${ended ? "disabled" : ""}>${esc(t("tk_stop"))}</button>`;
+  }
+  setHTML(el, html);
+}
+
+function entryState(e) {
+  if (e.state === "acked") {
+    const voided = e.ack && voidedTargets().has(e.ack.log_id);
+    return (e.ack && e.ack.seq != null ? t("st_acked", { seq: e.ack.seq }) : t("st_acked_noseq"))
+      + (e.ack && e.ack.duplicate ? ` · ${t("st_duplicate")}` : "") + (voided ? ` · ${t("st_voided")}` : "");
+  }
+  return t("st_" + e.state);
+}
+
+function renderOutbox() {
+  const el = $("#outbox");
+  const shown = S.entries.filter((e) => e.game === S.game || !S.game).slice(-40).reverse();
+  if (!shown.length) { setHTML(el, `<li class="empty">${esc(t("outbox_empty"))}</li>`); return; }
+  setHTML(el, shown.map((e) => {
+    const ev = JSON.parse(e.body);
+    const refused = e.state === "refused" && e.error;
+    const first = e.state === "acked" && e.notices && e.notices.length
+      ? (e.notices.find((n) => n.type === "alert") || e.notices[0]) : null;
+    const notice = first && first.text
+      ? `<div class="sub${first.type === "alert" ? " alert" : ""}">${first.type === "alert" ? "⚠ " : ""}${esc(stripCitation(L([first.text.en, first.text.es])))}</div>` : "";
+    return `<li class="entry st-${esc(e.state)}" data-id="${esc(e.id)}" data-state="${esc(e.state)}" data-type="${esc(e.type)}"
+               data-seq="${e.ack && e.ack.seq != null ? e.ack.seq : ""}" data-code="${refused ? esc(e.error.code) : ""}">
+      <div class="row"><span class="what">${esc(describe(ev))}</span><span class="state">${esc(entryState(e))}</span></div>
+      <div class="meta">${esc(hhmmss(ev.at))}${e.note ? " · " + esc(t("retrying", { why: reasonText({ code: e.note }) })) : ""}</div>
+      ${refused ? `<div class="reason"><b>${esc(t("reason"))}:</b> <span class="why">${esc(reasonText(e.error))}</span>${e.error.clause ? ` <span class="clause">(${esc(clauseText(e.error.clause))})</span>` : ""}</div>` : ""}
+      ${notice}
+    </li>`;
+  }).join(""));
+}
+
+function renderFeed() {
+  const el = $("#feed");
+  const shown = S.notices.filter((n) => n.text && n.type !== "obligation.applied").slice(-12).reverse();
+  if (!shown.length) { setHTML(el, `<li class="empty">${esc(t("feed_empty"))}</li>`); return; }
+  setHTML(el, shown.map((n) => `<li class="notice n-${esc(n.type.replace(/\./g, "-"))}" data-cause="${esc(n.cause)}">
+      <span class="time">${esc(hhmmss(n.at))}</span> ${esc(L([n.text.en, n.text.es]))}</li>`).join(""));
+}
+
+export function renderAbout() {
+  const c = S.claims;
+  if (!c) return;
+  const official = (S.dev.welcome && S.dev.welcome.official) || c.official || "—";
+  setHTML($("#about"), `
+    <p class="who">${esc(t("signed_in_as", { official, role: t("role_" + S.role), device: S.device }))}</p>
+    ${c.exp ? `<p class="muted">${esc(t("token_exp", { time: new Date(c.exp * 1000).toLocaleString(lang === "es" ? "es" : "en-GB") }))}</p>` : ""}
+    <p class="muted">${esc(t("reload_offline"))}</p>
+    ${waitingElsewhere().length ? `<p class="error" data-elsewhere="${waitingElsewhere().length}">${esc(t("elsewhere", {
+      n: waitingElsewhere().length, games: [...new Set(waitingElsewhere().map((e) => e.game))].join(", ") }))}</p>` : ""}
+    <p class="muted">${esc(t("others"))}:</p>
+    <ul class="presence">${(S.presence || []).length ? S.presence.map((d) => `<li data-device="${esc(d.device)}">
+      <b>${esc(d.official || d.device)}</b> · ${esc(t("role_" + d.role) || d.role)}${d.device === S.device ? " ✓" : ""}</li>`).join("")
+      : `<li class="muted">${esc(t("nobody"))}</li>`}</ul>
+    <button type="button" class="quiet" data-act="signout">${esc(t("sign_out"))}</button>`);
+}
+
+let toastTimer = 0;
+export function toast(text, kind) {
+  const el = $("#toast");
+  el.textContent = text;
+  el.className = "toast " + (kind || "");
+  el.hidden = false;
+  clearTimeout(toastTimer);
+  toastTimer = setTimeout(() => { el.hidden = true; }, kind === "bad" ? 6000 : 2200);
+}
+
+// ------------------------------------------------------------------ ticking
+
+/** The game clock now: run from `clock.at` while it runs, held while the feed is stale. */
+function clockFigures() {
+  const c = S.view && S.view.clock;
+  if (!c) return null;
+  const stale = !S.live || S.live.stale;
+  const run = c.running && !stale;
+  const remaining = run ? Math.max(0, c.remaining_ms - (serverNow() - c.at)) : c.remaining_ms;
+  return { ...c, left: remaining, stale };
+}
+
+function tickValue(el) {
+  const kind = el.dataset.tick;
+  if (kind === "clock") { const c = clockFigures(); return c ? mmss(c.left) : "–:––"; }
+  const ms = Number(el.dataset.ms);
+  if (kind === "play") {               // box or no-sub time: falls only while the clock runs
+    const c = clockFigures();
+    const run = c && c.running && !c.stale;
+    const left = run ? ms - (serverNow() - Number(el.dataset.at)) : ms;
+    return t(el.dataset.key, { t: mmss(left) });
+  }
+  if (kind === "wall") {               // a mount's 5:00: wall-clock time
+    const left = Number(el.dataset.deadline) - serverNow();
+    return left > 0 ? t("tag_mount", { t: mmss(left) }) : t("tag_mount_over");
+  }
+  return el.textContent;
+}
+
+/** Twice a second: the watchdog, the running clocks, the connection pills. */
+export function tick() {
+  deviceWatchdog();
+  tickTexts();
+  renderConn();
+}
