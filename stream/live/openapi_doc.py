@@ -1,0 +1,291 @@
+"""The OpenAPI 3.1 document of the HTTP API (``app.py``), served at ``/openapi.json``.
+
+The schemas are generated (``schema_gen.py``) from the request and response
+types of ``api_types.py`` and the log events; what is written here is the map
+around them: which route takes and returns what, with which status codes.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from . import api_types
+from .schema_gen import generated, ref, version
+
+OPENAPI_VERSION = "3.1.0"
+
+_ADMIN: list[dict[str, list[str]]] = [{"bearerAuth": []}]
+
+
+def _json(name: str, description: str, **headers: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {"description": description,
+                           "content": {"application/json": {"schema": ref(name)}}}
+    if headers:
+        out["headers"] = headers
+    return out
+
+
+def _text(description: str) -> dict[str, Any]:
+    return {"description": description, "content": {"text/plain": {"schema": {"type": "string"}}}}
+
+
+def _html(description: str) -> dict[str, Any]:
+    return {"description": description, "content": {"text/html": {"schema": {"type": "string"}}}}
+
+
+def _either(description: str, name: str) -> dict[str, Any]:
+    """Some refusals come from aiohttp (plain text), some from the service (JSON)."""
+    return {"description": description,
+            "content": {"application/json": {"schema": ref(name)},
+                        "text/plain": {"schema": {"type": "string"}}}}
+
+
+_UNAUTHORIZED = _text("no `Authorization: Bearer <token>`, or a token that is forged, expired or revoked")
+_NOT_ADMIN = _text("the token is valid but not an admin token")
+_TOO_LARGE = _text("the body is larger than 256 KiB")
+_NDJSON = {"type": "string", "description": "JSON Lines: one `LogEvent` per line, in log order"}
+
+
+def _ndjson(description: str) -> dict[str, Any]:
+    return {"description": description,
+            "content": {"application/x-ndjson": {"schema": _NDJSON,
+                                                 "x-item-schema": ref("LogEvent")}}}
+
+
+def _submit_responses() -> dict[str, Any]:
+    """What ``app._submit`` answers: an ``ack`` or an ``error`` frame, as on /ws/device."""
+    retry_after = {"Retry-After": {"description": "seconds; send the same body again",
+                                   "schema": {"type": "integer"}}}
+    return {
+        "201": _json("Ack", "committed to disk (`duplicate: false`)"),
+        "200": _json("Ack", "a retry of an event already committed (same `id`, same body): "
+                            "the first ack again, with `duplicate: true` and no notices"),
+        "400": _either("malformed: the body is not a JSON object (text), or an event field is "
+                       "missing or ill-typed (`Error`, `clause: null`: `invalid_field`, …)", "Error"),
+        "401": _UNAUTHORIZED,
+        "403": _either("not an admin token (text), or an admin token scoped to a game or an arena "
+                       "(`Error` `out_of_scope`; setting up needs an unscoped one) or a role that "
+                       "may not send this (`forbidden`)", "Error"),
+        "409": _json("Error", "refused: by the rules (`clause` names the clause: `duplicate_event`, "
+                              "`unknown_event`, `unknown_player`, …) or `id_conflict` (this id was "
+                              "used for a different body; the first one stands)"),
+        "413": _TOO_LARGE,
+        "503": _json("Error", "`not_stored`, `retry: true`: nothing was committed; send the same "
+                              "body again", **retry_after),
+    }
+
+
+def _op(op_id: str, summary: str, tag: str, responses: dict[str, Any], *, admin: bool = False,
+        body: str | None = None, body_required: bool = True, description: str | None = None,
+        params: list[str] | None = None) -> dict[str, Any]:
+    op: dict[str, Any] = {"operationId": op_id, "summary": summary, "tags": [tag]}
+    if description:
+        op["description"] = description
+    if params:
+        op["parameters"] = [{"name": p, "in": "path", "required": True, "schema": {"type": "string"}}
+                            for p in params]
+    if body is not None:
+        op["requestBody"] = {"required": body_required,
+                             "content": {"application/json": {"schema": ref(body)}}}
+    op["responses"] = responses
+    op["security"] = _ADMIN if admin else []
+    return op
+
+
+def _document(what: str) -> dict[str, Any]:
+    return {"description": what, "content": {"application/json": {"schema": {"type": "object"}}}}
+
+
+def _admin_responses(**more: Any) -> dict[str, Any]:
+    return {**more, "401": _UNAUTHORIZED, "403": _NOT_ADMIN}
+
+
+def _ws_upgrade(kind: str, channel: str) -> dict[str, Any]:
+    return {"get": {
+        "operationId": f"{kind}Socket",
+        "summary": f"The {kind} WebSocket ({channel}); its frames are in /asyncapi.json",
+        "tags": ["websocket"],
+        "description": "A WebSocket upgrade. The protocol on it is described by the AsyncAPI "
+                       "document at `/asyncapi.json` and in docs/protocol.md.",
+        "responses": {
+            "101": {"description": "switching protocols"},
+            "403": _text("a browser `Origin` that is neither this service nor an allowed one"),
+            "503": _text("too many connections, or the service is still loading its log "
+                         "(`Retry-After`)"),
+        },
+        "security": [],
+    }}
+
+
+@functools.cache
+def openapi() -> dict[str, Any]:
+    """The OpenAPI 3.1 document of the HTTP API (``app.py``), built once."""
+
+    comps = generated()
+    games_list = {"description": "every game the log holds",
+                  "content": {"application/json": {"schema": {"type": "array",
+                                                              "items": ref("GameSummary")}}}}
+    unknown_game = _json("Problem", "no such game (`unknown_game`)")
+    paths: dict[str, Any] = {
+        "/": {"get": _op("index", "A human index page: the games, and links to the API documents",
+                         "docs", {"200": _html("the index")})},
+        "/healthz": {"get": _op("healthz", "Liveness", "health", {"200": _json("Health", "alive")})},
+        "/readyz": {"get": _op("readyz", "Readiness: the log is loaded and not recovering", "health",
+                               {"200": _json("Ready", "ready"),
+                                "503": _json("Ready", "loading or recovering")})},
+        "/metrics": {"get": _op("metrics", "Prometheus metrics", "health",
+                                {"200": _text("Prometheus text exposition format")})},
+        "/ws/device": _ws_upgrade("device", "officials' handhelds"),
+        "/ws/watch": _ws_upgrade("watch", "scoreboards, overlays, viewers"),
+        "/api/games": {
+            "get": _op("listGames", "Every game, with its score and status", "games",
+                       {"200": games_list}),
+            "post": _op("setupGame", "Set up a game and its rosters (a `game.setup` event)", "admin",
+                        _submit_responses(), admin=True, body="GameSetupRequest"),
+        },
+        "/api/games/{game}": {"get": _op(
+            "getGame", "The game's committed view: what a `snapshot` frame holds", "games",
+            {"200": _json("GameDocument", "`seq` and `epoch` to resume a watch socket from"),
+             "404": unknown_game}, params=["game"])},
+        "/api/games/{game}/log": {"get": _op(
+            "getGameLog", "The game's log as JSON Lines (the pinned format)", "log",
+            {"200": _ndjson("the game's events, `seq` 1 first (a download: "
+                            "`Content-Disposition: attachment`)"),
+             "404": unknown_game}, params=["game"])},
+        "/api/log": {"get": _op("getLog", "The whole log as JSON Lines", "log",
+                                _admin_responses(**{"200": _ndjson("every event, in append order")}),
+                                admin=True)},
+        "/api/state": {"get": _op(
+            "getStateDigest", "The SHA-256 of the live folded state", "log",
+            _admin_responses(**{"200": _json("StateDigest", "equal to `arena-stream replay LOG --hash` "
+                                                            "of this service's `/api/log`")}),
+            admin=True)},
+        "/api/events": {"post": _op("setupEvent", "Set up a tournament event (an `event.setup` event)",
+                                    "admin", _submit_responses(), admin=True, body="EventSetupRequest")},
+        "/api/events/{event}/complete": {"post": _op(
+            "completeEvent", "Mark a tournament event completed (an `event.complete` event)", "admin",
+            _submit_responses(), admin=True, body="EventCompleteRequest", body_required=False,
+            params=["event"],
+            description="The body is optional. Without an `id` the event's is `complete-<event>`: "
+                        "a repeated call is acked as a duplicate. Obligations of teams left in no "
+                        "uncompleted event of equal or higher handicap become servable with any "
+                        "team (R15: `obligation.updated` notices).")},
+        "/api/events/{event}/eliminate": {"post": _op(
+            "eliminateTeam", "A team is out of a tournament event (a `team.eliminated` event, R15)",
+            "admin", _submit_responses(), admin=True, body="TeamEliminatedRequest", params=["event"],
+            description="The body names the `team`. Without an `id` the event's is "
+                        "`eliminate-<event>-<team>`: a repeated call is acked as a duplicate. Refused "
+                        "`unknown_event`, `unknown_team` (not entered in the event) or "
+                        "`already_eliminated`. What the team's players still owe becomes servable "
+                        "with any team once it is left in no uncompleted event of equal or higher "
+                        "handicap (R15: `obligation.updated` notices).")},
+        "/api/games/preview": {"post": _op(
+            "previewGame", "What a game would apply to its rosters (carried obligations) if set up now",
+            "admin", _admin_responses(**{
+                "200": _json("GamePreview", "the obligations it would take; nothing is stored"),
+                "400": _either("the body is not a JSON object (text), or not a valid `game.setup` "
+                               "(`Problem`: `invalid_field`, …)", "Problem"),
+                "409": _json("Problem", "the rules refuse the setup (`clause` names the clause)"),
+                "413": _TOO_LARGE}),
+            admin=True, body="GameSetupRequest",
+            description="The body is a `game.setup` as for `POST /api/games` (`id` defaults to "
+                        "`preview`). Nothing is logged.")},
+        "/api/players/{player}/obligations": {"get": _op(
+            "getPlayerObligations", "What a player owes, where it may be served, and what was served "
+            "where", "games", {"200": _json("PlayerObligations", "the player's obligations, in "
+                                                                "serving order (empty if none)")},
+            params=["player"])},
+        "/api/obligations": {"get": {**_op(
+            "listObligations", "Every obligation of the ledger, or its history", "games",
+            {"200": {"description": "the obligations",
+                     "content": {"application/json": {"schema": {"type": "array",
+                                                                 "items": ref("Obligation")}}}}}),
+            "parameters": [{"name": "status", "in": "query", "required": False,
+                            "description": "only those in this status (`served`: the history)",
+                            "schema": {k: v for k, v in comps["Obligation"]["properties"]["status"].items()
+                                       if k != "default"}}]}},
+        "/api/committee/increase": {"post": _op(
+            "committeeIncrease", "The committee increases a penalty (a `committee.increase` event)",
+            "admin", _submit_responses(), admin=True, body="CommitteeIncreaseRequest")},
+        "/api/committee/rescind": {"post": _op(
+            "committeeRescind", "The committee rescinds an obligation (a `committee.rescind` event)",
+            "admin", _submit_responses(), admin=True, body="CommitteeRescindRequest",
+            description="`obligation` is an obligation's `id` (`GET /api/obligations`). The ack's "
+                        "notices hold its `obligation.withdrawn`. Refused `unknown_obligation`, or "
+                        "`record_closed` once the game that serves it has begun.")},
+        "/api/committee/decrease": {"post": _op(
+            "committeeDecrease", "The committee lowers the play time an obligation owes "
+            "(a `committee.decrease` event)", "admin", _submit_responses(), admin=True,
+            body="CommitteeDecreaseRequest",
+            description="`owed_ms` is the play time it owes from now on. The ack's notices hold its "
+                        "`obligation.updated`. Refused `unknown_obligation`, `record_closed` once the "
+                        "game that serves it has begun, `not_decreasable` (it owes no play time: "
+                        "rescind it instead) or `not_a_decrease` (not less than it owes; a sit-out "
+                        "must still owe some).")},
+        "/api/tokens": {"post": _op(
+            "issueToken", "Issue a device token", "admin",
+            {**_admin_responses(**{
+                "201": _json("TokenIssued", "the token (send it only in an `auth` frame or an "
+                                            "`Authorization` header) and its claims (`jti` revokes it)"),
+                "400": _json("Problem", "`invalid_field` (the body), or `unscoped`: a token for any "
+                                        "role but admin needs a `game` or an `arena`"),
+                "413": _TOO_LARGE}),
+             "403": _either("not an admin token (text), or a scoped admin token asking for a token "
+                            "outside its own scope (`Problem` `out_of_scope`)", "Problem")},
+            admin=True, body="TokenRequest")},
+        "/api/tokens/revoke": {"post": _op(
+            "revokeToken", "Revoke a token by its `jti`", "admin",
+            _admin_responses(**{
+                "200": _json("Revoked", "revoked: refused at its next authentication"),
+                "400": _json("Problem", "`invalid_field`"), "413": _TOO_LARGE}),
+            admin=True, body="RevokeRequest")},
+        **{route: {"get": _op(
+            f"{route.strip('/')}Page", f"The browser client `{file}`, configured by URL parameters",
+            "clients", {"200": _html("the page"), "404": _text("this client is not installed")})}
+           for route, file in api_types.PAGES.items()},
+        "/clients/{filename}": {"get": _op(
+            "clientFile", "The browser clients' files (scripts, styles), when installed", "clients",
+            {"200": {"description": "the file", "content": {"*/*": {"schema": {"type": "string"}}}},
+             "404": _text("no such file")}, params=["filename"])},
+        "/games/{game}/report": {"get": _op(
+            "gameReport", "The game report: every card, penalty, box trip and release with its clause, "
+            "the obligations it created, and an SVG timeline of play time; prints well", "games",
+            {"200": _html("the report"), "404": _json("Problem", "no such game")}, params=["game"])},
+        "/games/{game}/report.json": {"get": _op(
+            "gameReportJson", "The game report as JSON", "games",
+            {"200": _document("the report"), "404": _json("Problem", "no such game")}, params=["game"])},
+        "/games/{game}/report.csv": {"get": _op(
+            "gameReportCsv", "The game report's rows as CSV", "games",
+            {"200": {"description": "one row per card, penalty, box trip or release",
+                     "content": {"text/csv": {"schema": {"type": "string"}}}},
+             "404": _json("Problem", "no such game")}, params=["game"])},
+        "/openapi.json": {"get": _op("openapi", "This document", "docs", {"200": _document("OpenAPI 3.1")})},
+        "/asyncapi.json": {"get": _op("asyncapi", "The WebSocket protocols", "docs",
+                                      {"200": _document("AsyncAPI 3.0")})},
+    }
+    return {
+        "openapi": OPENAPI_VERSION,
+        "info": {
+            "title": "Arena Stream HTTP API",
+            "version": version(),
+            "summary": "Real-time match events for USPA arena polo",
+            "description": (api_types.__doc__ or "").strip() + "\n\nThe WebSocket protocols are described at "
+                           "`/asyncapi.json`; both, with examples, in docs/protocol.md.",
+        },
+        "jsonSchemaDialect": "https://spec.openapis.org/oas/3.1/dialect/base",
+        "tags": [{"name": n, "description": d} for n, d in (
+            ("games", "what viewers can read"), ("log", "the event log, JSON Lines"),
+            ("admin", "setup and tokens: `Authorization: Bearer <admin token>`"),
+            ("health", "probes and metrics"), ("websocket", "the two WebSocket endpoints"),
+            ("docs", "this document and its companion"),
+            ("clients", "the browser clients: scoreboard, overlay, handheld"))],
+        "paths": paths,
+        "components": {
+            "schemas": comps,
+            "securitySchemes": {"bearerAuth": {
+                "type": "http", "scheme": "bearer", "bearerFormat": "v1.<payload>.<signature>",
+                "description": "An admin token (`admin.token` in the data directory, or one issued by "
+                               "`POST /api/tokens` with `role: admin`)."}},
+        },
+    }
