@@ -100,11 +100,12 @@ class StateDigest(msgspec.Struct, kw_only=True):
 
 class Problem(msgspec.Struct, kw_only=True):
     """A refusal of an HTTP call that is not an event submission (``clause``:
-    set when the rules refused, as by ``POST /api/games/preview``)."""
+    set when the rules refused, as by ``POST /api/games/preview``; null when that
+    call's body was not a game set-up; absent from every other refusal)."""
 
     code: str
     detail: str
-    clause: str | None = None
+    clause: str | msgspec.UnsetType | None = msgspec.UNSET
 
 
 class PlayerObligations(msgspec.Struct, kw_only=True):
@@ -124,7 +125,10 @@ class GamePreview(msgspec.Struct, kw_only=True):
 
 
 class Revoked(msgspec.Struct, kw_only=True):
+    """``POST /api/tokens/revoke``: the token's ``jti``, and how many of its sockets were closed here."""
+
     revoked: str
+    sockets_closed: int
 
 
 class Health(msgspec.Struct, kw_only=True):

@@ -12,7 +12,7 @@ import logging
 import re
 import secrets
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from html import escape
 from pathlib import Path
 from typing import Any
@@ -22,15 +22,16 @@ import msgspec
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
-from ..errors import AuthError, MalformedEvent, NotStored, Refused
+from ..errors import AuthError, MalformedEvent, NotStored, Refused, StartupRefused
 from ..rules import codec
 from ..rules.events import GameSetup
 from ..store import Followable, Store
 from ..store.sqlite import SqliteStore
-from . import api_types, auth, logs, report, schemas
+from . import api_types, auth, follower, logs, report, report_csv, report_html, schemas, timer
 from . import protocol as pr
 from .config import Config, load_secret
-from .hub import Frames, Hub, now_ms
+from .feeds import Frames
+from .hub import Hub, now_ms
 from .ingest import device_ws, submit_fields
 from .service import Service
 from .watch import watch_ws
@@ -44,9 +45,16 @@ def _filename(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]", "_", name)
 
 
-def _problem(status: int, code: str, detail: str, **extra: Any) -> web.Response:
-    return web.Response(status=status, body=_json.encode({"code": code, "detail": detail, **extra}),
-                        content_type="application/json")
+def _send(doc: msgspec.Struct | Sequence[msgspec.Struct], status: int = 200,
+          headers: dict[str, str] | None = None) -> web.Response:
+    """A JSON response: a shape of ``api_types`` (or of the protocol), or a list of them, encoded once."""
+    return web.Response(status=status, body=_json.encode(doc), content_type="application/json",
+                        headers=headers)
+
+
+def _problem(status: int, code: str, detail: str,
+             clause: str | msgspec.UnsetType | None = msgspec.UNSET) -> web.Response:
+    return _send(api_types.Problem(code=code, detail=detail, clause=clause), status)
 
 
 def _admin(request: web.Request) -> auth.Claims:
@@ -80,23 +88,21 @@ async def _submit(request: web.Request, etype: str, fields: dict[str, Any]) -> w
     if isinstance(result, pr.Error):
         status = {"not_stored": 503, "forbidden": 403, "out_of_scope": 403,
                   "id_conflict": 409}.get(result.code, 400 if result.clause is None else 409)
-        return web.Response(status=status, body=_json.encode(result), content_type="application/json",
-                            headers={"Retry-After": "1"} if result.retry else None)
-    return web.Response(status=200 if result.duplicate else 201, body=_json.encode(result),
-                        content_type="application/json")
+        return _send(result, status, {"Retry-After": "1"} if result.retry else None)
+    return _send(result, 200 if result.duplicate else 201)
 
 
 # ------------------------------------------------------------------ handlers
 
 
 async def healthz(request: web.Request) -> web.Response:
-    return web.json_response({"ok": True})
+    return _send(api_types.Health(ok=True))
 
 
 async def readyz(request: web.Request) -> web.Response:
     hub = request.app[Service.KEY].hub
     ready = hub.ready and not hub.recovering
-    return web.json_response({"ready": ready}, status=200 if ready else 503)
+    return _send(api_types.Ready(ready=ready), 200 if ready else 503)
 
 
 async def metrics(request: web.Request) -> web.Response:
@@ -107,23 +113,18 @@ async def metrics(request: web.Request) -> web.Response:
 
 async def games(request: web.Request) -> web.Response:
     hub = request.app[Service.KEY].hub
-    out = []
-    for gid, feed in hub.feeds.items():
-        v = feed.view
-        if v is not None:
-            out.append({"game": gid, "event": v.event, "arena": v.arena, "status": v.status,
-                        "home": v.teams.home.team, "away": v.teams.away.team,
-                        "score": {"home": v.score.home, "away": v.score.away}, "seq": feed.seq})
-    return web.Response(body=_json.encode(out), content_type="application/json")
+    return _send([api_types.GameSummary(game=gid, event=v.event, arena=v.arena, status=v.status,
+                                        home=v.teams.home.team, away=v.teams.away.team, score=v.score,
+                                        seq=feed.seq)
+                  for gid, feed in hub.feeds.items() if (v := feed.view) is not None])
 
 
 async def game(request: web.Request) -> web.Response:
     hub = request.app[Service.KEY].hub
     feed = hub.feeds.get(request.match_info["game"])
-    if feed is None:
+    if feed is None or feed.view is None:  # (no view yet: its set-up is still being committed)
         return _problem(404, "unknown_game", "no such game")
-    return web.Response(body=_json.encode({"seq": feed.seq, "epoch": hub.store.epoch, "view": feed.view}),
-                        content_type="application/json")
+    return _send(api_types.GameDocument(seq=feed.seq, epoch=hub.store.epoch, view=feed.view))
 
 
 async def game_log(request: web.Request) -> web.StreamResponse:
@@ -147,9 +148,8 @@ async def whole_log(request: web.Request) -> web.Response:
 async def state_digest(request: web.Request) -> web.Response:
     _admin(request)
     engine = request.app[Service.KEY].hub.engine
-    doc = api_types.StateDigest(sha256=engine.state_hash(), events=len(engine.owner),
-                                 games=len(engine.games))
-    return web.Response(body=_json.encode(doc), content_type="application/json")
+    return _send(api_types.StateDigest(sha256=engine.state_hash(), events=engine.event_count(),
+                                       games=len(engine.game_ids())))
 
 
 async def post_event(request: web.Request) -> web.Response:
@@ -200,8 +200,7 @@ def _within_scope(svc: Service, issuer: auth.Claims, game: str | None, arena: st
     if issuer.game is not None and game != issuer.game:
         return False
     if issuer.arena is not None and arena != issuer.arena:
-        rec = svc.hub.engine.games.get(game) if game is not None else None
-        return rec is not None and rec.game.arena == issuer.arena
+        return game is not None and svc.hub.engine.arena_of(game) == issuer.arena
     return True
 
 
@@ -220,8 +219,7 @@ async def post_token(request: web.Request) -> web.Response:
         return _problem(400, err.code, err.detail)
     log.info("token issued", extra={"by": claims.sub, "device": req.device, "role": req.role,
                                     "jti": issued.jti, "fingerprint": auth.fingerprint(token)})
-    return web.Response(status=201, body=_json.encode(api_types.TokenIssued(token=token, claims=issued)),
-                        content_type="application/json")
+    return _send(api_types.TokenIssued(token=token, claims=issued), 201)
 
 
 async def revoke_token(request: web.Request) -> web.Response:
@@ -234,7 +232,7 @@ async def revoke_token(request: web.Request) -> web.Response:
     await svc.hub.store.revoke(req.jti, now_ms(), claims.sub, req.reason)
     closed = await svc.revoke(req.jti)
     log.info("token revoked", extra={"by": claims.sub, "jti": req.jti, "closed": closed})
-    return web.json_response({"revoked": req.jti, "sockets_closed": closed})
+    return _send(api_types.Revoked(revoked=req.jti, sockets_closed=closed))
 
 
 async def openapi_doc(request: web.Request) -> web.Response:
@@ -249,17 +247,14 @@ async def player_obligations(request: web.Request) -> web.Response:
     """What a player owes, where it may be served, and what was served where."""
     hub = request.app[Service.KEY].hub
     player = request.match_info["player"]
-    obs = hub.engine.obligations(player)
-    return web.Response(body=_json.encode({"player": player, "obligations": obs}),
-                        content_type="application/json")
+    return _send(api_types.PlayerObligations(player=player, obligations=hub.engine.obligations(player)))
 
 
 async def obligations(request: web.Request) -> web.Response:
     """Every obligation, optionally by ``status`` (pending, serving, served): the history."""
     hub = request.app[Service.KEY].hub
     status = request.query.get("status")
-    out = [o for obs in hub.engine.ledger.values() for o in obs if status is None or o.status == status]
-    return web.Response(body=_json.encode(out), content_type="application/json")
+    return _send(hub.engine.all_obligations(status=status))
 
 
 async def preview_game(request: web.Request) -> web.Response:
@@ -275,9 +270,8 @@ async def preview_game(request: web.Request) -> web.Response:
         taken = hub.engine.preview_setup(event)
     except (MalformedEvent, Refused) as err:
         return _problem(409 if isinstance(err, Refused) else 400, err.code, err.detail,
-                        clause=getattr(err, "clause", None))
-    return web.Response(body=_json.encode({"game": event.game, "applies": taken}),
-                        content_type="application/json")
+                        clause=err.clause if isinstance(err, Refused) else None)
+    return _send(api_types.GamePreview(game=event.game, applies=taken))
 
 
 async def committee_increase(request: web.Request) -> web.Response:
@@ -307,12 +301,12 @@ async def _report(request: web.Request) -> report.Report | web.Response:
 
 
 async def game_report(request: web.Request) -> web.Response:
-    """The game report (stream/live/report.py): every card, penalty, box trip and release with its
+    """The game report (stream/live/report*.py): every card, penalty, box trip and release with its
     clause, the obligations the game created, a timeline of play time. Prints on A4."""
     r = await _report(request)
     if isinstance(r, web.Response):
         return r
-    return web.Response(text=report.to_html(r), content_type="text/html")
+    return web.Response(text=report_html.to_html(r), content_type="text/html")
 
 
 async def game_report_json(request: web.Request) -> web.Response:
@@ -326,7 +320,7 @@ async def game_report_csv(request: web.Request) -> web.Response:
     r = await _report(request)
     if isinstance(r, web.Response):
         return r
-    return web.Response(text=report.to_csv(r), content_type="text/csv", charset="utf-8", headers={
+    return web.Response(text=report_csv.to_csv(r), content_type="text/csv", charset="utf-8", headers={
         "Content-Disposition": f'attachment; filename="{_filename(r.game)}-report.csv"'})
 
 
@@ -364,14 +358,14 @@ async def page(request: web.Request) -> web.StreamResponse:
 def make_store(config: Config) -> Store:
     if config.store == "sqlite":
         if config.sqlite_synchronous != "FULL" and not config.unsafe_store:
-            raise SystemExit(f"sqlite_synchronous={config.sqlite_synchronous} can lose acknowledged "
+            raise StartupRefused(f"sqlite_synchronous={config.sqlite_synchronous} can lose acknowledged "
                              "events at a power cut: it needs unsafe_store (--unsafe-store)")
         return SqliteStore(config.data_dir / "arena.sqlite", synchronous=config.sqlite_synchronous)
     if config.store.startswith(("redis://", "rediss://", "unix://")):
         from ..store.redis import RedisStore
 
         return RedisStore(config.store, unsafe=config.unsafe_store)
-    raise SystemExit(f"unknown store {config.store!r}: use sqlite or a redis:// URL")
+    raise StartupRefused(f"unknown store {config.store!r}: use sqlite or a redis:// URL")
 
 
 async def _revocations(svc: Service, every: float = 2.0) -> None:
@@ -405,12 +399,12 @@ def build_app(config: Config, *, store: Store | None = None, secret: bytes | Non
         svc.fanout.publish(game, frames, frames.msg.seq)
 
     def on_game(game: str) -> None:
-        rec = hub.engine.games.get(game)
-        if rec is not None:
-            svc.fanout.new_game(game, rec.game.arena)
+        arena = hub.engine.arena_of(game)
+        if arena is not None:
+            svc.fanout.new_game(game, arena)
 
-    hub.on_publish = on_publish
-    hub.on_game = on_game
+    hub.feeds.on_publish = on_publish
+    hub.feeds.on_game = on_game
 
     app = web.Application(client_max_size=256 * 1024)
     app[Service.KEY] = svc
@@ -464,10 +458,10 @@ async def _lifecycle(app: web.Application) -> AsyncIterator[None]:
     svc = app[Service.KEY]
     await svc.hub.start()
     svc.revoked = await svc.hub.store.revoked()
-    tasks = [asyncio.create_task(svc.hub.run_timer(), name="deadline-timer"),
+    tasks = [asyncio.create_task(timer.run(svc.hub), name="deadline-timer"),
              asyncio.create_task(_heartbeat(svc), name="heartbeat")]
     if isinstance(svc.hub.store, Followable):
-        tasks.append(asyncio.create_task(svc.hub.run_follower(), name="log-follower"))
+        tasks.append(asyncio.create_task(follower.run(svc.hub), name="log-follower"))
     tasks.append(asyncio.create_task(_revocations(svc), name="revocations"))
     try:
         yield

@@ -13,8 +13,10 @@ import msgspec
 from aiohttp import web
 
 from stream.cli import replay
+from stream.live import api_types
 from stream.live.app import build_app
 from stream.live.config import Config
+from stream.rules.ledger import Obligation
 
 from .conftest import Server, Viewer, free_port, view_after
 
@@ -234,3 +236,45 @@ async def test_eliminating_a_team_is_admin_only_and_frees_what_its_players_owe(s
     assert status == 409 and refused["code"] == "unknown_event"
     status, refused = await server.api("POST", path, {})
     assert status == 400 and refused["code"] == "invalid_field"
+
+
+async def test_every_json_answer_is_its_declared_shape_byte_for_byte(server: Server) -> None:
+    """Each route's JSON body decodes as its shape in ``api_types`` (or a list of them), and that
+    shape encodes back to the very same bytes: no field more, none less, none reordered."""
+    await _red_in_game_one(server)
+    g2 = {"game": "g2", "event": "cup", "handicap": 8, "teams": {
+        "home": {"team": "g1-away", "players": ["a1", "a2", "a3"]},
+        "away": {"team": "other", "players": ["x1", "x2", "x3"]}}}
+    arena_admin = server.token("admin", "arena-admin", arena="elsewhere")
+    cases: list[tuple[str, str, Any, Any, int, str | None]] = [
+        ("GET", "/healthz", None, api_types.Health, 200, None),
+        ("GET", "/readyz", None, api_types.Ready, 200, None),
+        ("GET", "/api/games", None, list[api_types.GameSummary], 200, None),
+        ("GET", "/api/games/g1", None, api_types.GameDocument, 200, None),
+        ("GET", "/api/games/nope", None, api_types.Problem, 404, None),
+        ("GET", "/api/state", None, api_types.StateDigest, 200, None),
+        ("GET", "/api/players/a2/obligations", None, api_types.PlayerObligations, 200, None),
+        ("GET", "/api/obligations?status=pending", None, list[Obligation], 200, None),
+        ("POST", "/api/games/preview", g2, api_types.GamePreview, 200, None),
+        ("POST", "/api/games/preview", {**g2, "game": "g1"}, api_types.Problem, 409, None),
+        ("POST", "/api/games/preview", {"game": 5}, api_types.Problem, 400, None),
+        ("POST", "/api/tokens", {"role": "umpire", "device": "d1", "game": "g1"}, api_types.TokenIssued,
+         201, None),
+        ("POST", "/api/tokens", {"role": "umpire", "device": "d1", "game": "g1"}, api_types.Problem, 403,
+         arena_admin),
+        ("POST", "/api/tokens/revoke", {"jti": "nobody"}, api_types.Revoked, 200, None),
+    ]
+    async with aiohttp.ClientSession() as s:
+        for method, path, body, shape, status, token in cases:
+            headers = {"Authorization": f"Bearer {token or server.admin}"}
+            async with s.request(method, server.http + path, json=body, headers=headers) as r:
+                raw = await r.read()
+                assert (r.status, r.content_type) == (status, "application/json"), (path, raw)
+            assert msgspec.json.encode(msgspec.json.decode(raw, type=shape)) == raw, (path, raw)
+    # a preview's body that is no game set-up: `clause` is null; any other refusal has none
+    status, doc = await server.api("POST", "/api/games/preview", {"game": 5})
+    assert status == 400 and doc["clause"] is None
+    status, doc = await server.api("GET", "/api/games/nope")
+    assert status == 404 and "clause" not in doc
+    status, doc = await server.api("POST", "/api/tokens/revoke", {"jti": "nobody"})
+    assert doc == {"revoked": "nobody", "sockets_closed": 0}
