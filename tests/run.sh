@@ -18,7 +18,7 @@ fi
 
 # The Node `ws` peer of `arena-stream bench all` (its smoke test runs it): from
 # the npm registry, into a cache outside the repository, before the tests run.
-python3 -c "from stream.bench_fanout import ensure_node_ws; print('bench peer:', ensure_node_ws()[1])"
+python3 -c "from stream.tools.bench_fanout import ensure_node_ws; print('bench peer:', ensure_node_ws()[1])"
 
 python3 -m ruff check stream tests
 python3 -m mypy

@@ -120,7 +120,7 @@ def test_serve_refuses_sqlite_synchronous_normal_without_unsafe_store(tmp_path: 
 
 
 async def test_sqlite_synchronous_reaches_the_connections(tmp_path: Path) -> None:
-    with pytest.raises(SystemExit, match="unsafe_store"):
+    with pytest.raises(StartupRefused, match="unsafe_store"):
         make_store(Config(data_dir=tmp_path, sqlite_synchronous="NORMAL"))
     for setting, unsafe, expected in (("FULL", False, 2), ("NORMAL", True, 1)):
         store = make_store(Config(data_dir=tmp_path, sqlite_synchronous=setting, unsafe_store=unsafe))

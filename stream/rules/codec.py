@@ -54,7 +54,7 @@ def decode_event(data: bytes | str) -> Event:
         raise _explain(err, lambda: _type_in(data)) from None
 
 
-def event_from_fields(fields: dict[str, Any]) -> Event:
+def event_from_fields(fields: dict[str, object]) -> Event:
     """One event from its fields as a JSON document decoded them (what the live
     service receives), without encoding them again; or ``MalformedEvent``."""
     try:

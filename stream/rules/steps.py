@@ -6,7 +6,7 @@ any change, time is the event's, and every notice cites its clause.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from ..errors import Refused
 from . import clock as clk
@@ -89,9 +89,11 @@ def stoppage(g: Game, e: ev.EventBase, out: Out) -> None:
         unwatch_served(g)
 
 
-def alert(g: Game, e: ev.EventBase, out: Out, code: str, clause: str, **fields: Any) -> None:
+def alert(g: Game, e: ev.EventBase, out: Out, code: str, clause: str, *, player: str | None = None,
+          side: ev.Side | None = None, subject: str | None = None) -> None:
     """House rule 6: the fact stands; tell the officials where the record and the rule part."""
-    out.append(nt.Alert(cause=e.id, at=e.at, game=g.id, clause=clause, code=code, **fields))
+    out.append(nt.Alert(cause=e.id, at=e.at, game=g.id, clause=clause, code=code, player=player,
+                        side=side, subject=subject))
 
 
 def send_off(g: Game, p: Player, e: ev.EventBase, out: Out, clause: str = "R6",

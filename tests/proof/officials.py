@@ -3,10 +3,9 @@ service subprocess, its clock started, and a token for each umpire's device."""
 
 from __future__ import annotations
 
-from stream.tools.device_client import Device
+from stream.tools.harness import Device, ServiceProcess
 
 from ..rules.script import AWAY, HOME
-from ..service.processes import ServiceProcess
 
 
 async def umpires_game(srv: ServiceProcess, devices: int, game: str = "g1") -> list[str]:

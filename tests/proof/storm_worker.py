@@ -1,5 +1,5 @@
 """A viewer worker for the reconnect storm (``test_reconnect_storm.py``): many
-viewers on ``stream.tools.bench_fanout``'s Sans-I/O viewer, each of which keeps what
+viewers on the harness's Sans-I/O viewer (``TimedViewer``), each of which keeps what
 it was sent across its connections and resumes, as a display does, with the
 ``since`` and ``epoch`` it last saw.
 
@@ -25,14 +25,12 @@ import gc
 import random
 import socket
 import struct
-import sys
 from array import array
 from pathlib import Path
 
 import msgspec
-from websockets.uri import parse_uri
 
-from stream.tools.bench_fanout import _Viewer, raise_nofile
+from stream.tools.harness import TimedViewer, raise_nofile, stdin_lines
 
 DELTA, SNAPSHOT, RESET = 0, 1, 2
 
@@ -69,7 +67,7 @@ class Record:
         return f"{self.url}&since={self.last}&epoch={self.epoch}"
 
 
-class Link(_Viewer):
+class Link(TimedViewer):
     """One connection of a ``Record``. ``first`` resolves at the subscription's ``presence``
     frame, which the service sends right after the snapshot or the deltas missed."""
 
@@ -77,7 +75,7 @@ class Link(_Viewer):
         super().__init__(url)
         self.record = record
 
-    def _message(self, payload: bytes, now: int) -> None:
+    def on_frame(self, payload: bytes, now: int) -> None:
         head = _head.decode(payload)
         rec = self.record
         if head.type == "presence":
@@ -99,19 +97,11 @@ class Link(_Viewer):
         rec.progress.set()
 
 
-async def connect(rec: Record, url: str, timeout: float) -> None:
+async def connect(rec: Record, url: str, wait_s: float) -> None:
     """One connection, up to its presence frame."""
-    loop = asyncio.get_running_loop()
-    uri = parse_uri(url)
     link = Link(url, rec)
     rec.connects += 1
-    try:
-        async with asyncio.timeout(timeout):
-            await loop.create_connection(lambda: link, uri.host, uri.port)
-            await link.first
-    except BaseException:
-        link.close()
-        raise
+    await link.connect(wait_s)
     rec.link = link
 
 
@@ -141,7 +131,6 @@ async def resume(rec: Record, timeout: float, attempts: int = 20) -> bool:
 
 async def main(url: str, count: int, out: Path, timeout: float) -> None:
     raise_nofile()
-    loop = asyncio.get_running_loop()
     progress = asyncio.Event()  # set at every frame a viewer keeps
     records = [Record(url, progress) for _ in range(count)]
     sem = asyncio.Semaphore(100)
@@ -159,9 +148,7 @@ async def main(url: str, count: int, out: Path, timeout: float) -> None:
     gc.freeze()
     print(f"ready {count - len(errors)} {len(errors)} {errors[0] if errors else ''}".rstrip(), flush=True)
 
-    reader = asyncio.StreamReader()
-    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
-    while line := (await reader.readline()).decode().split():
+    async for line in stdin_lines():
         if line[0] == "cut":
             for rec in records:
                 cut(rec)

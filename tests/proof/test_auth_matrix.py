@@ -31,11 +31,7 @@ import json
 import logging
 import os
 import re
-import signal
-import subprocess
-import sys
 import time
-import urllib.request
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -46,9 +42,10 @@ import pytest
 import websockets
 
 from stream.rules.events import TYPE_NAMES
+from stream.tools.harness import ServiceProcess
 
 from ..rules.script import AWAY, HOME
-from ..service.conftest import Raw, RunningServer, Server, free_port
+from ..service.conftest import Raw, RunningServer, Server
 from ..service.test_auth import auth_attempt, revoked_rows
 from .conftest import Figures
 
@@ -766,42 +763,22 @@ def scan_for_secrets(server: Server, caplog: pytest.LogCaptureFixture, tokens: s
 def test_the_service_process_logs_no_token(tmp_path: Path, figures: Figures) -> None:
     """``arena-stream serve`` as operators run it: its stderr and stdout, after tokens
     issued, used, refused, revoked, in query strings and in an over-long header."""
-    port = free_port()
-    out, err = tmp_path / "stdout", tmp_path / "stderr"
-    data = tmp_path / "data"
-    with out.open("wb") as o, err.open("wb") as e:
-        proc = subprocess.Popen([sys.executable, "-m", "stream", "serve", "--no-demo", "--data", str(data),
-                                 "--port", str(port)], stdout=o, stderr=e)
+    data, log = tmp_path / "data", tmp_path / "service.log"
+    srv = ServiceProcess(data, log=log)  # stdout and stderr both
+    srv.start()
     try:
-        base = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                with urllib.request.urlopen(f"{base}/readyz", timeout=1):
-                    break
-            except OSError:
-                assert time.monotonic() < deadline, "the service did not start"
-                time.sleep(0.05)
-        admin = (data / "admin.token").read_text().strip()
-        tokens = asyncio.run(_exercise(base, port, admin))
+        tokens = asyncio.run(_exercise(srv.http, srv.port, srv.admin))
     finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        srv.stop()
     secret = (data / "secret.key").read_bytes()
     needles = tokens | {t.split(".")[2] for t in tokens if t.count(".") == 2}
     needles |= {secret.hex(), base64.b64encode(secret).decode(), _b64(secret)}
-    hits = []
-    for path in (out, err):
-        text = path.read_bytes()
-        hits += [f"{path.name}: {n[:12]}…" for n in needles if len(n) >= 16 and n.encode() in text]
-        if secret in text:
-            hits.append(f"{path.name}: the secret's bytes")
-    lines = err.read_text(errors="replace").splitlines()
-    figures(f"service process: {len(tokens)} tokens used, {len(lines)} stderr lines, "
+    text = log.read_bytes()
+    hits = [f"{log.name}: {n[:12]}…" for n in needles if len(n) >= 16 and n.encode() in text]
+    if secret in text:
+        hits.append(f"{log.name}: the secret's bytes")
+    lines = text.decode(errors="replace").splitlines()
+    figures(f"service process: {len(tokens)} tokens used, {len(lines)} lines of stdout and stderr, "
             f"tracebacks {sum('Traceback' in ln for ln in lines)}, secrets found {len(hits)}",
             process_secrets_found=len(hits))
     assert hits == []

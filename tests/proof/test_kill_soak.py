@@ -15,9 +15,8 @@ import sqlite3
 import time
 from pathlib import Path
 
-from stream.tools.device_client import Device
+from stream.tools.harness import Device, ServiceProcess
 
-from ..service.processes import ServiceProcess
 from .conftest import Figures, scale
 from .determinism import live_equals_replay
 from .officials import umpires_game
@@ -30,10 +29,9 @@ async def test_kill_9_soak_loses_nothing_acked(tmp_path: Path, figures: Figures)
     outside_kills = scale(8, 40)        # SIGKILL from this test, at random moments
     inside_rate = scale(12, 30) / (DEVICES * per_device)  # failpoint draws per new ack
     srv = ServiceProcess(tmp_path, args=["--device-rate", "1000000", "--device-burst", "1000000"],
-                         env={"ARENA_FAILPOINTS": f"after_commit={inside_rate:.6f}"})
+                         env={"ARENA_FAILPOINTS": f"after_commit={inside_rate:.6f}"},
+                         log=tmp_path / "service.log")
     starts = 0
-
-    srv.stderr = tmp_path / "service.log"
 
     def start() -> None:
         """Start again; a failpoint may kill it before it is seen ready: then again."""
@@ -47,8 +45,7 @@ async def test_kill_9_soak_loses_nothing_acked(tmp_path: Path, figures: Figures)
             except RuntimeError:
                 assert srv.proc is not None
                 if srv.proc.poll() != -9:
-                    raise RuntimeError(f"the service did not start; its log ends: "
-                                       f"{srv.stderr.read_text()[-3000:] if srv.stderr else ''}") from None
+                    raise RuntimeError(f"the service did not start; its log ends:\n{srv.tail(40)}") from None
                 kills["between commit and ack"] += 1
 
     kills = {"outside": 0, "between commit and ack": 0}

@@ -30,9 +30,8 @@ from pathlib import Path
 
 import pytest
 
-from stream.tools.device_client import Device
+from stream.tools.harness import Device, ServiceProcess
 
-from ..service.processes import ServiceProcess
 from .conftest import Figures, scale
 from .determinism import live_equals_replay
 from .officials import umpires_game

@@ -12,7 +12,7 @@ everything it missed: the ``presence`` frame that follows the catch-up) within
 the log.
 
 The service runs as a subprocess; the viewers live in worker processes
-(``storm_worker``) on ``stream.tools.bench_fanout``'s Sans-I/O viewer.
+(``storm_worker``) on the harness's Sans-I/O viewer (``TimedViewer``).
 """
 
 from __future__ import annotations
@@ -27,14 +27,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import msgspec
 import pytest
 
-from stream.tools.bench_fanout import Children, percentile
+from stream.tools.harness import GAME, EventStream, LineWorkers, Processes, percentile
 
 from .conftest import Figures, scale
 from .determinism import live_equals_replay
-from .fleet import EventStream, start_service
 from .storm_worker import DELTA, RESET
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -43,53 +41,22 @@ OUTAGE = 1.0         # seconds between the cut and the reconnect (a display wait
 WINDOW = 5.0         # seconds from the cut to the last viewer caught up
 
 
-class StormWorkers:
+class StormWorkers(LineWorkers):
     """``storm_worker`` processes, driven a line at a time on their stdin."""
-
-    def __init__(self, children: Children) -> None:
-        self.children = children
-        self.procs: list[asyncio.subprocess.Process] = []
-        self.outs: list[Path] = []
 
     async def start(self, url: str, count: int, workers: int) -> int:
         """Start the workers; wait until each has opened its viewers. Returns how many opened."""
         for w in range(workers):
             n = count // workers + (w < count % workers)
-            out = self.children.workdir / f"storm-w{w}.msgpack"
-            self.procs.append(await self.children.start(
-                f"storm-w{w}", "-m", "tests.proof.storm_worker", "--url", url, "--count", str(n),
-                "--out", str(out), stdin=True, stdout=True))
-            self.outs.append(out)
+            out = self.group.workdir / f"storm-w{w}.msgpack"
+            self.spawn(f"storm-w{w}", out, "-m", "tests.proof.storm_worker", "--url", url, "--count", str(n),
+                       "--out", str(out))
         opened = 0
-        for words in await self._read("ready", 60 + count / 20):
-            assert words[2] == "0", f"viewers failed to open: {' '.join(words)}"
+        for line in await self.read("ready", 60 + count / 20):
+            words = line.split()
+            assert words[2] == "0", f"viewers failed to open: {line}"
             opened += int(words[1])
         return opened
-
-    async def say(self, line: str, expect: str, timeout: float) -> list[list[str]]:
-        for proc in self.procs:
-            assert proc.stdin is not None
-            proc.stdin.write(f"{line}\n".encode())
-            await proc.stdin.drain()
-        return await self._read(expect, timeout)
-
-    async def _read(self, expect: str, timeout: float) -> list[list[str]]:
-        answers = []
-        for w, proc in enumerate(self.procs):
-            assert proc.stdout is not None
-            try:
-                words = (await asyncio.wait_for(proc.stdout.readline(), timeout)).decode().split()
-            except TimeoutError:
-                words = []
-            if not words or words[0] != expect:
-                raise AssertionError(f"storm worker {w} did not say {expect!r}:\n"
-                                     f"{self.children.tail(f'storm-w{w}')}")
-            answers.append(words)
-        return answers
-
-    async def stop(self, last: int, drain: float) -> list[dict[str, Any]]:
-        await self.say(f"stop {last} {drain}", "done", drain + 60)
-        return [msgspec.msgpack.decode(out.read_bytes()) for out in self.outs]
 
 
 def listen_overflows() -> int:
@@ -143,43 +110,42 @@ async def test_reconnect_storm_resumes_every_viewer_exactly(
     workers = 2  # one per core
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH"))
                                                      if p))
-    children = Children(tmp_path)
     data = tmp_path / "data"
     stream: EventStream | None = None
     done: list[Storm] = []
-    try:
-        node = await start_service(children, data, "--device-rate", "1000000", "--device-burst", "1000000")
-        stream = await EventStream.open(node, data, RATE)
-        pool = StormWorkers(children)
-        t_open = time.monotonic()
-        assert await pool.start(node.watch_url(), viewers, workers) == viewers
-        open_s = time.monotonic() - t_open
+    async with Processes(tmp_path) as group:
+        try:
+            node = group.service(data, args=["--device-rate", "1000000", "--device-burst", "1000000"])
+            await node.astart()
+            stream = await EventStream.for_game(node, RATE)
+            pool = StormWorkers(group)
+            t_open = time.monotonic()
+            assert await pool.start(node.watch(GAME), viewers, workers) == viewers
+            open_s = time.monotonic() - t_open
 
-        stop = asyncio.Event()
-        sending = asyncio.create_task(stream.run(stop=stop))
-        for _ in range(storms):
-            await asyncio.sleep(1.5)                   # live
-            t_cut = time.time_ns()
-            await pool.say("cut", "cut", 30)
-            await asyncio.sleep(OUTAGE)                # events go on; nobody watches
-            storm = Storm(t_cut, time.time_ns())
-            storm.overflows = -listen_overflows()
-            resumed = await pool.say("resume", "resumed", 60)
-            storm.overflows += listen_overflows()
-            storm.failed = sum(int(w[2]) for w in resumed)
-            done.append(storm)
-        await asyncio.sleep(1.0)                       # live again
-        stop.set()
-        await sending
-        assert not stream.refused, stream.refused[:3]
-        last = max(stream.sends)
-        reports = await pool.stop(last, 15)
-        state = await asyncio.to_thread(live_equals_replay, node.http,
-                                        token=(data / "admin.token").read_text().strip())
-    finally:
-        if stream is not None:
-            await stream.close()
-        await children.kill_all()
+            stop = asyncio.Event()
+            sending = asyncio.create_task(stream.run(stop=stop))
+            for _ in range(storms):
+                await asyncio.sleep(1.5)                   # live
+                t_cut = time.time_ns()
+                await pool.say("cut", "cut", 30)
+                await asyncio.sleep(OUTAGE)                # events go on; nobody watches
+                storm = Storm(t_cut, time.time_ns())
+                storm.overflows = -listen_overflows()
+                resumed = await pool.say("resume", "resumed", 60)
+                storm.overflows += listen_overflows()
+                storm.failed = sum(int(line.split()[2]) for line in resumed)
+                done.append(storm)
+            await asyncio.sleep(1.0)                       # live again
+            stop.set()
+            await sending
+            assert not stream.refused, stream.refused[:3]
+            last = max(stream.sends)
+            reports = await pool.finish(last, 15)
+            state = await asyncio.to_thread(live_equals_replay, node.http, token=node.admin)
+        finally:
+            if stream is not None:
+                await stream.close()
 
     rows = [v for rep in reports for v in rep["viewers"]]
     assert len(rows) == viewers

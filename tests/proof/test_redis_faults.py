@@ -24,11 +24,9 @@ from typing import Any
 import msgspec
 import websockets
 
-from stream.tools.device_client import Device
+from stream.tools.harness import Cluster, Device, ServiceProcess
 
-from ..redis_server import RedisServer
 from ..rules.script import AWAY, HOME
-from ..service.processes import ServiceProcess
 from .conftest import Figures, scale
 from .determinism import live_equals_replay
 
@@ -97,23 +95,6 @@ class ResumingViewer:
                 self.seq = m["seq"]
 
 
-class Cluster:
-    def __init__(self, tmp: Path) -> None:
-        self.redis = RedisServer(tmp / "redis")
-        fast = ["--device-rate", "1000", "--device-burst", "1000"]
-        self.nodes = [ServiceProcess(tmp / "shared", store=self.redis.url, args=fast) for _ in range(2)]
-
-    def start(self) -> None:
-        self.redis.start()
-        for n in self.nodes:
-            n.start()
-
-    def stop(self) -> None:
-        for n in self.nodes:
-            n.stop()
-        self.redis.stop()
-
-
 class Stream:
     """Officials on both nodes sending a steady stream (goals and whistles) with
     retries; records what was sent and what was acked, per device."""
@@ -145,11 +126,11 @@ class Stream:
 
 
 async def _run_with_fault(tmp_path: Path, figures: Figures, fault: str) -> None:
-    cluster = Cluster(tmp_path)
-    await asyncio.to_thread(cluster.start)
+    cluster = Cluster(tmp_path, args=["--device-rate", "1000", "--device-burst", "1000"])
     a, b = cluster.nodes
     viewers: list[ResumingViewer] = []
     try:
+        await cluster.astart()
         a.post("/api/games", {"id": "s1", "game": "g1", "event": "cup", "class": "club", "handicap": 8,
                               "teams": {"home": {"team": "h", "players": HOME},
                                         "away": {"team": "a", "players": AWAY}}})
@@ -174,7 +155,7 @@ async def _run_with_fault(tmp_path: Path, figures: Figures, fault: str) -> None:
         await asyncio.sleep(scale(3, 10))
         t_up = time.monotonic()
         # the same directory: its AOF; or node A back, catching up from Redis
-        await asyncio.to_thread(cluster.redis.start if fault == "redis" else a.start)
+        await (cluster.redis if fault == "redis" else a).astart()
         down_s = time.monotonic() - t_fault
         # Acked while it was down, of events first sent after it went down: with Redis
         # down such an ack could only come from memory.
@@ -197,7 +178,7 @@ async def _run_with_fault(tmp_path: Path, figures: Figures, fault: str) -> None:
     finally:
         for v in viewers:
             await v.stop()
-        await asyncio.to_thread(cluster.stop)
+        await cluster.astop()
 
     by_device: dict[str, list[str]] = {}
     for r in rows:  # the game's log in seq order; a device's event id is "device/its own id"

@@ -55,23 +55,26 @@ from websockets.frames import Frame, Opcode
 from websockets.protocol import State
 from websockets.uri import parse_uri
 
-from stream.tools.bench_fanout import (
+from stream.tools.harness import (
+    GAME,
     HOST,
-    Children,
-    Node,
-    Workers,
-    _workers_for,
+    EventStream,
+    Processes,
+    ServiceProcess,
+    ViewerWorkers,
     analyse,
     cpu_seconds,
+    metric,
     percentile,
+    scrape,
     vm_rss_kib,
+    workers_for,
 )
 
 from ..service.conftest import RunningServer, Server, eventually
 from ..service.test_slow_viewer import Stalled, play, sample
 from .conftest import FULL, Figures, scale
 from .determinism import live_equals_replay
-from .fleet import GAME, EventStream, metric, scrape, start_service
 
 HEARTBEAT = 0.5
 WINDOW = 1.5 * 3 * HEARTBEAT     # a ping every 3 × heartbeat, its pong waited for half of that
@@ -195,13 +198,13 @@ class NeverReads:
         self.sock, self.proto, self.opened_at, self.inode = sock, proto, opened_at, inode
 
     @classmethod
-    async def open(cls, node: Node) -> NeverReads:
+    async def open(cls, node: ServiceProcess) -> NeverReads:
         loop = asyncio.get_running_loop()
         sock = socket.socket()
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1024)
         sock.setblocking(False)
         await loop.sock_connect(sock, (HOST, node.port))
-        proto = ClientProtocol(parse_uri(node.watch_url()))
+        proto = ClientProtocol(parse_uri(node.watch(GAME)))
         proto.send_request(proto.connect())
         for data in proto.data_to_send():
             await loop.sock_sendall(sock, data)
@@ -239,7 +242,7 @@ class NeverReads:
 class Faults:
     """One faulty phase's stalled viewer and dead viewer."""
 
-    def __init__(self, node: Node) -> None:
+    def __init__(self, node: ServiceProcess) -> None:
         self.node = node
         self.proxy = BlackHole(node.port)
         self.stalled: NeverReads | None = None
@@ -281,21 +284,22 @@ async def test_stalled_and_dead_viewers_cost_the_healthy_ones_nothing(tmp_path: 
     viewers = scale(150, 1000)
     phase_s = scale(4, 8)
     rounds = scale(2, 3)  # of (baseline, faulty)
-    children = Children(tmp_path)
+    group = Processes(tmp_path)
     shm = ram_dir(tmp_path)
     data = Path(shm.name) / "data"
     stream: EventStream | None = None
     faults: list[Faults] = []
     try:
-        node = await start_service(children, data, "--heartbeat", str(HEARTBEAT),
-                                   "--device-rate", "1000000", "--device-burst", "1000000")
-        stream = await EventStream.open(node, data, RATE)
-        healthy = Workers(children)
-        opened, errors, first_error = await healthy.start("healthy", viewers, [node.watch_url()],
-                                                          _workers_for(viewers), stop_at_error=True)
+        node = group.service(data, args=["--heartbeat", str(HEARTBEAT),
+                                         "--device-rate", "1000000", "--device-burst", "1000000"])
+        await node.astart()
+        stream = await EventStream.for_game(node, RATE)
+        healthy = ViewerWorkers(group)
+        opened, errors, first_error = await healthy.start("healthy", viewers, [node.watch(GAME)],
+                                                          workers_for(viewers), stop_at_error=True)
         assert (opened, errors) == (viewers, 0), first_error
         await stream.run(scale(1, 3))                       # warm up
-        base_text = await scrape(node)
+        base_text = await scrape(node.http)
         rss = {"start": vm_rss_kib(node.pid)}
         cpu: dict[str, tuple[float, float]] = {}
         phases: list[tuple[str, dict[int, int]]] = []
@@ -305,7 +309,7 @@ async def test_stalled_and_dead_viewers_cost_the_healthy_ones_nothing(tmp_path: 
             cpu0 = cpu_seconds(node.pid), sum(cpu_seconds(p.pid) for p in healthy.procs)
             if kind == "baseline":
                 t0 = time.monotonic()
-                phases.append((name, await stream.run(phase_s)))
+                phases.append((name, (await stream.run(phase_s)).sends))
                 rss[name] = vm_rss_kib(node.pid)
                 cpu[name] = _cpu_share(node, healthy, cpu0, time.monotonic() - t0)
                 continue
@@ -321,7 +325,7 @@ async def test_stalled_and_dead_viewers_cost_the_healthy_ones_nothing(tmp_path: 
             await asyncio.sleep(f.opened_at + CUTS[(len(faults) - 1) % len(CUTS)] - time.monotonic())
             f.proxy.cut()
             dead_gone = asyncio.create_task(released(dead_link, f.dead_inode, phase_s + WINDOW + 5))
-            phases.append((name, await sending))
+            phases.append((name, (await sending).sends))
             cpu[name] = _cpu_share(node, healthy, cpu0, time.monotonic() - t0)
             stalled_at, dead_at = await stalled_gone, await dead_gone
             rss[name] = vm_rss_kib(node.pid)
@@ -332,17 +336,16 @@ async def test_stalled_and_dead_viewers_cost_the_healthy_ones_nothing(tmp_path: 
                 "dead_released_s": None if dead_at is None else dead_at - f.proxy.cut_at,
                 "stalled_got": await f.stalled.read_all(),
             })
-        end_text = await scrape(node)  # the faulty viewers gone, the healthy ones all there
+        end_text = await scrape(node.http)  # the faulty viewers gone, the healthy ones all there
         last = max(stream.sends)
-        reports = await healthy.stop(last, drain=15)
-        state = await asyncio.to_thread(live_equals_replay, node.http,
-                                        token=(data / "admin.token").read_text().strip())
+        reports = await healthy.finish(last, drain=15)
+        state = await asyncio.to_thread(live_equals_replay, node.http, token=node.admin)
     finally:
         for f in faults:
             await f.close()
         if stream is not None:
             await stream.close()
-        await children.kill_all()
+        await group.aclose()
         shm.cleanup()
 
     overall = analyse("all", reports, stream.sends, [], len(stream.sends), 0, 0.0)
@@ -427,7 +430,7 @@ def ram_dir(fallback: Path) -> tempfile.TemporaryDirectory[str]:
     return tempfile.TemporaryDirectory(dir=ram if ram.is_dir() and os.access(ram, os.W_OK) else fallback)
 
 
-def _cpu_share(node: Node, workers: Workers, before: tuple[float, float],
+def _cpu_share(node: ServiceProcess, workers: ViewerWorkers, before: tuple[float, float],
                seconds: float) -> tuple[float, float]:
     """The service's and the viewer workers' CPU over a phase, in % of one core."""
     svc = cpu_seconds(node.pid) - before[0]

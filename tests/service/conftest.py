@@ -1,11 +1,11 @@
 """A real service on loopback for each test: aiohttp in this process, a real
-SQLite file in a temporary directory, real WebSocket clients."""
+SQLite file in a temporary directory, real WebSocket clients. (The service as a
+subprocess, redis-server, the viewer and the devices: ``stream.tools.harness``.)"""
 
 from __future__ import annotations
 
 import asyncio
 import json
-import socket
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -20,15 +20,12 @@ from aiohttp import web
 from stream.live.app import build_app
 from stream.live.config import Config
 from stream.live.service import Service
-from stream.tools.device_client import Device
+from stream.tools.harness import Device, Viewer, free_port
 
 from ..rules.script import AWAY, HOME
 
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+__all__ = ["Raw", "RunningServer", "Server", "Viewer", "admin_device", "apply_patch", "eventually",
+           "free_port", "server", "view_after"]
 
 
 class Server:
@@ -64,7 +61,7 @@ class Server:
                 "teams": {"home": {"team": f"{game}-home", "players": HOME, "subs": ["h4"]},
                           "away": {"team": f"{game}-away", "players": AWAY, "subs": ["a4"]}}}
         body.update(over)
-        if body["event"] not in self.svc.hub.engine.tournaments:
+        if not self.svc.hub.engine.has_event(str(body["event"])):
             # A game of an event never set up says it is a Club game (docs/log-format.md).
             body.setdefault("class", "club")
         status, reply = await self.api("POST", "/api/games", body)
@@ -82,59 +79,6 @@ class Server:
 
         with sqlite3.connect(self.data / "arena.sqlite") as c:
             return c.execute("SELECT game, seq, device, client_id, body FROM log ORDER BY pos").fetchall()
-
-
-@pytest.fixture
-async def server(tmp_path: Path) -> AsyncIterator[Server]:
-    port = free_port()
-    config = Config(data_dir=tmp_path, port=port, demo=False, heartbeat=0.5, auth_timeout=1.0,
-                    ping_interval=0.5)
-    app = build_app(config)
-    runner = web.AppRunner(app, access_log=None, shutdown_timeout=2.0)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", port)
-    await site.start()
-    try:
-        yield Server(app, port, tmp_path)
-    finally:
-        await runner.cleanup()
-
-
-class Viewer:
-    """A watch connection that collects every frame it receives."""
-
-    def __init__(self, ws: Any) -> None:
-        self.ws = ws
-        self.frames: list[dict[str, Any]] = []
-
-    @classmethod
-    async def open(cls, url: str, **query: Any) -> Viewer:
-        qs = "&".join(f"{k}={v}" for k, v in query.items())
-        ws = await websockets.connect(f"{url}?{qs}" if qs else url)
-        return cls(ws)
-
-    async def next(self, kind: str | None = None, timeout: float = 5.0) -> dict[str, Any]:
-        """The next frame (of ``kind``; heartbeats and presence are skipped unless asked for)."""
-        async with asyncio.timeout(timeout):
-            while True:
-                raw = await self.ws.recv()
-                msg: dict[str, Any] = (msgspec.json.decode(raw) if isinstance(raw, str)
-                                       else msgspec.msgpack.decode(raw))
-                self.frames.append(msg)
-                if (kind is None and msg["type"] not in ("heartbeat", "presence")) or msg["type"] == kind:
-                    return msg
-
-    async def until_seq(self, game: str, seq: int, timeout: float = 5.0) -> list[dict[str, Any]]:
-        got: list[dict[str, Any]] = []
-        async with asyncio.timeout(timeout):
-            while True:
-                m = await self.next()
-                got.append(m)
-                if m.get("game") == game and m.get("seq", -1) >= seq:
-                    return got
-
-    async def close(self) -> None:
-        await self.ws.close()
 
 
 class RunningServer:
@@ -162,6 +106,12 @@ class RunningServer:
         if self.runner is not None:
             await self.runner.cleanup()
             self.runner = None
+
+
+@pytest.fixture
+async def server(tmp_path: Path) -> AsyncIterator[Server]:
+    async with RunningServer(tmp_path) as s:
+        yield s
 
 
 class Raw:

@@ -9,11 +9,10 @@ import sqlite3
 from pathlib import Path
 
 from stream.store.sqlite import SqliteStore
-from stream.tools.device_client import Device
+from stream.tools.harness import Device, ServiceProcess
 
 from ..rules.script import AWAY, HOME
 from .conftest import Server
-from .processes import ServiceProcess
 
 
 async def test_a_store_failure_is_answered_with_retry_and_nothing_is_lost(server: Server) -> None:

@@ -10,21 +10,22 @@ from typing import Any
 
 import pytest
 
-from stream.tools.device_client import Device, DeviceError
+from stream.tools import harness
+from stream.tools.harness import Device, DeviceError, ServiceProcess, Viewer
 
-from ..redis_server import RedisServer
 from ..rules.script import AWAY, HOME
-from .conftest import Viewer
-from .processes import ServiceProcess
 
 
-class Cluster:
-    def __init__(self, tmp: Path) -> None:
-        self.redis = RedisServer(tmp / "redis")
-        self.redis.start()
-        data = tmp / "shared"  # both nodes sign and check tokens with the same secret.key
-        self.a = ServiceProcess(data, store=self.redis.url)
-        self.b = ServiceProcess(data, store=self.redis.url)
+class Cluster(harness.Cluster):
+    """Node A and node B on one Redis; games and tokens set up through A."""
+
+    @property
+    def a(self) -> ServiceProcess:
+        return self.nodes[0]
+
+    @property
+    def b(self) -> ServiceProcess:
+        return self.nodes[1]
 
     def token(self, role: str, device: str, game: str = "g1") -> str:
         return str(self.a.post("/api/tokens", {"role": role, "device": device, "game": game})["token"])
@@ -35,21 +36,15 @@ class Cluster:
                                    "teams": {"home": {"team": "h", "players": HOME, "subs": ["h4"]},
                                              "away": {"team": "a", "players": AWAY, "subs": ["a4"]}}})
 
-    def stop(self) -> None:
-        self.a.stop()
-        self.b.stop()
-        self.redis.stop()
-
 
 @pytest.fixture
 async def cluster(tmp_path: Path) -> AsyncIterator[Cluster]:
     c = Cluster(tmp_path)
     try:
-        await asyncio.to_thread(c.a.start)
-        await asyncio.to_thread(c.b.start)
+        await c.astart()
         yield c
     finally:
-        c.stop()
+        await c.astop()
 
 
 async def _wait_seq(node: ServiceProcess, game: str, seq: int) -> dict[str, Any]:
@@ -148,10 +143,10 @@ async def test_redis_down_means_retry_then_exactly_once(cluster: Cluster) -> Non
     await tk.send({"type": "clock.start", "game": "g1"})
     ump = Device(cluster.a.device_url, cluster.token("umpire", "ump"), prefix="u")
     await ump.send({"type": "goal", "game": "g1", "team": "home", "id": "before"})
-    await asyncio.to_thread(cluster.redis.stop)
+    await cluster.redis.astop()
     reply = await ump.send_once({"type": "goal", "game": "g1", "team": "home", "id": "during"}, wait_s=15)
     assert reply["type"] == "error" and reply["retry"] is True and reply["code"] == "not_stored"
-    await asyncio.to_thread(cluster.redis.start)  # same dir: the AOF brings back every acked write
+    await cluster.redis.astart()  # same dir: the AOF brings back every acked write
     ack = await ump.send({"type": "goal", "game": "g1", "team": "home", "id": "during"}, attempts=60)
     assert ack["type"] == "ack"
     dup = await ump.send({"type": "goal", "game": "g1", "team": "home", "id": "during"})

@@ -1,5 +1,5 @@
 // A peer for `arena-stream bench fanout` / `bench all`: the Node `ws` library doing
-// exactly what the bare websockets server does (`_bare_main` in stream/tools/bench_fanout.py):
+// exactly what the bare websockets server does (`bare_main` in stream/tools/fanout_bench/peers.py):
 //
 //   /watch...  a viewer: sent {"type":"hello","seq":N} at once, then every frame;
 //   any other  a device: "auth" -> "welcome"; "send" -> seq + 1, one prebuilt frame

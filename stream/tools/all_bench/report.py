@@ -1,0 +1,158 @@
+"""What ``arena-stream bench all`` reports: a row per figure beside its goal, the
+notes, the machine it ran on; printed as a table and written as Markdown."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime
+import math
+import os
+import platform
+import shutil
+import sqlite3
+import subprocess
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..harness import Processes
+from .options import AllOptions
+
+
+@dataclass
+class Row:
+    figure: str
+    measured: str
+    goal: str
+    verdict: str  # "met", "missed", "—" (for reference) or "not measured"
+
+
+@dataclass
+class Report:
+    rows: list[Row] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    failed: bool = False
+
+    def add(self, figure: str, measured: str, goal: str, met: bool | None) -> None:
+        verdict = "—" if met is None else ("met" if met else "missed")
+        self.rows.append(Row(figure, measured, goal, verdict))
+
+    def not_measured(self, figure: str, goal: str, why: str) -> None:
+        self.rows.append(Row(figure, f"not measured: {why}", goal, "—"))
+
+
+def ok(x: float, goal: Callable[[float], bool]) -> bool | None:
+    return None if math.isnan(x) else goal(x)
+
+
+def fmt(x: float, spec: str = ".2f") -> str:
+    return "n/a" if math.isnan(x) else format(x, spec)
+
+
+def reason(err: BaseException) -> str:
+    text = str(err).strip().splitlines()
+    return f"{type(err).__name__}: {text[0] if text else ''}".rstrip(": ")
+
+
+def run_version(argv: list[str]) -> str:
+    exe = shutil.which(argv[0])
+    if exe is None:
+        return "not found"
+    try:
+        res = subprocess.run([exe, *argv[1:]], capture_output=True, text=True, timeout=10, check=False)
+    except (OSError, subprocess.TimeoutExpired) as err:
+        return f"? ({type(err).__name__})"
+    return (res.stdout or res.stderr).strip().splitlines()[0] if (res.stdout or res.stderr).strip() else "?"
+
+
+def machine() -> dict[str, str]:
+    """What the figures were measured on."""
+    cpu = "?"
+    with contextlib.suppress(OSError), open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    mem = "?"
+    with contextlib.suppress(OSError, ValueError, IndexError), open("/proc/meminfo") as f:
+        for line in f:
+            if line.startswith("MemTotal:"):
+                mem = f"{int(line.split()[1]) / 2**20:.1f} GiB"
+                break
+    redis = run_version(["redis-server", "--version"])
+    if redis.startswith("Redis server v="):
+        redis = redis.split("v=", 1)[1].split()[0]
+    try:
+        usable = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        usable = os.cpu_count() or 0
+    return {
+        "CPU": cpu,
+        "cores": f"{os.cpu_count()}" + (f" ({usable} usable by this process)"
+                                         if usable != os.cpu_count() else ""),
+        "memory": mem,
+        "kernel": f"{platform.system()} {platform.release()}",
+        "Python": f"{platform.python_implementation()} {platform.python_version()}",
+        "SQLite": sqlite3.sqlite_version,
+        "redis-server": redis,
+        "Node": run_version(["node", "--version"]),
+    }
+
+
+def table(rows: list[Row]) -> str:
+    heads = ("figure", "measured", "goal", "")
+    widths = [max(len(h), *(len(getattr(r, a)) for r in rows)) if rows else len(h)
+              for h, a in zip(heads, ("figure", "measured", "goal", "verdict"), strict=True)]
+    lines = ["  ".join(h.ljust(w) for h, w in zip(heads, widths, strict=True)).rstrip()]
+    lines.append("  ".join("-" * w for w in widths))
+    for r in rows:
+        cells = (r.figure, r.measured, r.goal, r.verdict)
+        lines.append("  ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)).rstrip())
+    return "\n".join(lines)
+
+
+def markdown(report: Report, when: datetime.datetime, command: str, box: dict[str, str],
+             elapsed: float, quick: bool) -> str:
+    def cell(s: str) -> str:
+        return s.replace("|", "\\|")
+
+    out = ["# Performance", "",
+           f"Measured {when:%Y-%m-%d %H:%M} UTC with `{command}` in {elapsed / 60:.1f} min "
+           "(one run; each figure beside its reference, measured moments apart).", ""]
+    if quick:
+        out += ["**--quick**: tiny sizes, a smoke test; these figures mean nothing.", ""]
+    out += ["| machine | |", "|---|---|"]
+    out += [f"| {k} | {cell(v)} |" for k, v in box.items()]
+    out += ["", "| figure | measured | goal | |", "|---|---|---|---|"]
+    out += [f"| {cell(r.figure)} | {cell(r.measured)} | {cell(r.goal)} | {r.verdict} |" for r in report.rows]
+    if report.notes:
+        out += [""] + [f"- {note}" for note in report.notes]
+    return "\n".join(out) + "\n"
+
+
+@dataclass
+class Bench:
+    """One run of ``bench all``: its sizes, its processes, what it has found so far."""
+
+    opts: AllOptions
+    group: Processes
+    report: Report = field(default_factory=Report)
+    raw_cps: float = math.nan  # raw single commits/s (group commit's best), for end to end
+
+    @property
+    def work(self) -> Path:
+        return self.group.workdir
+
+    async def section(self, name: str, seconds: float, work: Callable[[], Awaitable[None]],
+                      on_error: Callable[[str], None]) -> None:
+        """Run one section, bounded in time; a failure becomes its rows' "not measured"."""
+        print(f"\n== {name}", flush=True)
+        try:
+            async with asyncio.timeout(seconds):
+                await work()
+        except Exception as err:  # the other sections still run; the exit status says it
+            why = "timed out" if isinstance(err, TimeoutError) else reason(err)
+            print(f"  {name}: not measured: {why}", flush=True)
+            self.report.failed = True
+            on_error(why)

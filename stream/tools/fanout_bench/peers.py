@@ -1,0 +1,174 @@
+"""The servers ``arena-stream bench fanout`` holds the service against: a bare
+``websockets`` broadcast server, and the same in Node on the ``ws`` library.
+
+Both take ``/watch`` viewers and ``/device`` senders: for each event a device
+sends, one frame padded to the service's mean delta size goes to every viewer,
+then the ack. The bare server is this module: ``python -m
+stream.tools.fanout_bench.peers --port PORT --frame-bytes N`` (it prints
+``ready``, then serves until it is ended).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import msgspec
+from websockets.asyncio.server import ServerConnection, broadcast, serve
+
+from ..harness import GAME, HOST, Process, Processes, free_port, raise_nofile
+
+_enc = msgspec.json.Encoder()
+_any = msgspec.json.Decoder(dict[str, Any])
+
+#: The Node peer: ``bare_main`` in JavaScript, on the ``ws`` library.
+NODE_WS_PEER = Path(__file__).resolve().parent.parent / "bench_peers" / "ws_peer.js"
+NODE_WS_SPEC = "ws@8"  # pinned to a major version
+NODE_WS_CACHE = Path.home() / ".cache" / "arena-stream" / "node-ws"
+
+
+class PeerServer(Process):
+    """A peer server process on ``port``: ready once it prints ``ready``."""
+
+    def __init__(self, name: str, argv: list[str], port: int) -> None:
+        super().__init__(name, argv, stdout=True, ready_timeout=30.0)
+        self.port = port
+
+    def ready(self) -> bool:
+        return self.readline(self.poll) == "ready"
+
+    @property
+    def device_url(self) -> str:
+        return f"ws://{HOST}:{self.port}/device"
+
+    def watch(self, game: str | None = None) -> str:
+        return f"ws://{HOST}:{self.port}/watch"
+
+
+def bare_frame(seq: int, size: int) -> bytes:
+    """A delta-like JSON frame of ``size`` bytes (or the smallest that holds ``seq``)."""
+    head = b'{"type":"delta","game":"bench","seq":%d,"pad":"' % seq
+    return head + b"x" * max(0, size - len(head) - 2) + b'"}'
+
+
+async def start_bare(group: Processes, frame_bytes: int) -> PeerServer:
+    port = free_port()
+    peer = group.add(PeerServer("bare", [sys.executable, "-m", "stream.tools.fanout_bench.peers",
+                                         "--port", str(port), "--frame-bytes", str(frame_bytes)], port))
+    await peer.astart()
+    return peer
+
+
+def ensure_node_ws(cache: Path = NODE_WS_CACHE, timeout: float = 180.0) -> tuple[Path | None, str]:
+    """The ``ws`` package for the Node peer, installed with npm into ``cache`` (outside the
+    repository) if it is not there yet: (the package's directory, a note saying which node
+    and ws), or (None, why not)."""
+    node, npm = shutil.which("node"), shutil.which("npm")
+    if node is None:
+        return None, "not measured: node not found"
+    module = cache / "node_modules" / "ws"
+    major = NODE_WS_SPEC.split("@", 1)[1]
+
+    def installed() -> str:
+        with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
+            version = str(_any.decode((module / "package.json").read_bytes())["version"])
+            if version.split(".", 1)[0] == major:
+                return version
+        return ""
+
+    if not installed():
+        if npm is None:
+            return None, "not measured: npm not found (needed to install ws)"
+        cache.mkdir(parents=True, exist_ok=True)
+        try:
+            res = subprocess.run([npm, "install", "--no-audit", "--no-fund", "--no-save", "--prefix",
+                                  str(cache), NODE_WS_SPEC], capture_output=True, text=True,
+                                 timeout=timeout, check=False)
+        except subprocess.TimeoutExpired:
+            return None, f"not measured: npm install {NODE_WS_SPEC} took over {timeout:g} s"
+        if res.returncode != 0 or not installed():
+            last = (res.stderr.strip().splitlines() or ["?"])[-1]
+            return None, f"not measured: npm install {NODE_WS_SPEC} failed ({last})"
+    try:
+        node_version = subprocess.run([node, "--version"], capture_output=True, text=True,
+                                      timeout=10, check=False).stdout.strip()
+    except (OSError, subprocess.TimeoutExpired):
+        node_version = "node ?"
+    return module, f"node {node_version}, ws {installed()}"
+
+
+async def start_node_ws(group: Processes, frame_bytes: int, ws_module: Path) -> PeerServer:
+    """The Node peer on a free port: the bare server's paths, replies and frames."""
+    node = shutil.which("node")
+    if node is None:
+        raise RuntimeError("node not found")
+    port = free_port()
+    peer = group.add(PeerServer("node-ws", [node, str(NODE_WS_PEER), str(port), str(frame_bytes),
+                                            str(ws_module)], port))
+    await peer.astart()
+    return peer
+
+
+async def bare_main(port: int, frame_bytes: int) -> None:
+    """A plain websockets broadcast server: ``/watch`` viewers, ``/device`` senders."""
+    raise_nofile()
+    viewers: set[ServerConnection] = set()
+    seq = 0
+
+    async def handler(ws: ServerConnection) -> None:
+        nonlocal seq
+        path = ws.request.path if ws.request is not None else ""
+        if path.startswith("/watch"):
+            viewers.add(ws)
+            # broadcast() writes synchronously: no delta can slip in ahead of the hello.
+            broadcast([ws], _enc.encode({"type": "hello", "seq": seq}), text=True)
+            try:
+                await ws.wait_closed()
+            finally:
+                viewers.discard(ws)
+            return
+        async for raw in ws:
+            msg = _any.decode(raw)
+            kind = msg.get("type")
+            if kind == "auth":
+                await ws.send(_enc.encode({"type": "welcome", "device": "bare", "role": "admin",
+                                           "official": "", "game": None, "arena": None,
+                                           "server_time": time.time_ns() // 1_000_000,
+                                           "epoch": "bare"}), text=True)
+            elif kind == "send":
+                event = msg.get("event")
+                eid = event.get("id") if isinstance(event, dict) else None
+                seq += 1
+                broadcast(viewers, bare_frame(seq, frame_bytes), text=True)
+                await ws.send(_enc.encode({"type": "ack", "id": eid, "log_id": eid, "game": GAME,
+                                           "seq": seq, "at": time.time_ns() // 1_000_000,
+                                           "duplicate": False, "notices": []}), text=True)
+            elif kind == "ping":
+                await ws.send(_enc.encode({"type": "pong", "server_time": time.time_ns() // 1_000_000,
+                                           "device_time": msg.get("device_time")}), text=True)
+
+    async with serve(handler, HOST, port, compression=None, max_size=2**20):
+        print("ready", flush=True)
+        await asyncio.Future()  # until the benchmark ends us
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m stream.tools.fanout_bench.peers",
+                                description="the bare websockets broadcast server of bench fanout")
+    p.add_argument("--port", type=int, required=True)
+    p.add_argument("--frame-bytes", type=int, default=1024)
+    args = p.parse_args(argv)
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(bare_main(args.port, args.frame_bytes))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,177 @@
+"""One run of ``arena-stream bench fanout``: the processes, the phases in order,
+the tables. (What it measures and why: ``stream/tools/bench_fanout.py``.)"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import os
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+from ...live.config import Config
+from ..harness import (
+    Cluster,
+    Process,
+    Processes,
+    ServiceProcess,
+    percentile,
+    raise_nofile,
+    setup_game,
+    wait_for_game,
+    workers_for,
+)
+from ..harness.workers import LoadResult
+from .peers import start_bare, start_node_ws
+from .phases import idle_phase, load_phase, probe_delta_size, sqlite_commit_ms, viewer_url
+from .report import (
+    FanoutOptions,
+    cluster_summary,
+    fmt,
+    nan_last,
+    node_label,
+    report_nodes,
+    report_round,
+    summary,
+)
+
+
+async def bench_fanout(opts: FanoutOptions) -> dict[str, float]:
+    """The whole benchmark, bounded in time, in a temporary directory; every process it
+    started ended on the way out. Its figures."""
+    if opts.nodes not in (1, 2):
+        raise SystemExit("bench fanout: --nodes accepts 1 or 2")
+    nofile = raise_nofile()
+    # bare[, node-ws], service[, cluster]
+    servers = (2 if opts.nodes == 1 else 3) + (opts.node_ws is not None)
+    budget = 900 + 2 * servers * opts.seconds * opts.rounds + opts.idle_viewers / 20  # whatever happens
+    with tempfile.TemporaryDirectory(prefix="arena-bench-fanout-") as d:
+        async with Processes(Path(d)) as group, asyncio.timeout(budget):
+            return await _run(group, opts, nofile)
+
+
+async def start_node(group: Processes, name: str, data: Path, *, store: str | None = None,
+                     extra: Sequence[str] = ()) -> ServiceProcess:
+    """A service node on ``data`` (and on ``store``, a redis:// URL, if given), ready."""
+    node = group.service(data, name=name, store=store, args=extra)
+    await node.astart()
+    return node
+
+
+async def start_cluster(group: Processes, n: int,
+                        device_sockets: int) -> tuple[Cluster, list[str], float]:
+    """A redis-server and ``n`` service nodes on it, sharing one data directory; the bench
+    game set up on node A and followed by the others, warmed up with a device on A and a
+    viewer on the last node. (the cluster, device tokens, mean delta bytes.)"""
+    try:
+        cluster = Cluster(group.workdir, n, group=group)
+    except FileNotFoundError:
+        raise SystemExit("bench fanout: --nodes 2 needs redis-server on the PATH") from None
+    await cluster.astart()
+    a = cluster.nodes[0]
+    tokens = await setup_game(a.http, a.admin, devices=device_sockets)
+    for node in cluster.nodes[1:]:
+        await wait_for_game(node.http, 1)
+    delta_bytes = await probe_delta_size(a, tokens, 20, viewer_node=cluster.nodes[-1])
+    return cluster, tokens, delta_bytes
+
+
+async def _run(group: Processes, opts: FanoutOptions, nofile: int) -> dict[str, float]:
+    work = group.workdir
+    data = work / "data"
+    device_sockets = max(1, math.ceil(opts.rate / (0.8 * Config().device_rate)))
+    print(f"bench fanout: {opts.viewers} viewers, {opts.rate:g} events/s for {opts.seconds:g} s, "
+          f"{opts.idle_viewers} idle viewers, {opts.nodes} node(s); open-file limit {nofile}; "
+          f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} (other processes add noise)",
+          flush=True)
+
+    svc = await start_node(group, "service", data)
+    tokens = await setup_game(svc.http, svc.admin, devices=device_sockets)
+    delta_bytes = await probe_delta_size(svc, tokens, 20)
+    frame_bytes = round(delta_bytes)
+    bare = await start_bare(group, frame_bytes)
+    peer = await start_node_ws(group, frame_bytes, opts.node_ws) if opts.node_ws else None
+    padded = "bare and Node ws frames" if peer else "bare frames"
+    print(f"  service delta: {delta_bytes:.0f} bytes on average; {padded} padded to {frame_bytes}",
+          flush=True)
+    print(f"  device: one event stream, sent on schedule (open loop), over {device_sockets} device socket(s) "
+          f"(the service allows {Config().device_rate:g} events/s per socket)", flush=True)
+
+    # Memory first, while the service's heap holds nothing freed by earlier viewers.
+    idle_workers = workers_for(opts.idle_viewers)
+    svc_idle = await idle_phase(group, "idle-service", [svc], opts.idle_viewers, idle_workers, opts.settle)
+    print(f"  idle, arena-stream: {svc_idle[0]} opened, {svc_idle[1]} errors {svc_idle[2]}".rstrip(),
+          flush=True)
+    bare_idle = await idle_phase(group, "idle-bare", [bare], opts.idle_viewers, idle_workers, opts.settle)
+    print(f"  idle, bare websockets: {bare_idle[0]} opened, {bare_idle[1]} errors {bare_idle[2]}".rstrip(),
+          flush=True)
+
+    # The idle viewers are gone, but not their connections' objects: aiohttp leaves each
+    # closed connection as cyclic garbage (about 31 objects), and the next full collection
+    # of 10,000 of them pauses the process once, for about 0.4 s on this kind of machine.
+    # That is the cost of a mass departure, not of steady fan-out: the load rounds run on
+    # fresh processes (same data directory, same tokens), the bare server's too.
+    await svc.arestart()
+    await bare.arestart()
+
+    # The cluster: after the memory phases, before any load, so that every server gets its
+    # load rounds interleaved with the others'.
+    cluster: list[ServiceProcess] = []
+    cluster_servers: list[Process] = []
+    cluster_tokens: list[str] = []
+    if opts.nodes > 1:
+        nodes, cluster_tokens, cluster_delta = await start_cluster(group, opts.nodes, device_sockets)
+        cluster, cluster_servers = nodes.nodes, [*nodes.nodes, nodes.redis]
+        print(f"  cluster: redis-server on port {nodes.redis.port} (AOF, appendfsync always) and "
+              f"{len(cluster)} nodes on it sharing one data directory; the device on node A, viewers "
+              f"round-robin over {', '.join(node_label(i) for i in range(len(cluster)))}; delta "
+              f"{cluster_delta:.0f} bytes on average (device on A, viewer on "
+              f"{node_label(len(cluster) - 1)})", flush=True)
+        print("  idle viewers: not measured on the cluster (only for --nodes 1)", flush=True)
+
+    # Best of ``rounds`` for each, interleaved (bare, service[, cluster], bare, service ...),
+    # so that a noisy moment on this shared machine hurts no side more than another; lost
+    # and repeated frames are counted over every round.
+    workers = workers_for(opts.viewers)
+    rounds: dict[str, list[LoadResult]] = {"bare": [], "node": [], "svc": [], "cluster": []}
+    commit_rounds: list[list[float]] = []
+
+    async def load(name: str, servers: list[Process], urls: list[str], device_url: str,
+                   tokens: list[str], prefix: str, metrics_from: str | None = None) -> LoadResult:
+        res = await load_phase(group, name, servers, urls, device_url, tokens, viewers=opts.viewers,
+                               workers=workers, rate=opts.rate, seconds=opts.seconds, prefix=prefix,
+                               metrics_from=metrics_from)
+        report_round(res)
+        return res
+
+    for k in range(1, opts.rounds + 1):
+        rounds["bare"].append(await load(f"bare{k}", [bare], [viewer_url(bare)], bare.device_url,
+                                         tokens, f"bare{k}-"))
+        if peer:
+            rounds["node"].append(await load(f"node-ws{k}", [peer], [viewer_url(peer)], peer.device_url,
+                                             tokens, f"node{k}-"))
+        rounds["svc"].append(await load(f"service{k}", [svc], [viewer_url(svc)], svc.device_url, tokens,
+                                        f"svc{k}-", metrics_from=svc.http))
+        if cluster:
+            urls = [viewer_url(n) for n in cluster]
+            res = await load(f"cluster{k}", cluster_servers, urls, cluster[0].device_url, cluster_tokens,
+                             f"cl{k}-", metrics_from=cluster[0].http)
+            report_nodes(res, urls)
+            rounds["cluster"].append(res)
+        commits = await asyncio.to_thread(sqlite_commit_ms, work / f"raw-commit{k}.sqlite",
+                                          max(200, min(1000, rounds["svc"][-1].acked)))
+        print(f"  raw SQLite commit (WAL, synchronous=FULL): {len(commits)} commits, "
+              f"p50 {fmt(percentile(commits, 0.5))} ms p99 {fmt(percentile(commits, 0.99))} ms; "
+              f"load average now {os.getloadavg()[0]:.2f}", flush=True)
+        commit_rounds.append(commits)
+    for server in [bare, *([peer] if peer else []), *cluster_servers]:  # the nodes, then redis-server
+        await server.astop(5.0)
+
+    ack_p99 = min(nan_last(x.ack_p(0.99)) for x in rounds["svc"])
+    raw_p99 = min(nan_last(percentile(c, 0.99)) for c in commit_rounds)
+    results = {key: rounds[key] for key in ("bare", "node", "svc")}
+    figures = summary(opts, delta_bytes, results, ack_p99, raw_p99, svc_idle, bare_idle)
+    if cluster:
+        figures |= cluster_summary(opts, [viewer_url(n) for n in cluster], rounds["cluster"], rounds["svc"])
+    return figures

@@ -1,0 +1,53 @@
+"""The harness: service and ``redis-server`` processes on loopback, and the clients
+the tests and the benchmarks drive them with.
+
+Processes (``processes``, ``cluster``): ``ServiceProcess`` (``arena-stream serve``
+with a port, a data directory, its admin token, extra flags and environment;
+``start``, ``kill9``, ``stop``, ``restart``), ``RedisProcess`` (AOF, ``appendfsync
+always``), ``start_service`` / ``start_redis``, ``Cluster`` (nodes on one Redis),
+a plain ``Process`` and a ``Processes`` group that ends every member. Each is
+bounded: a deadline on every wait, and it dies with the thread that started it.
+
+Clients (``clients``, ``viewers``, ``workers``): ``Viewer`` (one watch socket that
+keeps its frames), ``TimedViewer`` (a Sans-I/O viewer stamping frames as they
+arrive) and ``ViewerWorkers`` (processes full of them), ``DevicePool`` and
+``EventStream`` (the officials' events on schedule), ``setup_game``; the handheld
+``Device`` itself. Measures (``measure``): CPU, memory, descriptors, the metrics
+page, percentiles; ``analyse`` for what viewers got.
+"""
+
+from ..device_client import Device, DeviceError
+from .clients import GAME, Burst, DevicePool, EventStream, Viewer, setup_game, wait_for_game
+from .cluster import Cluster
+from .measure import (
+    ack_histogram,
+    cpu_seconds,
+    histogram_p99_bound,
+    metric,
+    open_files,
+    percentile,
+    raise_nofile,
+    scrape,
+    vm_rss_kib,
+)
+from .processes import (
+    HOST,
+    Process,
+    Processes,
+    RedisProcess,
+    ServiceProcess,
+    free_port,
+    start_redis,
+    start_service,
+)
+from .viewers import CaughtUp, TimedViewer, open_viewers, stdin_lines
+from .workers import LineWorkers, LoadResult, ViewerWorkers, analyse, workers_for
+
+__all__ = [
+    "GAME", "HOST", "Burst", "CaughtUp", "Cluster", "Device", "DeviceError", "DevicePool", "EventStream",
+    "LineWorkers", "LoadResult", "Process", "Processes", "RedisProcess", "ServiceProcess",
+    "TimedViewer", "Viewer", "ViewerWorkers", "ack_histogram", "analyse", "cpu_seconds", "free_port",
+    "histogram_p99_bound", "metric", "open_files", "open_viewers", "percentile", "raise_nofile",
+    "scrape", "setup_game", "start_redis", "start_service", "stdin_lines", "vm_rss_kib",
+    "wait_for_game", "workers_for",
+]
