@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
+from typing import cast
 
 import msgspec
 
@@ -97,8 +98,10 @@ class Hub:
             found, position = None, START
             last, rows = await self.store.rows_after(position)
         keys: dict[Key, Known]
-        engine, seqs, keys = (Engine(), {}, {}) if found is None else (found[1][0], found[1][1],
-                                                                       dict(found[1][2]))
+        if found is None:
+            engine, seqs, keys = Engine(), {}, {}
+        else:  # the restored keys are all Logged: the same dict, taken as it is (no copy)
+            engine, seqs, keys = found[1][0], found[1][1], cast(dict[Key, Known], found[1][2])
         with no_gc(freeze=len(rows) > SNAPSHOT_TAIL):
             apply, decode = engine.feed, codec.decode_event
             for game, seq, device, client_id, dg, body in rows:
