@@ -7,36 +7,17 @@ from __future__ import annotations
 
 import asyncio
 import copy
-import importlib.util
 import json
-import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import msgspec
 import pytest
 import websockets
 
+from .sdk import sdk
 from .service.conftest import RunningServer, Server, free_port
-
-SDK = Path(__file__).resolve().parents[1] / "clients" / "python" / "arena_client.py"
-
-
-def load_sdk() -> ModuleType:
-    """The SDK is a single file outside the package: load it by its path."""
-    if "arena_client" in sys.modules:
-        return sys.modules["arena_client"]
-    spec = importlib.util.spec_from_file_location("arena_client", SDK)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["arena_client"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-sdk = load_sdk()
 
 
 @pytest.fixture

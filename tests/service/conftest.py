@@ -23,8 +23,9 @@ from stream.live.service import Service
 from stream.tools.harness import Device, Viewer, free_port
 
 from ..rules.script import AWAY, HOME
+from ..sdk import sdk
 
-__all__ = ["Raw", "RunningServer", "Server", "Viewer", "admin_device", "apply_patch", "eventually",
+__all__ = ["Raw", "RunningServer", "Server", "Viewer", "admin_device", "eventually",
            "free_port", "server", "view_after"]
 
 
@@ -154,33 +155,14 @@ class Raw:
         await self.ws.close()
 
 
-def apply_patch(view: Any, path: str, value: Any) -> Any:
-    """A delta's patch, as a display applies it: dot-separated paths; list items by ``id``."""
-    if path == "":
-        return value
-    *parents, last = path.split(".")
-    node = view
-    for key in parents:
-        node = next(i for i in node if i.get("id") == key) if isinstance(node, list) else node[key]
-    if isinstance(node, list):
-        at = next((n for n, i in enumerate(node) if i.get("id") == last), None)
-        if at is None:
-            node.append(value)
-        else:
-            node[at] = value
-    else:
-        node[last] = value
-    return view
-
-
 def view_after(frames: list[dict[str, Any]]) -> Any:
     """The view a display shows: the last snapshot, then each delta's patch."""
     last = max(i for i, f in enumerate(frames) if f["type"] == "snapshot")
     view = msgspec.json.decode(msgspec.json.encode(frames[last]["view"]))
     for f in frames[last + 1:]:
         if f["type"] == "delta":
-            for path, value in f["patch"]:
-                view = apply_patch(view, path, value)
+            # The one patch rule of the Python client: a path not in the view fails the test.
+            view = sdk.apply_patch(view, [sdk.pr.Patch(path, value) for path, value in f["patch"]])
     return view
 
 
