@@ -32,6 +32,8 @@ from stream.rules.ledger import Obligation
 from stream.rules.text import REASONS_ES, describe
 from stream.rules.tournaments import Tournament
 
+from .ast_scan import call_name, constants
+
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
 RULES = ROOT / "stream" / "rules"
@@ -79,18 +81,8 @@ def fields(cls: Any, *, skip: frozenset[str]) -> set[str]:
 # ------------------------------------------------------------------ reading the code
 
 
-def _constants(node: ast.AST) -> list[str]:
-    """The string constants an expression can be: ``"x"`` or ``"x" if c else "y"``."""
-    if isinstance(node, ast.Constant) and isinstance(node.value, str):
-        return [node.value]
-    if isinstance(node, ast.IfExp):
-        return _constants(node.body) + _constants(node.orelse)
-    return []
 
 
-def _name(call: ast.Call) -> str:
-    f = call.func
-    return f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else ""
 
 
 def _functions(tree: ast.AST) -> list[ast.FunctionDef]:
@@ -105,7 +97,7 @@ def _code_param(fn: ast.FunctionDef) -> int | None:
         return None
     for call in [n for n in ast.walk(fn) if isinstance(n, ast.Call)]:
         for kw in call.keywords:
-            if (_name(call) == "Alert" and kw.arg == "code" and isinstance(kw.value, ast.Name)
+            if (call_name(call) == "Alert" and kw.arg == "code" and isinstance(kw.value, ast.Name)
                     and kw.value.id == "code"):
                 return params.index("code")
     return None
@@ -128,15 +120,15 @@ def scan_rules() -> tuple[set[str], set[str]]:
                 if isinstance(n, ast.Assign):
                     for target in n.targets:
                         if isinstance(target, ast.Name):
-                            assigned.setdefault(target.id, []).extend(_constants(n.value))
+                            assigned.setdefault(target.id, []).extend(constants(n.value))
 
             def values(node: ast.AST, assigned: dict[str, list[str]] = assigned) -> list[str]:
                 if isinstance(node, ast.Name):
                     return assigned.get(node.id, [])
-                return _constants(node)
+                return constants(node)
 
             for call in [n for n in ast.walk(fn) if isinstance(n, ast.Call)]:
-                name = _name(call)
+                name = call_name(call)
                 if name == "Refused" and call.args:
                     refusals.update(values(call.args[0]))
                     continue

@@ -33,6 +33,7 @@ import pytest
 from stream.live import protocol as pr
 from stream.live import schemas
 
+from .ast_scan import call_name, constants
 from .test_docs import DOCS, REFUSED, ROOT, rows, section, table, ticked
 
 LIVE = ROOT / "stream" / "live"
@@ -52,18 +53,8 @@ def _tag(cls: Any) -> str:
     return str(cls.__struct_config__.tag)
 
 
-def _constants(node: ast.AST | None) -> list[str]:
-    """The string constants an expression can be: ``"x"`` or ``"x" if c else "y"``."""
-    if isinstance(node, ast.Constant) and isinstance(node.value, str):
-        return [node.value]
-    if isinstance(node, ast.IfExp):
-        return _constants(node.body) + _constants(node.orelse)
-    return []
 
 
-def _name(call: ast.Call) -> str:
-    f = call.func
-    return f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else ""
 
 
 def _arg(call: ast.Call, index: int, keyword: str) -> ast.AST | None:
@@ -120,7 +111,7 @@ def _error_classes(tree: ast.Module) -> tuple[set[str], dict[str, str]]:
     for node in tree.body:
         if isinstance(node, ast.ClassDef) and node.name in classes:
             for call in (n for n in ast.walk(node) if isinstance(n, ast.Call)):
-                if _name(call) == "__init__" and (code := _constants(_arg(call, 0, "code"))):
+                if call_name(call) == "__init__" and (code := constants(_arg(call, 0, "code"))):
                     fixed[node.name] = code[0]
     return classes, fixed
 
@@ -149,7 +140,7 @@ def scan_service() -> dict[str, list[Scanned]]:
             helpers[name] = params.index("code") - (1 if params[:1] == ["self"] else 0)
             first_default = len(params) - len(fn.args.defaults)
             if params.index("code") >= first_default:
-                defaults[id(fn)] = _constants(fn.args.defaults[params.index("code") - first_default])
+                defaults[id(fn)] = constants(fn.args.defaults[params.index("code") - first_default])
     out: dict[str, list[Scanned]] = {}
     for name, fn, path in defs:
         s = Scanned(name, path)
@@ -159,15 +150,15 @@ def scan_service() -> dict[str, list[Scanned]]:
             if isinstance(n, ast.Assign):
                 for target in n.targets:
                     if isinstance(target, ast.Name):
-                        assigned.setdefault(target.id, []).extend(_constants(n.value))
+                        assigned.setdefault(target.id, []).extend(constants(n.value))
 
         def values(node: ast.AST | None, assigned: dict[str, list[str]] = assigned) -> list[str]:
             if isinstance(node, ast.Name):
                 return assigned.get(node.id, [])
-            return _constants(node)
+            return constants(node)
 
         for call in (n for n in ast.walk(fn) if isinstance(n, ast.Call)):
-            called = _name(call)
+            called = call_name(call)
             s.calls.add(called)
             if called in FRAME_CLASSES:
                 s.frames.add(called)
@@ -177,7 +168,7 @@ def scan_service() -> dict[str, list[Scanned]]:
                 retry = _arg(call, 99, "retry")
                 if isinstance(retry, ast.Constant) and retry.value is True:
                     s.retry.update(codes)
-                elif (isinstance(retry, ast.Call) and _name(retry) == "isinstance"
+                elif (isinstance(retry, ast.Call) and call_name(retry) == "isinstance"
                       and isinstance(retry.args[1], ast.Name) and retry.args[1].id in fixed):
                     s.retry.add(fixed[retry.args[1].id])   # retry=isinstance(err, NotStored)
             elif called in fixed:
@@ -194,7 +185,7 @@ def scan_service() -> dict[str, list[Scanned]]:
                 message = _arg(call, 99, "message")
                 if isinstance(message, ast.Constant) and isinstance(message.value, bytes):
                     reason = message.value.decode()
-                elif (isinstance(message, ast.Call) and _name(message) == "encode"
+                elif (isinstance(message, ast.Call) and call_name(message) == "encode"
                       and isinstance(message.func, ast.Attribute)
                       and isinstance(message.func.value, ast.Attribute)
                       and message.func.value.attr == "code"):
@@ -231,7 +222,7 @@ def http_handlers() -> list[str]:
     tree = ast.parse((LIVE / "app.py").read_text(encoding="utf-8"))
     build = next(n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == "build_app")
     names = {call.args[1].id for call in ast.walk(build) if isinstance(call, ast.Call)
-             and _name(call) in ("get", "post", "add_get", "add_post") and len(call.args) == 2
+             and call_name(call) in ("get", "post", "add_get", "add_post") and len(call.args) == 2
              and isinstance(call.args[1], ast.Name)}
     return sorted(names - set(HANDLERS.values()))
 
