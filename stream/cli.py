@@ -133,7 +133,11 @@ def main(argv: list[str] | None = None) -> int:
                    help="events per second each device may send, sustained (default %(default)s)")
     s.add_argument("--device-burst", type=int, default=Config().device_burst,
                    help="events each device may send in a burst (default %(default)s)")
-    s.add_argument("--no-demo", action="store_true", help="don't play the demo game")
+    demo = s.add_mutually_exclusive_group()
+    demo.add_argument("--demo", action="store_true",
+                      help="play the demo game: the default on SQLite; on a Redis store (shared by "
+                           "every node) the demo is off unless asked for, on one node")
+    demo.add_argument("--no-demo", action="store_true", help="don't play the demo game")
     s.add_argument("--demo-speed", type=float, default=1.0, help="play the demo faster (2 = twice)")
     s.add_argument("--heartbeat", type=float, default=Config().heartbeat,
                    help="seconds between heartbeats to viewers (default %(default)s); WebSocket pings "

@@ -7,6 +7,7 @@
     ├── AuthError               no valid token, or a token that may not do this
     ├── Conflict                an event id reused with a different payload
     └── NotStored               the store could not commit: nothing was acked, retry
+        └── WriteUnknown        the store can't tell whether it committed: retry, dedup settles it
 
 Each carries a stable ``code`` (snake_case, documented in docs/log-format.md)
 that handhelds and scripts switch on, and a human ``detail``. ``Refused`` also
@@ -66,3 +67,12 @@ class NotStored(ArenaStreamError):
 
     def __init__(self, detail: str) -> None:
         super().__init__("not_stored", detail)
+
+
+class WriteUnknown(NotStored):
+    """The write was sent but its answer was lost (the connection dropped after the
+    store may have committed it): it may be stored or not. Nothing was acknowledged;
+    send the same event again with the same id, and dedup settles it."""
+
+    def __init__(self, detail: str) -> None:
+        super(NotStored, self).__init__("unknown", detail)

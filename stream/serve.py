@@ -15,20 +15,30 @@ from pathlib import Path
 
 from aiohttp import web
 
-from .errors import StartupRefused
+from .errors import NotStored, StartupRefused
 from .live import logs
 from .live.app import build_app
 from .live.auth import fingerprint
 from .live.config import Config, admin_token, load_secret
 from .live.service import Service
+from .tools.device_client import DeviceError
 from .tools.simulator import Simulator, bar, demo_tokens
 
 log = logging.getLogger("arena_stream.serve")
 
 
+def demo_wanted(args: argparse.Namespace) -> bool:
+    """Whether to play the demo game: on SQLite unless ``--no-demo``; on a shared store
+    (Redis) only with ``--demo``, since every node started on it would play one into the
+    one log its viewers all see."""
+    if args.demo or args.no_demo:
+        return bool(args.demo)
+    return bool(args.store == "sqlite")
+
+
 def config_from(args: argparse.Namespace) -> Config:
     return Config(data_dir=args.data, host=args.host, port=args.port, store=args.store,
-                  origins=list(args.origin), demo=not args.no_demo, demo_speed=args.demo_speed,
+                  origins=list(args.origin), demo=demo_wanted(args), demo_speed=args.demo_speed,
                   unsafe_store=args.unsafe_store, device_rate=args.device_rate,
                   device_burst=args.device_burst, heartbeat=args.heartbeat,
                   sqlite_synchronous=args.sqlite_synchronous)
@@ -52,6 +62,8 @@ async def _demo_loop(svc: Service, url: str, speed: float) -> None:
               f"  watch       ws://{host}/ws/watch?game={game}", flush=True)
         try:
             await sim.run()
+        except (DeviceError, OSError) as err:  # the service could not take it (its store down, say)
+            log.warning("demo game stopped", extra={"reason": f"{type(err).__name__}: {err}"})
         except Exception:
             log.exception("demo game stopped")
         await asyncio.sleep(60)
@@ -99,6 +111,9 @@ def serve(args: argparse.Namespace) -> int:
     except StartupRefused as err:
         print(f"arena-stream: {err.detail}", file=sys.stderr)
         return 2
+    except NotStored as err:  # the store can't be reached at start-up (Redis down): say so, no traceback
+        print(f"arena-stream: can't start: {err.detail}", file=sys.stderr)
+        return 1
     return 0
 
 

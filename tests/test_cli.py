@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import subprocess
 import sys
@@ -10,11 +11,14 @@ from pathlib import Path
 
 import pytest
 
+from stream import cli
 from stream.errors import StartupRefused
 from stream.live.app import make_store
 from stream.live.config import Config, load_secret
+from stream.serve import config_from
 from stream.store.sqlite import SqliteStore
 from stream.tools import demo
+from stream.tools.harness import free_port
 
 
 def run(*args: str, check: bool = False) -> subprocess.CompletedProcess[str]:
@@ -142,3 +146,41 @@ def test_secret_key_is_made_durably_and_an_empty_one_is_refused(tmp_path: Path) 
     (tmp_path / "secret.key").write_bytes(b"")
     with pytest.raises(StartupRefused, match="0 bytes, too few"):
         load_secret(tmp_path)
+
+
+REDIS = "redis://127.0.0.1:6379/0"
+
+
+@pytest.mark.parametrize(("argv", "demo_on"), [
+    ([], True), (["--no-demo"], False), (["--demo"], True),
+    (["--store", REDIS], False), (["--store", REDIS, "--demo"], True),
+    (["--store", REDIS, "--no-demo"], False),
+])
+def test_the_demo_plays_on_sqlite_unless_refused_and_on_redis_only_if_asked(
+        argv: list[str], demo_on: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every node on one Redis would play its own demo into the one log: there it is off
+    unless ``--demo`` (README, "Two nodes by hand")."""
+    seen: list[argparse.Namespace] = []
+
+    def serve(args: argparse.Namespace) -> int:
+        seen.append(args)
+        return 0
+
+    monkeypatch.setattr(cli, "_cmd_serve", serve)
+    assert cli.main(["serve", *argv]) == 0
+    assert config_from(seen[0]).demo is demo_on
+
+
+def test_demo_and_no_demo_together_are_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(["serve", "--demo", "--no-demo"])
+    assert exit_.value.code == 2 and "not allowed with argument" in capsys.readouterr().err
+
+
+def test_serve_on_a_redis_that_is_not_there_says_so_without_a_traceback(tmp_path: Path) -> None:
+    r = run("serve", "--store", f"redis://127.0.0.1:{free_port()}/0", "--data", str(tmp_path / "d"),
+            "--port", str(free_port()))
+    assert r.returncode == 1, r
+    last = r.stderr.splitlines()[-1]
+    assert last.startswith("arena-stream: can't start: Redis at redis://127.0.0.1:"), r.stderr
+    assert "is not reachable" in r.stderr and "Traceback" not in r.stderr, r.stderr

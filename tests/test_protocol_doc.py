@@ -116,6 +116,20 @@ def _error_classes(tree: ast.Module) -> tuple[set[str], dict[str, str]]:
     return classes, fixed
 
 
+def _subclasses(tree: ast.Module, name: str) -> set[str]:
+    """``name`` and every class of stream/errors.py derived from it."""
+    family = {name}
+    changed = True
+    while changed:
+        changed = False
+        for node in tree.body:
+            if (isinstance(node, ast.ClassDef) and node.name not in family
+                    and any(isinstance(b, ast.Name) and b.id in family for b in node.bases)):
+                family.add(node.name)
+                changed = True
+    return family
+
+
 def _close_code(node: ast.AST | None) -> int | None:
     if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name | ast.Attribute):
         owner = node.value.id if isinstance(node.value, ast.Name) else node.value.attr
@@ -171,6 +185,14 @@ def scan_service() -> dict[str, list[Scanned]]:
                 elif (isinstance(retry, ast.Call) and call_name(retry) == "isinstance"
                       and isinstance(retry.args[1], ast.Name) and retry.args[1].id in fixed):
                     s.retry.add(fixed[retry.args[1].id])   # retry=isinstance(err, NotStored)
+                    # ``code=err.code`` with ``retry=isinstance(err, NotStored)``: the error may be
+                    # any subclass of it (WriteUnknown, raised by the store), sent with its own code.
+                    passed = _arg(call, 99, "code")
+                    if isinstance(passed, ast.Attribute) and passed.attr == "code":
+                        family = {fixed[c] for c in _subclasses(trees[ERRORS], retry.args[1].id)
+                                  if c in fixed}
+                        s.codes |= family
+                        s.retry |= family
             elif called in fixed:
                 s.codes.add(fixed[called])
             elif called in error_classes:
@@ -262,7 +284,8 @@ def test_the_scan_finds_the_service_s_codes() -> None:
             "not_stored", "id_conflict", "rate_limited", "out_of_scope"} <= CODES["device"]
     assert {"invalid_frame", "unknown_game", "auth_required", "out_of_scope", "revoked"} <= CODES["watch"]
     assert {"unknown_game", "unscoped", "invalid_field", "not_stored"} <= CODES["http"]
-    assert {"rate_limited", "not_stored"} <= RETRY
+    assert {"rate_limited", "not_stored", "unknown"} <= RETRY
+    assert {"not_stored", "unknown"} <= CODES["device"] & CODES["http"]
     assert {"healthz", "post_token", "revoke_token", "preview_game"} <= set(http_handlers())
     assert (int(pr.CloseCode.AUTH), "authenticate first") in CLOSES["device"]
     assert (int(pr.CloseCode.TOO_SLOW), "too slow") in CLOSES["watch"]

@@ -113,6 +113,7 @@ function refusalReasons() {
     id_conflict: ["this id was already used for a different event", "ese id ya se usó para otro evento"],
     rate_limited: ["too many events at once", "demasiados eventos a la vez"],
     not_stored: ["the service could not store it", "el servicio no pudo guardarlo"],
+    unknown: ["the service may have stored it: sending it again", "puede que el servicio lo haya guardado: se reenvía"],
     bad_token: ["the token is not valid for this service", "el token no es válido para este servicio"],
     expired: ["the token has expired: ask the committee for a new one", "el token venció: pida uno nuevo al Comité"],
     revoked: ["the token has been revoked", "el token fue revocado"],

@@ -20,6 +20,7 @@ from urllib.parse import quote
 
 import msgspec
 from aiohttp import web
+from aiohttp.typedefs import Handler
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from ..errors import AuthError, MalformedEvent, NotStored, Refused, StartupRefused
@@ -86,10 +87,23 @@ async def _submit(request: web.Request, etype: str, fields: dict[str, Any]) -> w
     fields.setdefault("id", f"api-{secrets.token_hex(6)}")
     result = await submit_fields(svc, claims, fields, None)
     if isinstance(result, pr.Error):
-        status = {"not_stored": 503, "forbidden": 403, "out_of_scope": 403,
+        status = {"not_stored": 503, "unknown": 503, "forbidden": 403, "out_of_scope": 403,
                   "id_conflict": 409}.get(result.code, 400 if result.clause is None else 409)
         return _send(result, status, {"Retry-After": "1"} if result.retry else None)
     return _send(result, 200 if result.duplicate else 201)
+
+
+@web.middleware
+async def store_unavailable(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """A store that can't answer (Redis down, or back a moment ago) makes any HTTP route a
+    503 a client can act on, never a 500 with a traceback: a ``Problem`` with the store's
+    code (``not_stored``; ``unknown`` for a write it can't tell landed) and Retry-After."""
+    try:
+        return await handler(request)
+    except NotStored as err:
+        if request.path.startswith("/ws/"):  # upgraded already: no HTTP answer to give
+            raise
+        return _send(api_types.Problem(code=err.code, detail=err.detail), 503, {"Retry-After": "1"})
 
 
 # ------------------------------------------------------------------ handlers
@@ -406,7 +420,7 @@ def build_app(config: Config, *, store: Store | None = None, secret: bytes | Non
     hub.feeds.on_publish = on_publish
     hub.feeds.on_game = on_game
 
-    app = web.Application(client_max_size=256 * 1024)
+    app = web.Application(client_max_size=256 * 1024, middlewares=[store_unavailable])
     app[Service.KEY] = svc
     app.add_routes([
         web.get("/", index),

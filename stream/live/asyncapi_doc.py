@@ -27,8 +27,9 @@ Order rules:
   the token; never put a token in the URL. On `/ws/watch` an `auth` frame is needed only when the
   service runs without public viewing (then within the auth timeout too).
 * **One `ack` or one `error` per `send`**, in the order the `send` frames arrived. An `ack` means
-  the event and its dedup key are committed to disk. `retry: true` (only `not_stored` and
-  `rate_limited`) means nothing was stored: send the same event (same `id`) again.
+  the event and its dedup key are committed to disk. `retry: true` (`not_stored`,
+  `unknown` and `rate_limited`) means send the same event (same `id`) again: after `not_stored`
+  and `rate_limited` nothing was stored; after `unknown` it may have been, and dedup settles it.
 * **Deltas increase `seq` by exactly 1** per game. A gap means frames were lost: resubscribe with
   `since` and `epoch`.
 * **Resume** with `since` (the last `seq` applied) and `epoch` (from the snapshot): the service

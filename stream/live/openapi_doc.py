@@ -71,8 +71,10 @@ def _submit_responses() -> dict[str, Any]:
                               "`unknown_event`, `unknown_player`, …) or `id_conflict` (this id was "
                               "used for a different body; the first one stands)"),
         "413": _TOO_LARGE,
-        "503": _json("Error", "`not_stored`, `retry: true`: nothing was committed; send the same "
-                              "body again", **retry_after),
+        "503": _json("Error", "`not_stored` (nothing was committed) or `unknown` (the store lost its "
+                              "connection after the write was sent: it may have been committed), "
+                              "`retry: true`: send the same body again; dedup settles it",
+                     **retry_after),
     }
 
 

@@ -1,10 +1,12 @@
 """A handheld's connection, in Python: what the simulator, the tests and the
 benchmarks use to act as officials' devices (docs/protocol.md).
 
-Every event is kept until it is acked; a lost connection or a ``retry``
-error resends the *same* event (same id), so nothing is lost and nothing is
-doubled. Server pings are answered with the device clock, so the server can
-use the event's own ``at``.
+Every event is kept until it is acked; a lost connection or a ``retry`` error
+(``not_stored``, ``unknown``, ``rate_limited``) resends the *same* event (same
+id), so nothing is lost and nothing is doubled. Server pings are answered with
+the device clock, so the server can use the event's own ``at``: on every
+(re)connect the first ping is answered before anything is sent, since the clock
+sync is per socket. Moving to another node closes the socket to the old one.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import asyncio
 import contextlib
 import itertools
 import time
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
@@ -20,6 +23,13 @@ import websockets
 
 _enc = msgspec.json.Encoder()
 _dec = msgspec.json.Decoder(dict[str, Any])
+
+#: How long the handshake may take; how long to wait, after the ``welcome``, for the ping
+#: that follows it (the service sends both at once; a server that sends none, such as the
+#: benchmarks' bare peers, is then spoken to without a sync); and a close.
+HANDSHAKE_S = 10.0
+FIRST_PING_S = 1.0
+CLOSE_S = 1.0
 
 
 def _now_ms() -> int:
@@ -34,13 +44,17 @@ class DeviceError(Exception):
 
 class Device:
     """One handheld. ``url`` may list several nodes of one service (on Redis):
-    when a node can't be reached the device moves on to the next, and resends
-    its pending event there (same id, so never twice)."""
+    when a node can't be reached (or doesn't answer within ``wait_s``) the device
+    closes its socket there, moves on to the next, and resends its pending event
+    (same id, so never twice). ``clock`` is the device's own clock (ms), what its
+    pongs and its events' ``at`` are in."""
 
-    def __init__(self, url: str | list[str], token: str, *, prefix: str = "d") -> None:
+    def __init__(self, url: str | list[str], token: str, *, prefix: str = "d",
+                 clock: Callable[[], int] = _now_ms) -> None:
         self.urls = [url] if isinstance(url, str) else list(url)
         self.url = self.urls[0]
         self.token = token
+        self.clock = clock
         self.welcome: dict[str, Any] = {}
         self._ws: Any = None
         self._reader: asyncio.Task[None] | None = None
@@ -49,31 +63,57 @@ class Device:
         self._lock = asyncio.Lock()
 
     async def connect(self) -> None:
-        self._ws = await websockets.connect(self.url, max_size=2**20, open_timeout=10)
-        await self._ws.send(_enc.encode({"type": "auth", "token": self.token}).decode())
-        first = _dec.decode(await self._ws.recv())
-        if first.get("type") != "welcome":
-            await self._ws.close()
-            raise DeviceError(first)
+        """Open a socket, authenticate, and answer the server's first ``ping`` (it
+        follows the ``welcome``): only then may events be sent, or the server would
+        stamp them with their receive time, not the device's ``at``. A socket already
+        open is closed first."""
+        await self._drop()
+        ws = await websockets.connect(self.url, max_size=2**20, open_timeout=HANDSHAKE_S,
+                                      close_timeout=CLOSE_S)
+        try:
+            async with asyncio.timeout(HANDSHAKE_S):
+                await ws.send(_enc.encode({"type": "auth", "token": self.token}).decode())
+                first = _dec.decode(await ws.recv())
+                if first.get("type") != "welcome":
+                    raise DeviceError(first)
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(FIRST_PING_S):
+                    while (ping := _dec.decode(await ws.recv())).get("type") != "ping":
+                        pass  # nothing else comes before it (nothing has been sent to answer)
+                    await self._pong(ws, ping)
+        except BaseException:
+            await _shut(ws)
+            raise
         self.welcome = first
-        self._reader = asyncio.create_task(self._read(), name="device-reader")
+        self._ws = ws
+        self._reader = asyncio.create_task(self._read(ws), name="device-reader")
 
     async def close(self) -> None:
-        if self._reader is not None:
-            self._reader.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._reader
-        if self._ws is not None:
-            await self._ws.close()
+        await self._drop()
 
-    async def _read(self) -> None:
+    async def _drop(self) -> None:
+        """Stop reading and close the socket (bounded: a node that doesn't answer the
+        close is cut off), so no socket is left open to a node this device has left."""
+        reader, ws = self._reader, self._ws
+        self._reader = self._ws = None
+        if reader is not None:
+            reader.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await reader
+        if ws is not None:
+            await _shut(ws)
+
+    async def _pong(self, ws: Any, ping: dict[str, Any]) -> None:
+        await ws.send(_enc.encode({"type": "pong", "server_time": ping["server_time"],
+                                   "device_time": self.clock()}).decode())
+
+    async def _read(self, ws: Any) -> None:
         try:
-            async for raw in self._ws:
+            async for raw in ws:
                 msg = _dec.decode(raw)
                 kind = msg.get("type")
                 if kind == "ping":
-                    await self._ws.send(_enc.encode({"type": "pong", "server_time": msg["server_time"],
-                                                     "device_time": _now_ms()}).decode())
+                    await self._pong(ws, msg)
                 elif kind in ("ack", "error"):
                     fut = self._waiting.pop(msg.get("id") or "", None)
                     if fut is not None and not fut.done():
@@ -91,6 +131,8 @@ class Device:
 
     async def send_once(self, event: dict[str, Any], wait_s: float = 10) -> dict[str, Any]:
         """Send one event and wait for its one reply (ack or error)."""
+        if self._ws is None:
+            raise ConnectionError("not connected")
         fut: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self._waiting[event["id"]] = fut
         try:
@@ -100,18 +142,24 @@ class Device:
             if self._waiting.get(event["id"]) is fut:
                 del self._waiting[event["id"]]
 
-    async def send(self, event: dict[str, Any], *, attempts: int = 50) -> dict[str, Any]:
-        """Send until acked: reconnect and resend the same event on any loss."""
+    async def send(self, event: dict[str, Any], *, attempts: int = 50,
+                   wait_s: float = 10) -> dict[str, Any]:
+        """Send until acked: reconnect and resend the same event on any loss, on the
+        next node if there are several; ``wait_s`` for each reply."""
         event.setdefault("id", self.new_id())
         for n in range(attempts):
+            ws = None
             try:
                 async with self._lock:
                     if self._ws is None or self._reader is None or self._reader.done():
                         await self.connect()
-                reply = await self.send_once(event)
+                    ws = self._ws
+                reply = await self.send_once(event, wait_s)
             except (OSError, ConnectionError, TimeoutError, websockets.WebSocketException):
-                self._reader = None
-                self.url = self.urls[(self.urls.index(self.url) + 1) % len(self.urls)]
+                async with self._lock:
+                    if ws is None or self._ws is ws:  # (not one another sender has opened since)
+                        await self._drop()  # never leave the old socket open
+                        self.url = self.urls[(self.urls.index(self.url) + 1) % len(self.urls)]
                 await asyncio.sleep(min(2.0, 0.05 * 2**n))
                 continue
             if reply["type"] == "ack":
@@ -120,3 +168,13 @@ class Device:
                 raise DeviceError(reply)
             await asyncio.sleep(min(2.0, 0.05 * 2**n))
         raise DeviceError({"code": "gave_up", "detail": f"no ack after {attempts} attempts"})
+
+
+async def _shut(ws: Any) -> None:
+    """Close a socket within ``CLOSE_S``; past that (a peer that doesn't answer), abort it."""
+    with contextlib.suppress(Exception):  # whatever happened, the socket goes
+        async with asyncio.timeout(CLOSE_S + 0.5):
+            await ws.close()
+    transport = getattr(ws, "transport", None)
+    if transport is not None and not transport.is_closing():
+        transport.abort()

@@ -1,0 +1,114 @@
+"""A TCP proxy on loopback in front of a real server (redis-server), that cuts a
+connection at the one moment a test needs:
+
+* ``cut_after(marker)``: the next bytes from a client that hold ``marker`` (a
+  Redis command's name, say ``b"EVAL"``) go to the server, and so does the rest of
+  what that client sends; when the server's answer starts to come back, it is
+  dropped and the connection is closed on both sides. The server ran the command;
+  the client never hears so.
+* ``cut_before(marker)``: those bytes are not forwarded: the connection is closed on
+  both sides. The server never got the command; the client can't tell that either.
+* ``refuse``: every new connection is closed at once.
+
+Each cut happens once (``cut`` is set when it has). Runs in the test's event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+
+from stream.tools.harness import HOST
+
+
+class Proxy:
+    def __init__(self, upstream_port: int) -> None:
+        self.upstream_port = upstream_port
+        self.port = 0
+        self.refuse = False
+        self.cut = asyncio.Event()
+        self._arm: tuple[str, bytes] | None = None
+        self._server: asyncio.Server | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    @property
+    def url(self) -> str:
+        return f"redis://{HOST}:{self.port}/0"
+
+    async def start(self) -> Proxy:
+        self._server = await asyncio.start_server(self._client, HOST, self.port)
+        self.port = self._server.sockets[0].getsockname()[1]
+        return self
+
+    async def close(self) -> None:
+        if self._server is not None:
+            self._server.close()
+            self._server = None
+        for t in list(self._tasks):
+            t.cancel()
+        for t in list(self._tasks):
+            with contextlib.suppress(asyncio.CancelledError, OSError):
+                await t
+
+    async def __aenter__(self) -> Proxy:
+        return await self.start()
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    def cut_after(self, marker: bytes) -> None:
+        self.cut.clear()
+        self._arm = ("after", marker)
+
+    def cut_before(self, marker: bytes) -> None:
+        self.cut.clear()
+        self._arm = ("before", marker)
+
+    async def _client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        self._tasks.add(task)
+        try:
+            if self.refuse:
+                return
+            up_reader, up_writer = await asyncio.open_connection(HOST, self.upstream_port)
+            sent = asyncio.Event()      # this connection sent the marked command upstream
+            try:
+                await asyncio.gather(self._up(reader, up_writer, sent, writer),
+                                     self._down(up_reader, writer, sent))
+            finally:
+                up_writer.close()
+        except (OSError, asyncio.IncompleteReadError):
+            pass
+        except asyncio.CancelledError:  # closing: ended quietly (asyncio logs a handler's cancel)
+            pass
+        finally:
+            writer.close()
+            self._tasks.discard(task)
+
+    async def _up(self, reader: asyncio.StreamReader, up: asyncio.StreamWriter, sent: asyncio.Event,
+                  client: asyncio.StreamWriter) -> None:
+        while data := await reader.read(65536):
+            arm = self._arm
+            if arm is not None and arm[1] in data:
+                self._arm = None
+                if arm[0] == "before":
+                    self.cut.set()
+                    client.transport.abort()
+                    up.close()
+                    return
+                sent.set()
+            up.write(data)
+            await up.drain()
+        up.close()
+
+    async def _down(self, up: asyncio.StreamReader, client: asyncio.StreamWriter,
+                    sent: asyncio.Event) -> None:
+        while data := await up.read(65536):
+            if sent.is_set():  # the answer to the marked command: lost, and the connection with it
+                self.cut.set()
+                client.transport.abort()
+                return
+            client.write(data)
+            await client.drain()
+        client.close()
