@@ -112,16 +112,26 @@ class Feeds(dict[str, GameFeed]):
         self._store = store
         self._engine = engine              # the current fold (a reload replaces it)
         self.published: dict[str, int] = {}  # the last seq shown to this node's viewers
+        self._loaded = False                 # reset() has run: publication has a start
         self.on_publish: Callable[[str, Frames], None] = lambda game, frames: None
         self.on_game: Callable[[str], None] = lambda game: None
 
     def reset(self, engine: Engine, seqs: dict[str, int]) -> None:
-        """After a load: every game as the fold left it; deltas before it are not held."""
+        """After a load: every game as the fold left it; deltas before it are not held.
+
+        What was published is kept across loads (``published``). The first load is where
+        this node's publication starts: nobody watches yet, and a viewer starts from it (a
+        snapshot, or the deltas ``ensure_history`` folds again), so all it folded counts as
+        published. After a later load (``Hub.recover``), ``publish_missed`` publishes what
+        it folded beyond that, a game this node had not seen from its first ``seq``."""
+        first = not self._loaded
+        self._loaded = True
         self.clear()
         for gid in engine.game_ids():
             seq = seqs.get(gid, 0)
             self[gid] = GameFeed(seq=seq, view=engine.view(gid), base=LOADED, first_seq=seq + 1,
                                  complete=False)
+            self.published.setdefault(gid, seq if first else 0)
 
     # ------------------------------------------------------------- updates
 
@@ -162,15 +172,22 @@ class Feeds(dict[str, GameFeed]):
 
     async def publish_missed(self) -> None:
         """After a reload, viewers get the deltas of events this node had not yet shown
-        them (written by another node meanwhile), so they see no gap."""
-        for gid, feed in self.items():
-            shown = self.published.get(gid)
-            if shown is None or shown >= feed.seq:
+        them (written by another node meanwhile, or its own whose commit it did not see
+        land), so they see no gap; a game new to this node, every delta from its first."""
+        for gid in list(self):
+            feed = self[gid]
+            shown = self.published.get(gid, 0)
+            if shown >= feed.seq:
                 continue
             await self.ensure_history(gid, shown)
-            for frames in self.since(gid, shown) or []:
+            missed = self.since(gid, shown)
+            if missed is None or self.get(gid) is not feed:
+                raise RuntimeError(f"the deltas of {gid} after {shown} could not be rebuilt")
+            for frames in missed:
+                self.published[gid] = frames.msg.seq
                 self.on_publish(gid, frames)
-            self.published[gid] = feed.seq
+            if shown == 0:
+                self.on_game(gid)
 
     # ------------------------------------------------------------- viewers
 
@@ -196,12 +213,16 @@ class Feeds(dict[str, GameFeed]):
     async def ensure_history(self, game: str, seq: int) -> None:
         """Make the deltas after ``seq`` available, folding the game's log again if this
         process hasn't seen them (after a restart): deltas are a function of the log."""
-        feed = self[game]
-        if not (seq < feed.seq and seq + 1 < feed.first_seq):
-            return
-        held_from = feed.first_seq
-        records = [r for r in await self._store.game_records(game)
-                   if r.seq is not None and r.seq < held_from]
+        while True:
+            feed = self[game]
+            if not (seq < feed.seq and seq + 1 < feed.first_seq):
+                return
+            held_from = feed.first_seq
+            records = [r for r in await self._store.game_records(game)
+                       if r.seq is not None and r.seq < held_from]
+            if self.get(game) is feed:
+                break
+            # Loaded again meanwhile (Hub.recover): the new feed is the one to rebuild.
         if feed.first_seq != held_from or feed.complete:
             return  # rebuilt meanwhile
         fork = self._engine().fork_game(game)

@@ -23,7 +23,7 @@ async def run(hub: Hub) -> None:
             await asyncio.sleep(0.05)
             continue
         try:
-            entries = await store.read_after(hub.tail, block_ms=1000)
+            entries = await _read(store, hub.tail)
         except NotStored:
             await asyncio.sleep(0.5)
             continue
@@ -34,6 +34,25 @@ async def run(hub: Hub) -> None:
                 await hub.recover()
                 break
             hub.tail = entry_id
+
+
+async def _read(store: Followable, tail: str) -> list[tuple[str, Record]]:
+    """The entries after ``tail``, waiting up to a second for one. Cancelling the follower
+    (the node shutting down, ``app.py``) leaves the read itself alone, to end within its
+    second: redis-py can swallow a cancellation that lands as a blocking read's reply
+    arrives, and the task then never ends (as in redis/redis-py#2028), nor the shutdown
+    that awaits it."""
+    read = asyncio.ensure_future(store.read_after(tail, block_ms=1000))
+    try:
+        return await asyncio.shield(read)
+    except asyncio.CancelledError:
+        read.add_done_callback(_retrieved)
+        raise
+
+
+def _retrieved(read: asyncio.Future[list[tuple[str, Record]]]) -> None:
+    if not read.cancelled():
+        read.exception()  # a read that failed after its follower was cancelled: nobody to tell
 
 
 def fold(hub: Hub, r: Record) -> bool:

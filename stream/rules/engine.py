@@ -25,10 +25,9 @@ How an event is applied
 * A refusal raises ``Refused`` from ``apply`` (``feed`` turns it into a
   ``rejected`` notice); nothing of the event is kept.
 
-Time passes only through events' ``at`` and through ``advance(at)``, which
-the live shell calls when ``next_deadline()`` comes round. The cursor is not
-part of the state: two engines fed the same events and advanced to the same
-moment are equal.
+Time passes only through events' ``at`` and ``advance(at)``, which the shell
+calls when ``next_deadline()`` comes round. The cursor is not part of the
+state: two engines fed the same events and advanced alike are equal.
 """
 
 from __future__ import annotations
@@ -84,6 +83,8 @@ class Engine:
         self.owner: dict[str, str | None] = {}
         self.voids: set[str] = set()     # ids of accepted voids
         self.voided: set[str] = set()    # ids they removed
+        # A fork (``fork_game``): what its one game took when it began, taken again there.
+        self._takes: list[lg.Obligation] | None = None
 
     # ------------------------------------------------------------------ input
 
@@ -144,7 +145,7 @@ class Engine:
         try:
             taken: list[lg.Obligation] = []
             if opening:
-                taken = self.book.plan(g, self._info(g))
+                taken = self._takes if self._takes is not None else self.book.plan(g, self._info(g))
                 out.extend(self.book.applied_notices(g, e.id, e.at, taken))
                 lg.apply_plan(taken, g, e.id, e.at, out)
             row.handler(g, e, out)
@@ -205,8 +206,7 @@ class Engine:
     def has_game(self, game: str) -> bool:
         return game in self.games
 
-    def has_event(self, event: str) -> bool:
-        """Whether a tournament event ``event`` has been set up."""
+    def has_event(self, event: str) -> bool:  # a tournament event, set up
         return event in self.tournaments.by_id
 
     def game_ids(self) -> list[str]:
@@ -239,8 +239,7 @@ class Engine:
     def is_voided(self, event_id: str) -> bool:
         return event_id in self.voided
 
-    def event_count(self) -> int:
-        """Accepted events folded so far (voids included, their targets not)."""
+    def event_count(self) -> int:  # accepted events folded (voids included, their targets not)
         return len(self.owner)
 
     def obligations(self, player: str) -> list[lg.Obligation]:
@@ -258,16 +257,21 @@ class Engine:
         return self.book.plan(g, self._info(g))
 
     def fork_game(self, game: str) -> Engine:
-        """A new engine holding only ``game`` as it was just after its setup:
-        feeding it the game's logged events again reproduces its notices."""
+        """A new engine holding only ``game`` just after its setup: fed the game's logged
+        events again, it reproduces their notices."""
         rec = self._record(game)
         fork = Engine()
         fork.games[game] = GameRecord(_unpack_game.decode(rec.checkpoints[0]), rec.opened_at,
                                       rec.setup_notices)
+        # No other game, no ledger: what the game took when it began is taken again there.
+        fork._takes = [msgspec.structs.replace(o, status="pending", applied_in=None)
+                       for o in self.book.taken_by(rec.game)]
+        for o in fork._takes:
+            fork.book.ledger.setdefault(o.player, []).append(o)
+        fork.book.reindex()
         return fork
 
-    def setup_notices(self, game: str) -> list[nt.Notice]:
-        """What the game's set-up said (its first delta, when a game's history is folded again)."""
+    def setup_notices(self, game: str) -> list[nt.Notice]:  # what its set-up said (its first delta)
         return list(self._record(game).setup_notices)
 
     def game_events(self, game: str) -> list[ev.EventBase]:
