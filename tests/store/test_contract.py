@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -376,14 +376,6 @@ class TestSqliteStore(StoreContract):
 # ----------------------------------------------------------------------- Redis
 
 
-@pytest.fixture(scope="module")
-def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
-    srv = RedisServer(tmp_path_factory.mktemp("redis"))
-    srv.start()
-    try:
-        yield srv
-    finally:
-        srv.stop()
 
 
 class TestRedisStore(StoreContract):

@@ -12,10 +12,9 @@ from __future__ import annotations
 import asyncio
 import re
 import secrets
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
-import pytest
 import redis.asyncio as aioredis
 
 from stream.store import Record
@@ -70,14 +69,6 @@ async def measure(url: str, profile: str) -> float:
         await direct.aclose()
 
 
-@pytest.fixture(scope="module")
-def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
-    srv = RedisServer(tmp_path_factory.mktemp("redis"))
-    srv.start()
-    try:
-        yield srv
-    finally:
-        srv.stop()
 
 
 def stated(text: str) -> dict[str, int]:
