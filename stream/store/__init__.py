@@ -117,3 +117,8 @@ class Store(abc.ABC):
     @abc.abstractmethod
     async def reset_after_failure(self) -> None:
         """Accept appends again after a failed commit (the caller has reloaded)."""
+
+    def readmit(self, game: str) -> None:
+        """Accept ``game``'s appends again after one was refused with ``SeqTaken``: the
+        caller has settled every append of the game it had sent and taken back the
+        events they carried. A store that never raises ``SeqTaken`` has nothing to do."""

@@ -247,8 +247,8 @@ class RedisStore(Store):
         what this node built the event on: if seq N is refused (another node wrote N),
         this node's N+1 was built on its own N and must not land as the next after the
         other node's. So a game's next append waits for the answer to the one before,
-        and after a refusal the game's appends fail at once, until the hub has reloaded
-        the log (``reset_after_failure``). After a batch that failed (not stored, or
+        and after a refusal the game's appends fail at once, until the hub has caught the
+        game up (``readmit``) or reloaded the log (``reset_after_failure``). After a batch that failed (not stored, or
         not known), every append fails at once until then."""
         held = self._held
         while True:
@@ -325,7 +325,7 @@ class RedisStore(Store):
             self.outage.failed(err)
             return
         answered = 0
-        dups: list[tuple[asyncio.Future[str], str]] = []
+        dups: list[tuple[Record, asyncio.Future[str], str]] = []
         try:
             await conn.send_packed_command(conn.pack_commands(self._command(r) for r, _ in batch),
                                            check_health=False)
@@ -357,17 +357,24 @@ class RedisStore(Store):
             return
         self.outage.ok()
         self.commits += 1
-        for fut, entry_id in dups:
+        for record, fut, entry_id in dups:
             try:
                 with self._talking():
                     existing = await self._record_at(entry_id)
             except NotStored as err:
+                if record.game:
+                    self._stale.add(record.game)
                 fut.set_exception(err)
                 continue
+            if record.game and (existing.game, existing.seq, existing.body) != (
+                    record.game, record.seq, record.body):
+                # Another node stored this event at another place in the game: what this
+                # node built after it is built on a record the log does not have.
+                self._stale.add(record.game)
             fut.set_exception(DuplicateKey(existing))
 
     def _settle(self, record: Record, fut: asyncio.Future[str], reply: Any,
-                dups: list[tuple[asyncio.Future[str], str]]) -> None:
+                dups: list[tuple[Record, asyncio.Future[str], str]]) -> None:
         """One script's answer: stored, a seq another node took, or a known dedup key
         (its record is read once the batch is answered)."""
         kind, value = reply[0].decode(), reply[1].decode()
@@ -381,7 +388,7 @@ class RedisStore(Store):
                 self._stale.add(record.game)
             fut.set_exception(SeqTaken(int(value)))
         else:
-            dups.append((fut, value))
+            dups.append((record, fut, value))
 
     async def _record_at(self, entry_id: str) -> Record:
         assert self.redis is not None
@@ -393,6 +400,9 @@ class RedisStore(Store):
         with self._talking():
             await self.redis.hsetnx(self.prefix + "revoked", jti,
                                     msgspec.json.encode({"at": at, "by": by, "reason": reason}))
+
+    def readmit(self, game: str) -> None:
+        self._stale.discard(game)
 
     async def reset_after_failure(self) -> None:
         """The hub has reloaded the log: once every append queued before now has been
