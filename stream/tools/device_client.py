@@ -91,6 +91,14 @@ class Device:
     async def close(self) -> None:
         await self._drop()
 
+    async def move_to(self, url: str) -> None:
+        """Send to ``url`` (a node of the same service) from the next event on, closing the
+        socket to the node it leaves. Call it with no event waiting for its reply."""
+        async with self._lock:
+            if url != self.url:
+                await self._drop()
+                self.url = url
+
     async def _drop(self) -> None:
         """Stop reading and close the socket (bounded: a node that doesn't answer the
         close is cut off), so no socket is left open to a node this device has left."""
@@ -141,6 +149,8 @@ class Device:
         finally:
             if self._waiting.get(event["id"]) is fut:
                 del self._waiting[event["id"]]
+            if fut.done() and not fut.cancelled():
+                fut.exception()  # the connection was lost while sending: the caller has heard
 
     async def send(self, event: dict[str, Any], *, attempts: int = 50,
                    wait_s: float = 10) -> dict[str, Any]:

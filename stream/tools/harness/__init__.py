@@ -12,13 +12,18 @@ Clients (``clients``, ``viewers``, ``workers``): ``Viewer`` (one watch socket th
 keeps its frames), ``TimedViewer`` (a Sans-I/O viewer stamping frames as they
 arrive) and ``ViewerWorkers`` (processes full of them), ``DevicePool`` and
 ``EventStream`` (the officials' events on schedule), ``setup_game``; the handheld
-``Device`` itself. Measures (``measure``): CPU, memory, descriptors, the metrics
-page, percentiles; ``analyse`` for what viewers got.
+``Device`` itself. Faults across nodes (``failover``): ``Officials`` (devices that
+move to another node and resend), ``ResumingViewer`` (a scoreboard that resumes on
+whichever node is up), ``game_log``, ``tally`` (the log against what was acked),
+``node_hashes`` and ``replay_hash`` (live state against a replay). Measures
+(``measure``): CPU, memory, descriptors, the metrics page, percentiles; ``analyse``
+for what viewers got.
 """
 
 from ..device_client import Device, DeviceError
 from .clients import GAME, Burst, DevicePool, EventStream, Viewer, setup_game, wait_for_game
 from .cluster import Cluster
+from .failover import LogTally, Officials, ResumingViewer, game_log, node_hashes, replay_hash, tally
 from .measure import (
     ack_histogram,
     cpu_seconds,
@@ -45,9 +50,9 @@ from .workers import LineWorkers, LoadResult, ViewerWorkers, analyse, workers_fo
 
 __all__ = [
     "GAME", "HOST", "Burst", "CaughtUp", "Cluster", "Device", "DeviceError", "DevicePool", "EventStream",
-    "LineWorkers", "LoadResult", "Process", "Processes", "RedisProcess", "ServiceProcess",
-    "TimedViewer", "Viewer", "ViewerWorkers", "ack_histogram", "analyse", "cpu_seconds", "free_port",
-    "histogram_p99_bound", "metric", "open_files", "open_viewers", "percentile", "raise_nofile",
-    "scrape", "setup_game", "start_redis", "start_service", "stdin_lines", "vm_rss_kib",
-    "wait_for_game", "workers_for",
+    "LineWorkers", "LoadResult", "LogTally", "Officials", "Process", "Processes", "RedisProcess",
+    "ResumingViewer", "ServiceProcess", "TimedViewer", "Viewer", "ViewerWorkers", "ack_histogram",
+    "analyse", "cpu_seconds", "free_port", "game_log", "histogram_p99_bound", "metric", "node_hashes",
+    "open_files", "open_viewers", "percentile", "raise_nofile", "replay_hash", "scrape", "setup_game",
+    "start_redis", "start_service", "stdin_lines", "tally", "vm_rss_kib", "wait_for_game", "workers_for",
 ]
