@@ -64,7 +64,9 @@ CLOSE_CODES: dict[str, dict[CloseCode, str]] = {
         CloseCode.TOO_BIG: "a frame over 8 KiB (no reason, no `error`)",
         CloseCode.TOO_SLOW: "too slow: the viewer could not take one frame within the send timeout "
                             "(10 s; reason `too slow`)",
-        CloseCode.GOING_AWAY: _GOING_AWAY,
+        CloseCode.GOING_AWAY: f"{_GOING_AWAY}; or a resume (`since`) from further back than the node "
+                              "holds while the store it rebuilds the deltas from can't be read (reason "
+                              "`store unavailable`): reconnect with backoff, then resume",
     },
 }
 

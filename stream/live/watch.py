@@ -12,18 +12,46 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
+import time
 from typing import Any
 
 import msgspec
 from aiohttp import WSMsgType, web
 
-from ..errors import AuthError
+from ..errors import AuthError, NotStored
 from . import auth
 from . import protocol as pr
 from .fanout import Watcher
 from .feeds import Frames
 from .service import Service
 from .wallclock import now_ms
+
+log = logging.getLogger("arena_stream.watch")
+
+#: How often a resume refused because the store is down is logged, at most (with a count).
+STORE_DOWN_LOG_S = 30.0
+
+
+class _StoreDownLog:
+    """One log line for the first resume refused while the store is down, then at most one
+    every ``STORE_DOWN_LOG_S``, counting those in between: an outage can meet a storm of
+    resuming viewers."""
+
+    def __init__(self) -> None:
+        self.last = -STORE_DOWN_LOG_S
+        self.since_last = 0
+
+    def __call__(self, game: str, err: NotStored) -> None:
+        self.since_last += 1
+        now = time.monotonic()
+        if now - self.last >= STORE_DOWN_LOG_S:
+            log.warning("resume refused: the store can't be read to rebuild the deltas; closed 1001",
+                        extra={"game": game, "reason": err.detail, "refused": self.since_last})
+            self.last, self.since_last = now, 0
+
+
+_store_down = _StoreDownLog()
 
 
 async def subscribe(svc: Service, w: Watcher, sub: pr.Subscribe,
@@ -51,7 +79,14 @@ async def subscribe(svc: Service, w: Watcher, sub: pr.Subscribe,
     if game in w.games:
         return None
     if sub.since is not None and sub.epoch == svc.hub.store.epoch:
-        await svc.hub.feeds.ensure_history(game, sub.since)
+        try:
+            await svc.hub.feeds.ensure_history(game, sub.since)
+        except NotStored as err:
+            # The deltas are in the log, which can't be read now (Redis down): the viewer
+            # reconnects with backoff and resumes, exactly, once it can (docs/protocol.md).
+            _store_down(game, err)
+            await w.ws.close(code=pr.CloseCode.GOING_AWAY, message=b"store unavailable")
+            return None
         # From here to follow() nothing awaits: no delta can slip in between.
         catch_up = svc.hub.feeds.since(game, sub.since)
         feed = svc.hub.feeds[game]

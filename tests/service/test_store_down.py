@@ -15,6 +15,7 @@ from typing import Any
 
 import aiohttp
 import pytest
+import websockets
 
 from stream.tools.harness import Device
 
@@ -157,4 +158,44 @@ async def test_redis_down_is_logged_once_with_its_reason_and_no_traceback(
     assert store_said == [("ERROR", "Redis unavailable"), ("WARNING", "Redis available again")]
     down = next(r for r in caplog.records if r.getMessage() == "Redis unavailable")
     assert "Error 111 connecting" in down.reason  # type: ignore[attr-defined]
+    no_traceback(caplog)
+
+
+async def test_a_resume_the_store_must_serve_while_redis_is_down_is_closed_1001_and_served_after(
+        tmp_path: Path, redis: RedisServer, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO)
+    async with RunningServer(tmp_path / "data", store=redis.url) as server:
+        await server.setup_game()
+        tk = await server.device("timekeeper")
+        for n in range(4):
+            await tk.send({"type": "clock.start" if n % 2 == 0 else "clock.stop", "game": "g1"})
+        await tk.close()
+        viewer = await Viewer.open(server.watch_url, game="g1")
+        snap = await viewer.next("snapshot")
+        await viewer.close()
+    assert snap["seq"] == 5
+    # Restarted: the deltas before the restart are not in memory; a resume from seq 2 needs the log.
+    async with RunningServer(tmp_path / "data", store=redis.url) as server:
+        await redis.astop()
+        resume = f"{server.watch_url}?game=g1&since=2&epoch={snap['epoch']}"
+        async with websockets.connect(resume, open_timeout=5) as ws:
+            frames = [json.loads(raw) async for raw in ws]
+        assert (ws.close_code, ws.close_reason) == (1001, "store unavailable"), frames
+        assert [f["type"] for f in frames if f["type"] != "heartbeat"] == [], frames
+        refused = [r for r in caplog.records if r.name == "arena_stream.watch"]
+        assert [r.levelname for r in refused] == ["WARNING"]
+        assert "Error 111 connecting" in refused[0].reason  # type: ignore[attr-defined]
+        # Back: the same resume gets exactly the deltas missed, as docs/protocol.md says.
+        await redis.astart()
+        async with asyncio.timeout(10):
+            while True:
+                viewer = await Viewer.connect(resume)
+                try:
+                    frames = await viewer.until_seq("g1", 5)
+                    break
+                except websockets.ConnectionClosed:
+                    await asyncio.sleep(0.1)  # the store's connections come back first
+        await viewer.close()
+        assert [(f["type"], f["seq"]) for f in frames if f["type"] in ("delta", "snapshot")] == [
+            ("delta", 3), ("delta", 4), ("delta", 5)]
     no_traceback(caplog)
