@@ -6,6 +6,12 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+import time
+from pathlib import Path
+
+from stream.tools.device_client import FIRST_PING_S
+from stream.tools.fanout_bench.peers import start_bare
+from stream.tools.harness import Device, Processes
 
 NUM = r"(\d+\.\d+|n/a)"
 
@@ -55,3 +61,20 @@ def test_bench_fanout_two_nodes_prints_the_cross_node_line() -> None:
     assert "cluster1: 40 events sent" in out and "40 acked, 800 frames timed over 20 viewers" in out, out
     for node in ("node A (same node as the device)", "node B (cross-node)"):
         assert f"cluster1, {node}: 400 frames timed over 10 viewers" in out, out
+
+
+async def test_a_device_connects_to_the_bare_peer_without_waiting_for_a_ping(tmp_path: Path) -> None:
+    """The bare peer answers ``auth`` as the service does, a ``welcome`` then the first
+    clock-sync ``ping``: a device that waits for that ping (``FIRST_PING_S``) connects at
+    once, and its pong goes to the peer before its first event."""
+    async with Processes(tmp_path) as group:
+        peer = await start_bare(group, 256)
+        for _ in range(3):
+            device = Device(peer.device_url, "bench")
+            t0 = time.perf_counter()
+            await device.connect()
+            took = time.perf_counter() - t0
+            ack = await device.send({"type": "whistle", "game": "bench-fanout"})
+            await device.close()
+            assert took < FIRST_PING_S / 4, f"connect took {took * 1000:.0f} ms: waited for a ping"
+            assert ack["type"] == "ack", ack

@@ -25,8 +25,9 @@ _enc = msgspec.json.Encoder()
 _dec = msgspec.json.Decoder(dict[str, Any])
 
 #: How long the handshake may take; how long to wait, after the ``welcome``, for the ping
-#: that follows it (the service sends both at once; a server that sends none, such as the
-#: benchmarks' bare peers, is then spoken to without a sync); and a close.
+#: that follows it (the service sends both at once, and so do the benchmarks' bare peers;
+#: a server that sends none costs every connect this wait, then is spoken to without a
+#: sync); and a close.
 HANDSHAKE_S = 10.0
 FIRST_PING_S = 1.0
 CLOSE_S = 1.0

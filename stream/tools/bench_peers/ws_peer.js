@@ -2,7 +2,8 @@
 // exactly what the bare websockets server does (`bare_main` in stream/tools/fanout_bench/peers.py):
 //
 //   /watch...  a viewer: sent {"type":"hello","seq":N} at once, then every frame;
-//   any other  a device: "auth" -> "welcome"; "send" -> seq + 1, one prebuilt frame
+//   any other  a device: "auth" -> "welcome" and a clock-sync "ping" (its "pong" is
+//              ignored); "send" -> seq + 1, one prebuilt frame
 //              (bare_frame(seq, FRAME_BYTES)) to every open viewer, then the "ack";
 //              "ping" -> "pong".
 //
@@ -51,6 +52,9 @@ wss.on('connection', (ws, req) => {
         type: 'welcome', device: 'node-ws', role: 'admin', official: '', game: null, arena: null,
         server_time: Date.now(), epoch: 'node-ws',
       }));
+      // The first clock-sync ping follows the welcome, as the service sends it: a device
+      // waits for it before it sends anything.
+      ws.send(JSON.stringify({ type: 'ping', server_time: Date.now() }));
     } else if (msg.type === 'send') {
       const event = msg.event;
       const eid = event !== null && typeof event === 'object' && 'id' in event ? event.id : null;

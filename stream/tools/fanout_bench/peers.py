@@ -1,9 +1,10 @@
 """The servers ``arena-stream bench fanout`` holds the service against: a bare
 ``websockets`` broadcast server, and the same in Node on the ``ws`` library.
 
-Both take ``/watch`` viewers and ``/device`` senders: for each event a device
-sends, one frame padded to the service's mean delta size goes to every viewer,
-then the ack. The bare server is this module: ``python -m
+Both take ``/watch`` viewers and ``/device`` senders: a device's ``auth`` is
+answered with a ``welcome`` and the first clock-sync ``ping``, as the service
+answers it; for each event a device sends, one frame padded to the service's
+mean delta size goes to every viewer, then the ack. The bare server is this module: ``python -m
 stream.tools.fanout_bench.peers --port PORT --frame-bytes N`` (it prints
 ``ready``, then serves until it is ended).
 """
@@ -142,6 +143,10 @@ async def bare_main(port: int, frame_bytes: int) -> None:
                                            "official": "", "game": None, "arena": None,
                                            "server_time": time.time_ns() // 1_000_000,
                                            "epoch": "bare"}), text=True)
+                # The first clock-sync ping follows the welcome, as the service sends it: a
+                # device waits for it (FIRST_PING_S) before it sends anything.
+                await ws.send(_enc.encode({"type": "ping", "server_time": time.time_ns() // 1_000_000}),
+                              text=True)
             elif kind == "send":
                 event = msg.get("event")
                 eid = event.get("id") if isinstance(event, dict) else None
