@@ -33,6 +33,8 @@ import random
 import shutil
 import tempfile
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,6 +47,7 @@ from .harness import (
     Process,
     Processes,
     ResumingViewer,
+    ServiceProcess,
     game_log,
     node_hashes,
     setup_game,
@@ -165,6 +168,17 @@ def _yes(b: bool) -> str:
     return "yes" if b else "NO"
 
 
+def _readiness(node: ServiceProcess) -> str:
+    """What a node's ``/readyz`` answers (the body says why it isn't ready)."""
+    try:
+        with urllib.request.urlopen(f"{node.http}/readyz", timeout=5) as r:
+            return f"{r.status} {r.read().decode(errors='replace')[:300]}"
+    except urllib.error.HTTPError as err:
+        return f"{err.code} {err.read().decode(errors='replace')[:300]}"
+    except OSError as err:
+        return f"unreachable ({err})"
+
+
 async def _fault(process: Process, fault: Fault, start: float) -> None:
     fault.began = time.monotonic() - start
     if fault.how == "kill":
@@ -208,15 +222,17 @@ async def one_run(workdir: Path, index: int, seed: int, opts: NodesOptions) -> R
                 await _fault(processes[fault.target], fault, start)
             await asyncio.sleep(max(1.0, start + opts.seconds - time.monotonic()))
             await officials.finish(within=120)
-            final = 0
-            for _ in range(3):  # both nodes at the one last seq
-                final = max([final] + [int((await asyncio.to_thread(n.get, f"/api/games/{GAME}"))["seq"])
-                                       for n in (a, b)])
-                await asyncio.gather(*(wait_for_game(n.http, final, game=GAME) for n in (a, b)))
-            result.final_seq = final
+            rows = await asyncio.to_thread(game_log, a.http, GAME)  # the log, as the store holds it
+            result.log_records = len(rows)
+            result.log = tally(rows, officials.sent, officials.acked)
+            await asyncio.gather(*(wait_for_game(n.http, len(rows), game=GAME) for n in (a, b)))
+            seqs = [int((await asyncio.to_thread(n.get, f"/api/games/{GAME}"))["seq"]) for n in (a, b)]
+            result.final_seq = max(seqs)
+            if seqs[0] != seqs[1]:
+                result.error = f"the nodes are at different seqs: {seqs}"
             try:
                 async with asyncio.timeout(30):
-                    await asyncio.gather(*(v.reach(final) for v in viewers))
+                    await asyncio.gather(*(v.reach(result.final_seq) for v in viewers))
                 result.caught_up = True
             except TimeoutError:
                 result.error = "some viewers had not caught up 30 s after the last event"
@@ -224,11 +240,9 @@ async def one_run(workdir: Path, index: int, seed: int, opts: NodesOptions) -> R
             result.live_equals_replay = [live == replayed for live, replayed in hashes]
             if len({live for live, _ in hashes}) != 1:
                 result.error = result.error or f"the nodes' live states differ: {hashes}"
-            rows = await asyncio.to_thread(game_log, a.http, GAME)
-            result.log_records = len(rows)
-            result.log = tally(rows, officials.sent, officials.acked)
         except Exception as err:  # a run that breaks is reported, and the next one runs
-            result.error = f"{type(err).__name__}: {err}"
+            ready = await asyncio.gather(*(asyncio.to_thread(_readiness, n) for n in (a, b)))
+            result.error = f"{type(err).__name__}: {err}; /readyz: node A {ready[0]}, node B {ready[1]}"
         finally:
             for v in viewers:
                 await v.stop()

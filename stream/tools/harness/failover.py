@@ -120,10 +120,16 @@ class Officials:
                       for i, (name, token) in enumerate(self.tokens.items())]
 
     async def finish(self, within: float = 60.0) -> None:
-        """Stop sending, and wait for every event in flight to be acked."""
+        """Stop sending, and wait for every event in flight to be acked (TimeoutError after
+        ``within`` seconds, naming the devices still waiting)."""
         self.stop.set()
-        async with asyncio.timeout(within):
-            await asyncio.gather(*self.tasks)
+        done, waiting = await asyncio.wait(self.tasks, timeout=within)
+        for task in done:
+            task.result()  # a device that gave up
+        if waiting:
+            names = sorted(task.get_name().removeprefix("official-") for task in waiting)
+            raise TimeoutError(f"devices {names} still waiting for an ack {within:g} s after the stream "
+                               "stopped")
 
     async def official(self, i: int, name: str, token: str) -> None:
         k = i % len(self.urls)
