@@ -198,6 +198,13 @@ def main(argv: list[str] | None = None) -> int:
     ba.add_argument("--cold-events", type=int, default=1_000_000,
                     help="events in the log the service cold-starts on")
     ba.add_argument("--seed", type=int, default=14)
+    from .tools import bench_nodes, bench_race
+    bench_nodes.add_arguments(bsub.add_parser(
+        "nodes", help="two nodes on one Redis, each node and Redis restarted at random while devices "
+                       "send to both: gaps, repeats, lost acks, live = replay"))
+    bench_race.add_arguments(bsub.add_parser(
+        "race", help="two devices of one game on two nodes racing for its seq, against both on one "
+                      "node: ack p99 ratio, refusals"))
     b.set_defaults(func=_cmd_bench)
 
     args = p.parse_args(argv)

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from stream.tools.bench_all import APART
+
 ROWS = (
     r"fold rate \([\d,]+ events\)",
     r"fold / decode time",
@@ -26,6 +28,9 @@ ROWS = (
 
 def test_bench_all_quick_prints_every_row_and_writes_the_report(tmp_path: Path) -> None:
     out = tmp_path / "performance.md"
+    # A report it replaces: the section of figures measured apart is kept as it was.
+    apart = f"{APART}\n\n- bench race: median 1.19×, kept as written\n"
+    out.write_text(f"# Performance\n\nan older table\n\n{apart}")
     res = subprocess.run([sys.executable, "-m", "stream", "bench", "all", "--quick", "--out", str(out)],
                          capture_output=True, text=True, timeout=240)
     assert res.returncode == 0, res.stdout + res.stderr
@@ -47,6 +52,7 @@ def test_bench_all_quick_prints_every_row_and_writes_the_report(tmp_path: Path) 
 
     md = out.read_text()
     assert md.startswith("# Performance\n")
+    assert "an older table" not in md and md.endswith("\n\n" + apart)
     assert "`arena-stream bench all --quick --out " in md
     for key in ("CPU", "cores", "memory", "kernel", "Python", "SQLite", "redis-server", "Node"):
         assert re.search(rf"^\| {key} \| \S", md, re.M), key

@@ -1,9 +1,15 @@
 """With several nodes on one Redis log: fold, in log order, what the other nodes
-write, and show it to this node's viewers with the same sequence numbers."""
+write, and show it to this node's viewers with the same sequence numbers.
+
+An entry of another node at a ``seq`` this node has used for an event of its own
+still in flight is a race this node lost: the game is caught up (``races.py``)
+and the entry folded then. Anything else that does not fold means this node's
+state is not the log's: the log is folded again (``Hub.recover``)."""
 
 from __future__ import annotations
 
 import asyncio
+import functools
 
 from ..errors import NotStored, Refused
 from ..rules import codec
@@ -18,6 +24,7 @@ from .hub import Hub
 async def run(hub: Hub) -> None:
     store = hub.store
     assert isinstance(store, Followable)
+    hub.races.fold = functools.partial(fold, hub)  # a catch-up folds a game's tail this way
     while True:
         if not hub.ready or hub.recovering:
             await asyncio.sleep(0.05)
@@ -30,10 +37,22 @@ async def run(hub: Hub) -> None:
         for entry_id, r in entries:
             if hub.recovering:
                 break
-            if not fold(hub, r):
-                await hub.recover()
+            generation = hub.generation
+            if not fold(hub, r) and not await _caught_up(hub, r):
+                if hub.generation == generation:  # else folded again already
+                    await hub.recover()
                 break
             hub.tail = entry_id
+
+
+async def _caught_up(hub: Hub, r: Record) -> bool:
+    """``r`` did not fold: if its game has events of this node in flight, catch the game
+    up and fold it. False: the log must be folded again."""
+    if r.game is None or r.seq is None or not hub.races.racing(r.game):
+        return False
+    generation = hub.generation
+    await hub.races.lost(r.game, r.seq)
+    return hub.generation == generation and fold(hub, r)
 
 
 async def _read(store: Followable, tail: str) -> list[tuple[str, Record]]:
@@ -60,6 +79,11 @@ def fold(hub: Hub, r: Record) -> bool:
     applied something else at that seq) and must reload."""
     key = (r.device, r.client_id)
     if key in hub.keys:
+        if r.game is None:
+            return True
+        if hub.races.elsewhere(r.game, key, r.seq):
+            return False  # this node has the same event in flight at another seq: a race lost
+        hub.races.advanced(r.game)
         return True  # this node's own, or already folded
     if r.game is not None and r.seq is not None and r.seq != hub.seqs.get(r.game, 0) + 1:
         return False
@@ -74,6 +98,7 @@ def fold(hub: Hub, r: Record) -> bool:
     if r.game is None or r.seq is None:
         return True
     hub.seqs[r.game] = r.seq
+    hub.races.advanced(r.game)
     view = hub.engine.view(r.game)
     delta = hub.feeds.delta(r.game, r.seq, [render(n) for n in notices], view)
     ack = pr.Ack(id=r.client_id, log_id=e.id, game=r.game, seq=r.seq, at=e.at, duplicate=True)

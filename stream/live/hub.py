@@ -12,9 +12,10 @@ deadline timer (``timer.py``), takes the same path through ``submit``:
    notices and the patch it makes to the game's view) is computed now
    (``feeds.py``).
 4. **Durability.** The store commits it with its dedup key (group commit).
-   Only then is the device acked and the delta shown, in ``seq`` order.
-   If the commit fails, every event not yet committed is failed with
-   ``NotStored`` and the engine is reloaded from what the log does hold.
+   Only then is the device acked and the delta shown, in ``seq`` order. If
+   another node took its ``seq`` first, the game is caught up (``races.py``);
+   if the commit fails otherwise, every event not yet committed fails with
+   ``NotStored`` and the log is folded again (``recover``).
 
 Start-up: the state is the fold of the log; a snapshot (``snapshot.py``)
 caches it up to a log position, written after a long fold and at a clean
@@ -39,6 +40,7 @@ from ..store import START, DuplicateKey, Record, SeqTaken, Store
 from . import protocol as pr
 from .dedup import Key, Known, Logged, Taken
 from .feeds import Feeds, Frames, Pending
+from .races import Races, Tentative
 from .snapshot import SnapshotCache, no_gc
 from .wallclock import now_ms
 
@@ -72,6 +74,7 @@ class Hub:
         self.recovering = False
         self._recovered = asyncio.Event()
         self.wake = asyncio.Event()              # the engine's next deadline may have changed
+        self.races = Races(self)                 # this node's events in flight, by game
         self._inflight: set[asyncio.Task[None]] = set()
 
     # ------------------------------------------------------------- startup
@@ -121,15 +124,8 @@ class Hub:
         return len(rows)
 
     def _capture(self, position: str) -> bytearray | None:
-        """The snapshot of the state, which must be the fold up to ``position``; None if a
-        key's ack is not known yet."""
-        keys: dict[Key, Logged] = {}
-        for key, known in self.keys.items():
-            logged = known if isinstance(known, Logged) else known.logged()
-            if logged is None:
-                return None
-            keys[key] = logged
-        return self.snapshots.capture(self.engine, self.seqs, keys, position)
+        """The snapshot of the state, which must be the fold up to ``position``."""
+        return self.snapshots.capture(self.engine, self.seqs, self.keys, position)
 
     # -------------------------------------------------------------- submit
 
@@ -137,17 +133,22 @@ class Hub:
                      event: ev.Event) -> pr.Ack:
         """Apply, commit and acknowledge one event (see the module docstring).
         With several nodes, another node may take the event's ``seq`` first: this
-        node then folds the log again and judges the event anew, a few times."""
+        node then catches the game up (``races.py``) and judges the event anew."""
         for _ in range(8):
             try:
                 return await self._submit_once(device=device, official=official, client_id=client_id,
                                                payload_digest=payload_digest, event=event)
             except SeqTaken:
-                await self.recover()
+                continue  # the next try waits at the game's gate
         raise NotStored("the game is busy on other nodes; send the event again")
 
     async def _submit_once(self, *, device: str, official: str, client_id: str,
                            payload_digest: bytes, event: ev.Event) -> pr.Ack:
+        # A game's event (its set-up included), or a void: of its target's game.
+        game = (event.game if isinstance(event, ev.GameEventBase) else
+                self.engine.game_of(event.target) if isinstance(event, ev.Void) else None)
+        if game is not None:
+            await self.races.gate(game)
         if not self.ready or self.recovering:
             raise NotStored("the service is loading its log; send the event again")
         key = (device, client_id)
@@ -162,15 +163,16 @@ class Hub:
             ack = prior if isinstance(prior, pr.Ack) else await asyncio.shield(prior)
             return msgspec.structs.replace(ack, duplicate=True, notices=[])
 
+        savepoint = None if game is None else self.engine.savepoint(game)
         notices = self.engine.apply(event)  # raises Refused: nothing applied, nothing stored
-        # A game's event (its set-up included), or a void: of its target's game.
-        game = event.game if isinstance(event, ev.GameEventBase) else self.engine.game_of(event.id)
         seq = None
         delta = view = None
         rendered = [render(n) for n in notices]
         if game is not None:
             seq = self.seqs[game] = self.seqs.get(game, 0) + 1
             view = self.engine.view(game)
+            feed = self.feeds.get(game)
+            base = None if feed is None else feed.base
             delta = self.feeds.delta(game, seq, rendered, view)
         record = Record(game=game, seq=seq, device=device, client_id=client_id, official=official,
                         digest=payload_digest, received_at=now_ms(), body=codec.encode_event(event))
@@ -181,6 +183,8 @@ class Hub:
         waiter: asyncio.Future[pr.Ack] = loop.create_future()   # for this submitter
         self.keys[key] = Taken(payload_digest, fut)
         self.applied.append(key)
+        if game is not None and seq is not None:
+            self.races.track(game, Tentative(key, seq, savepoint, base, fut))
         self.wake.set()
         # The commit runs as its own task: if the device goes away mid-commit,
         # the event still lands (or fails) whole, and a retry finds its ack.
@@ -204,21 +208,26 @@ class Hub:
                 waiter.set_exception(err)
                 waiter.exception()
 
+        game, lost = p.record.game, None
         try:
             await self.store.append(p.record)
         except DuplicateKey as dup:
-            mine = p.record
-            same = dup.existing
-            if (same.digest, same.game, same.seq, same.body) != (mine.digest, mine.game, mine.seq, mine.body):
-                self.keys.pop(key, None)
-                failed(NotStored(f"{mine.client_id} was stored by another node; send it again"))
-                await self.recover()
-                return
-            # Another node wrote exactly this record (a deadline tick both timers saw).
+            s, m = dup.existing, p.record
+            if (s.digest, s.game, s.seq, s.body) != (m.digest, m.game, m.seq, m.body):
+                lost = SeqTaken(s.seq or 0)  # stored elsewhere: the next try answers with its ack
+            # Else another node wrote exactly this record (a deadline tick both timers saw).
+        except SeqTaken as err:
+            lost = err
         except NotStored as err:
             self.keys.pop(key, None)
             failed(err)
             await self.recover()
+            return
+        if lost is not None:  # another node took the seq first: catch the game up (races.py)
+            self.keys.pop(key, None)
+            caught = None if game is None else self.races.lost(game, lost.current)
+            failed(lost)
+            await (self.recover() if caught is None else caught)
             return
         if p.generation != self.generation:
             # The log was folded again while this commit was in flight: that fold
@@ -227,6 +236,8 @@ class Hub:
             return
         self.keys[key] = Taken(p.record.digest, p.ack)
         ok()
+        if game is not None:
+            self.races.committed(game)
         # The device's ack goes out first (its task runs next), then the fan-out;
         # call_soon keeps commits' publications in commit order.
         asyncio.get_running_loop().call_soon(self.committed, p)
@@ -240,24 +251,11 @@ class Hub:
         """Let every commit in flight finish, write a snapshot, then close the store."""
         if self._inflight:
             await asyncio.gather(*self._inflight, return_exceptions=True)
+        await self.races.close()
         await self.snapshots.close()
-        await self._snapshot_at_close()
+        if self.ready and not self.recovering:
+            await self.snapshots.save_at_close(self.position, self.applied, self._capture)
         await self.store.close()
-
-    async def _snapshot_at_close(self) -> None:
-        """At a clean shutdown: a snapshot of the state, if it is the fold of a log prefix
-        (every event applied since the load is the log's next record, in the log's order)."""
-        if not self.ready or self.recovering:
-            return
-        try:
-            last, rows = await self.store.rows_after(self.position)
-        except NotStored as err:  # only a cache: the next start folds more of the log
-            log.warning("no snapshot at shutdown", extra={"reason": str(err)})
-            return
-        if [(r[2], r[3]) for r in rows] != self.applied:
-            log.info("no snapshot at shutdown: the state is not the fold of a log prefix")
-        elif last != self.snapshots.position and (blob := self._capture(last)) is not None:
-            await self.snapshots.save(last, blob)
 
     async def recovered(self) -> None:
         """Wait until the reload after a failed commit has finished (at once if it has)."""
@@ -274,20 +272,24 @@ class Hub:
         # still in flight (pipelined behind the one that failed) may land, but its
         # delta was built on a state the log does not have. The reload shows it.
         self.generation += 1
+        log.warning("commit failed; reloading the log")
+        failures = 0
         try:
-            log.warning("commit failed; reloading the log")
             while True:
                 try:
                     await self._load()
                     await self.store.reset_after_failure()
                     await self.feeds.publish_missed()
                     break
-                except NotStored as err:  # the store is still down: keep trying, acking nothing
-                    log.warning("reload failed; retrying", extra={"reason": str(err)})
+                except Exception as err:  # keep trying, acking nothing
+                    failures += 1
+                    if failures == 1:  # the store logs how its outage goes on; anything else is a bug
+                        log.warning("reload failed; retrying every 0.5 s", extra={"reason": str(err)},
+                                    exc_info=not isinstance(err, NotStored))
                     await asyncio.sleep(0.5)
-                except Exception:  # anything else is a bug: say so, and keep trying
-                    log.exception("reload failed; retrying")
-                    await asyncio.sleep(0.5)
+            if failures:
+                log.warning("log reloaded", extra={"failed_tries": failures})
         finally:
             self.recovering = False
+            self.races.clear()
             self._recovered.set()

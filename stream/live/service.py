@@ -55,6 +55,8 @@ class Service:
         self.device_sockets: Counter[str] = Counter()
         self.metrics.commits.set_function(lambda: getattr(hub.store, "commits", 0))
         self.metrics.committed.set_function(lambda: getattr(hub.store, "committed_records", 0))
+        self.metrics.races.labels(outcome="caught_up").set_function(lambda: hub.races.caught_up)
+        self.metrics.races.labels(outcome="reloaded").set_function(lambda: hub.races.reloads)
 
     # ----------------------------------------------------------------- tokens
 

@@ -30,7 +30,7 @@ import logging
 import re
 import struct
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import msgspec
@@ -40,7 +40,7 @@ from .. import __version__
 from ..rules.engine import CHECKPOINT_EVERY, Engine
 from ..rules.records import EngineImage
 from ..store import Store
-from .dedup import Key, Logged
+from .dedup import Key, Known, Logged
 
 log = logging.getLogger("arena_stream.snapshot")
 
@@ -195,10 +195,17 @@ class SnapshotCache:
         """The log could not be read after the snapshot's position: it is of no use."""
         self.position = None
 
-    def capture(self, engine: Engine, seqs: dict[str, int], keys: dict[Key, Logged],
+    def capture(self, engine: Engine, seqs: dict[str, int], known: dict[Key, Known],
                 position: str) -> bytearray | None:
         """The snapshot of ``engine``, which must be the fold up to ``position``. Blocks the
-        loop while it encodes (about 1 s per 1,000,000 events); None if it could not."""
+        loop while it encodes (about 1 s per 1,000,000 events); None if it could not, or
+        if a key's ack is not known yet."""
+        keys: dict[Key, Logged] = {}
+        for key, k in known.items():
+            logged = k if isinstance(k, Logged) else k.logged()
+            if logged is None:
+                return None
+            keys[key] = logged
         # The size of the last one, or about what a record takes: the buffer is allocated once.
         hint = int(self.size * 1.05) if self.size else 240 * len(keys) + 2**20
         try:
@@ -223,6 +230,21 @@ class SnapshotCache:
             return
         self.position = position
         log.info("snapshot written", extra={"position": position, "bytes": len(blob)})
+
+    async def save_at_close(self, position: str, applied: list[Key],
+                            capture: Callable[[str], bytearray | None]) -> None:
+        """At a clean shutdown: a snapshot of the state, if it is the fold of a log prefix
+        (``applied``, every event applied since the load that reached ``position``, is the
+        log's next records, in the log's order). ``capture(last)`` makes it."""
+        try:
+            last, rows = await self.store.rows_after(position)
+        except Exception as err:  # only a cache: the next start folds more of the log
+            log.warning("no snapshot at shutdown", extra={"reason": _why(err)})
+            return
+        if [(r[2], r[3]) for r in rows] != applied:
+            log.info("no snapshot at shutdown: the state is not the fold of a log prefix")
+        elif last != self.position and (blob := capture(last)) is not None:
+            await self.save(last, blob)
 
     async def close(self) -> None:
         if self._saving is not None:

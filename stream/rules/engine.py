@@ -46,18 +46,17 @@ from . import game as gm
 from . import ledger as lg
 from . import notices as nt
 from .book import Book, Derived
-from .records import CHECKPOINT_EVERY, EngineImage, GameRecord, refold
+from .records import CHECKPOINT_EVERY, EngineImage, GameRecord, Savepoint, refold
 from .state import Game
 from .tournaments import Tournament, Tournaments
 from .view import GameView, diff, game_view
 
-__all__ = ["CHECKPOINT_EVERY", "Engine", "EngineState", "GameRecord"]
+__all__ = ["CHECKPOINT_EVERY", "Engine", "EngineState", "GameRecord", "Savepoint"]
 
 _pack = msgspec.msgpack.Encoder()
 _unpack_game = msgspec.msgpack.Decoder(Game)
 
-# Events after which the game's obligations are derived again.
-_LEDGER_TYPES = (ev.GameEnd, ev.PostgameCard)
+_LEDGER_TYPES = gm.LEDGER_TYPES
 _OBLIGATION_NOTICES = (nt.ObligationCreated, nt.ObligationApplied, nt.ObligationServed,
                        nt.ObligationWithdrawn, nt.ObligationUpdated)
 
@@ -85,6 +84,9 @@ class Engine:
         self.voided: set[str] = set()    # ids they removed
         # A fork (``fork_game``): what its one game took when it began, taken again there.
         self._takes: list[lg.Obligation] | None = None
+        # Events that may have changed more than their own game (the ledger, a tournament,
+        # a void's target): a savepoint from before one of them is not taken back.
+        self.wide_changes = 0
 
     # ------------------------------------------------------------------ input
 
@@ -107,8 +109,11 @@ class Engine:
             raise Refused("duplicate_id", f"event id {e.id!r} is already in the log", "L1")
         t = type(e)
         row = gm.TRANSITIONS.get(t)
-        if row is None:
-            return self._OTHER[t](self, e)
+        if row is None:  # not a game's event (a void: of its target's game)
+            self.wide_changes += t is not ev.GameSetup
+            out = self._OTHER[t](self, e)  # raises before any change
+            owner.setdefault(e.id, None)
+            return out
         assert isinstance(e, ev.GameEventBase)  # every row of the table is a game's event
         gid = e.game
         rec = self.games.get(gid)
@@ -142,6 +147,7 @@ class Engine:
         them): the game and the ledger change together, or neither does."""
         g = rec.game
         before = _pack.encode(g)
+        self.wide_changes += 1
         try:
             taken: list[lg.Obligation] = []
             if opening:
@@ -278,6 +284,18 @@ class Engine:
         """The game's accepted, unvoided events in fold order (after its setup)."""
         return list(self._record(game).events)
 
+    def savepoint(self, game: str) -> Savepoint | None:
+        """``game`` as it stands now, to take back what is applied to it next (None: no such game)."""
+        rec = self.games.get(game)
+        return None if rec is None else Savepoint(game, rec, self.wide_changes)
+
+    def rollback(self, sp: Savepoint) -> bool:
+        """Take back every event applied to ``sp``'s game since ``sp``; False (nothing changed)
+        if an event since may have changed more than its own game."""
+        if ok := sp.changes == self.wide_changes:
+            sp.restore(self.games[sp.gid], self.owner)
+        return ok
+
     # ------------------------------------------------------------ the image
 
     def image(self) -> EngineImage:
@@ -335,6 +353,7 @@ class Engine:
         if g.status == "ended" or rec.game.status == "ended":
             ledger = self._check(rec, g, at)  # raises record_closed before any change
         changes = [nt.Change(k, a, b) for k, a, b in diff(before, game_view(g, rec.now))]
+        self.wide_changes += ledger is not None or was_scheduled != (g.status == "scheduled")
         changes.extend(nt.Change(f"events.{x}.applied", True, False) for x in refused)
         rec.game = g
         rec.events = events
@@ -435,37 +454,29 @@ class Engine:
                 out.append(nt.Alert(cause=e.id, at=e.at, game=g.id, clause="A3", code="short_lineup",
                                     side=side, detail=f"{len(team.lineup)} starters"))
         self.games[e.game] = GameRecord(g, e.at, out)
-        self.owner[e.id] = None
         return out
 
     def _event_setup(self, e: ev.EventSetup) -> list[nt.Notice]:
         self.tournaments.setup(e)
-        self.owner[e.id] = None
         return []
 
     def _event_complete(self, e: ev.EventComplete) -> list[nt.Notice]:
         self.tournaments.complete(e)
-        self.owner[e.id] = None
         return self._rejudge_r15(e)
 
     def _team_eliminated(self, e: ev.TeamEliminated) -> list[nt.Notice]:
         self.tournaments.eliminate(e)
-        self.owner[e.id] = None
         return self._rejudge_r15(e)
 
     def _rejudge_r15(self, e: ev.Event) -> list[nt.Notice]:
-        """R15 after an event completes or a team is eliminated; games already played
-        never change."""
+        """R15 after an event completes or a team is eliminated; games already played never change."""
         no_further = self.tournaments.no_further_event
         for rec in self.games.values():
             if rec.any_team is not None:
-                g = rec.game
                 for side in ("home", "away"):
-                    if not rec.any_team[side] and no_further(g.team(side).team, g.handicap):
+                    if not rec.any_team[side] and no_further(rec.game.team(side).team, rec.game.handicap):
                         rec.any_team[side] = True
         return self.book.rejudge(e, no_further)
-
-    # ------------------------------------------------- the committee's decisions
 
     def _committee_increase(self, e: ev.CommitteeIncrease) -> list[nt.Notice]:
         rec = self.games.get(e.origin_game)
@@ -473,19 +484,7 @@ class Engine:
             raise Refused("game_not_over", f"game {e.origin_game!r} has not ended", "R6")
         g = rec.game
         any_team = rec.any_team if rec.any_team is not None else self.tournaments.any_team(g)
-        out = self.book.increase(e, g, self.tournaments.event_class(g.event), any_team)
-        self.owner[e.id] = None
-        return out
-
-    def _committee_rescind(self, e: ev.CommitteeRescind) -> list[nt.Notice]:
-        out = self.book.rescind(e)
-        self.owner[e.id] = None
-        return out
-
-    def _committee_decrease(self, e: ev.CommitteeDecrease) -> list[nt.Notice]:
-        out = self.book.decrease(e)
-        self.owner[e.id] = None
-        return out
+        return self.book.increase(e, g, self.tournaments.event_class(g.event), any_team)
 
     #: The events that are not a game's, and what applies each.
     _OTHER: ClassVar[dict[type, Callable[[Engine, Any], list[nt.Notice]]]] = {
@@ -495,6 +494,6 @@ class Engine:
         ev.EventComplete: _event_complete,
         ev.TeamEliminated: _team_eliminated,
         ev.CommitteeIncrease: _committee_increase,
-        ev.CommitteeRescind: _committee_rescind,
-        ev.CommitteeDecrease: _committee_decrease,
+        ev.CommitteeRescind: lambda self, e: self.book.rescind(e),
+        ev.CommitteeDecrease: lambda self, e: self.book.decrease(e),
     }

@@ -364,6 +364,18 @@ TRANSITIONS: dict[type, Transition] = {
 #: begun: the game takes its players' obligations from earlier games there (A27).
 OPENERS: tuple[type, ...] = (ev.ClockStart, ev.Goal, ev.GameEnd)
 
+#: The events after which the game's obligations are derived again (R13).
+LEDGER_TYPES: tuple[type, ...] = (ev.GameEnd, ev.PostgameCard)
+
+
+def only_its_game(status: str | None, e: ev.Event) -> bool:
+    """Whether applying ``e`` to its game, now in ``status``, changes that game alone: an
+    event of the table while the game is under way, neither beginning nor ending it (the
+    ledger of obligations, which other games read) nor anything else's (a void, a set-up,
+    a tournament's event). Such events commute with other games' events."""
+    t = type(e)
+    return status == "live" and t in TRANSITIONS and t not in LEDGER_TYPES
+
 
 def refuse_phase(g: Game, e: ev.EventBase) -> Refused:
     """The refusal for an event that arrives in a phase its row doesn't accept."""

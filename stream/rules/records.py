@@ -2,7 +2,8 @@
 
 ``GameRecord`` is one game's state, its accepted events in time order, its
 checkpoints and its time cursor; ``refold`` folds a game again from a
-checkpoint (a late event or a void). ``EngineImage`` is everything the engine
+checkpoint (a late event or a void); a ``Savepoint`` takes a game's latest events
+back. ``EngineImage`` is everything the engine
 holds, as one msgspec Struct: the live shell caches it (``stream/live/snapshot.py``)
 so that a restart folds only the log's tail.
 """
@@ -116,6 +117,31 @@ def refold(rec: GameRecord, events: list[ev.EventBase], start: int, taken: list[
         for _, n in dl.deadlines(g, cursor, rec.now):
             by_cause.setdefault(n.cause, []).append(n)
     return g, by_cause, refused, checkpoints
+
+
+class Savepoint:
+    """One game's record as it stood before an event (``Engine.savepoint``), so that
+    the events applied to the game since can be taken back whole (``Engine.rollback``):
+    the live shell does so for events another node's log entries displaced."""
+
+    __slots__ = ("changes", "checkpoints", "events", "game", "gid", "now")
+
+    def __init__(self, gid: str, rec: GameRecord, changes: int) -> None:
+        self.gid = gid
+        self.game = _pack.encode(rec.game)
+        self.events = list(rec.events)
+        self.checkpoints = list(rec.checkpoints)
+        self.now = rec.now
+        self.changes = changes            # the engine's ledger changes when it was taken
+
+    def restore(self, rec: GameRecord, owner: dict[str, str | None]) -> None:
+        """Put ``rec`` back as it was; the events taken back leave ``owner``."""
+        kept = {x.id for x in self.events}
+        for x in rec.events:
+            if x.id not in kept:
+                owner.pop(x.id, None)
+        rec.game = _unpack_game.decode(self.game)
+        rec.events, rec.checkpoints, rec.now = list(self.events), list(self.checkpoints), self.now
 
 
 class GameImage(msgspec.Struct, array_like=True, gc=False):

@@ -122,3 +122,4 @@ class Store(abc.ABC):
         """Accept ``game``'s appends again after one was refused with ``SeqTaken``: the
         caller has settled every append of the game it had sent and taken back the
         events they carried. A store that never raises ``SeqTaken`` has nothing to do."""
+        return

@@ -248,8 +248,8 @@ class RedisStore(Store):
         this node's N+1 was built on its own N and must not land as the next after the
         other node's. So a game's next append waits for the answer to the one before,
         and after a refusal the game's appends fail at once, until the hub has caught the
-        game up (``readmit``) or reloaded the log (``reset_after_failure``). After a batch that failed (not stored, or
-        not known), every append fails at once until then."""
+        game up (``readmit``) or reloaded the log (``reset_after_failure``). After a batch
+        that failed (not stored, or not known), every append fails at once until then."""
         held = self._held
         while True:
             if not held:

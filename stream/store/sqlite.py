@@ -164,6 +164,9 @@ class SqliteStore(Store):
     async def reset_after_failure(self) -> None:
         await asyncio.to_thread(self._reset)
 
+    def readmit(self, game: str) -> None:
+        self._stale.discard(game)  # no append of the game is in flight (the caller's promise)
+
     def _reset(self) -> None:
         self._failed = False
         self._stale.clear()
@@ -339,7 +342,11 @@ def _append_run(conn: sqlite3.Connection, run: list[tuple[Any, asyncio.Future[An
                 err = SeqTaken((record.seq or 1) - 1)
                 stale.add(record.game)
             else:
-                err = DuplicateKey(_row(found))
+                existing = _row(found)
+                err = DuplicateKey(existing)
+                if record.game and (existing.game, existing.seq, existing.body) != (
+                        record.game, record.seq, record.body):
+                    stale.add(record.game)  # stored elsewhere: what follows was built on it
             results.append((fut, None, err))
         else:
             results.append((fut, None, None))

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import argparse
 
-from . import bench_all, bench_fanout, bench_nodes
+from . import bench_all, bench_fanout, bench_nodes, bench_race
 from .bench_replay import bench_replay
 
 
@@ -23,4 +23,6 @@ def run_bench(args: argparse.Namespace) -> int:
         return bench_all.run(args)
     if args.bench == "nodes":
         return bench_nodes.run(args)
+    if args.bench == "race":
+        return bench_race.run(args)
     raise SystemExit(f"unknown benchmark {args.bench!r}")  # pragma: no cover

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +22,7 @@ from stream.live.config import Config
 from stream.live.service import Service
 from stream.tools.harness import Device, Viewer, free_port
 
+from ..redis_server import RedisServer
 from ..rules.script import AWAY, HOME
 from ..sdk import sdk
 
@@ -179,3 +180,14 @@ async def eventually(check: Any, timeout: float = 5.0) -> None:
     while not check():
         assert time.monotonic() < deadline, "timed out waiting"
         await asyncio.sleep(0.01)
+
+
+@pytest.fixture(scope="module")
+def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A real ``redis-server`` for one test module (its tests share it; prefixes keep them apart)."""
+    srv = RedisServer(tmp_path_factory.mktemp("redis"))
+    srv.start()
+    try:
+        yield srv.url
+    finally:
+        srv.stop()

@@ -29,7 +29,7 @@ from __future__ import annotations
 import asyncio
 import io
 import uuid
-from collections.abc import Awaitable, Iterator
+from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeVar
 
@@ -57,7 +57,6 @@ from stream.rules import events as ev
 from stream.rules.engine import Engine
 from stream.store.redis import RedisStore
 
-from ..redis_server import RedisServer
 from ..rules.script import AWAY, HOME, T0, game_setup
 from ..sdk import sdk
 
@@ -477,16 +476,6 @@ class TwoNodes(RuleBasedStateMachine):
         at = {(r.game, r.seq): (r.device, r.client_id) for r in records if r.game is not None}
         for place, key in self.acks.items():
             assert at.get(place) == key, f"ack of {key} at {place}; the log has {at.get(place)}"
-
-
-@pytest.fixture(scope="module")
-def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    srv = RedisServer(tmp_path_factory.mktemp("redis-machine"))
-    srv.start()
-    try:
-        yield srv.url
-    finally:
-        srv.stop()
 
 
 def test_two_nodes_deliver_every_seq_once_through_restarts_and_races(redis_url: str) -> None:

@@ -134,8 +134,35 @@ class StoreContract:
         with pytest.raises(DuplicateKey) as info:
             await store.append(rec(2, client_id="e1", body=b"different"))
         assert info.value.existing == rec(1)
+        # What follows in the game was built on the refused copy: refused until readmitted.
+        with pytest.raises(SeqTaken):
+            await store.append(rec(2, device="d2", client_id="e1"))
+        store.readmit("g1")
         await store.append(rec(2, device="d2", client_id="e1"))  # another device may reuse the id
         assert [r.device for r in await store.records()] == ["d1", "d2"]
+
+    async def test_a_retried_identical_record_holds_nothing_back(self, store: Store) -> None:
+        """The same record twice (two nodes' timers logging one deadline tick): the second is
+        a ``DuplicateKey`` carrying it, and the game's next append lands."""
+        await store.append(rec(1))
+        with pytest.raises(DuplicateKey) as info:
+            await store.append(rec(1))
+        assert info.value.existing == rec(1)
+        await store.append(rec(2))
+        assert [r.seq for r in await store.records()] == [1, 2]
+
+    async def test_a_refused_seq_holds_the_game_until_readmitted(self, store: Store) -> None:
+        """After a refused seq the game's appends are refused (built on the refused one), other
+        games' are not; ``readmit`` takes the game's appends again."""
+        await store.append(rec(1))
+        with pytest.raises(SeqTaken):
+            await store.append(rec(1, client_id="other"))
+        with pytest.raises(SeqTaken):
+            await store.append(rec(2))
+        await store.append(rec(1, game="g2", client_id="g2-1"))
+        store.readmit("g1")
+        await store.append(rec(2))
+        assert [(r.game, r.seq) for r in await store.records()] == [("g1", 1), ("g2", 1), ("g1", 2)]
 
     async def test_a_game_sequence_number_is_taken_once(self, store: Store) -> None:
         await store.append(rec(1))

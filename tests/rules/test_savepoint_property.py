@@ -1,0 +1,117 @@
+"""``Engine.savepoint`` / ``Engine.rollback`` (what the live shell uses when another node
+took a ``seq`` first, ``stream/live/races.py``): for a random log of several interleaved
+games, a random cut and a random game, the events of that game applied after the cut
+(with other games' events among them) are taken back whole, or not at all.
+
+* Taken back: the engine is, down to the bytes of its image, the engine fed the log
+  without them; fed them again, it is the engine fed the whole log.
+* Refused (an event since may have changed more than its game: a game's start or end,
+  a void, a tournament's event): the engine has not changed at all.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import msgspec
+import pytest
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
+
+from stream.rules import codec
+from stream.rules import events as ev
+from stream.rules.engine import Engine
+from stream.tools.bench_replay import game_events
+
+from .script import T0
+
+_json = msgspec.json.Encoder()
+_pack = msgspec.msgpack.Encoder()
+
+
+def _log(seed: int, games: int) -> list[Any]:
+    rng = random.Random(seed)
+    streams = [[codec.decode_event(_json.encode(x))
+                for x in game_events(rng, f"x{n}", "friendly", T0 + n * 1000, 120, cls="club")]
+               for n in range(games)]
+    merged: list[Any] = []
+    while any(streams):
+        merged.append(rng.choice([s for s in streams if s]).pop(0))
+    return merged
+
+
+def _image(engine: Engine) -> bytes:
+    return _pack.encode(engine.image())
+
+
+def _fed(events: list[Any]) -> Engine:
+    engine = Engine()
+    for e in events:
+        engine.feed(e)
+    return engine
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**32 - 1), games=st.integers(1, 3), cut=st.floats(0.05, 0.95),
+       span=st.integers(1, 12), which=st.integers(0, 2))
+def test_a_game_s_latest_events_are_taken_back_whole_or_not_at_all(
+        seed: int, games: int, cut: float, span: int, which: int) -> None:
+    log = _log(seed, games)
+    game = f"x{which % games}"
+    k = int(len(log) * cut)
+    engine = _fed(log[:k])
+    sp = engine.savepoint(game)
+    if sp is None:  # not set up yet
+        return
+    # The next ``span`` events of the game, with the other games' events among them.
+    tail = log[k:]
+    mine = [i for i, e in enumerate(tail) if getattr(e, "game", None) == game][:span]
+    if not mine:
+        return
+    applied = tail[:mine[-1] + 1]
+    for e in applied:
+        engine.feed(e)
+    before = _image(engine)
+    if engine.rollback(sp):
+        event("taken back")
+        kept = log[:k] + [e for e in applied if getattr(e, "game", None) != game]
+        assert _image(engine) == _image(_fed(kept))
+        for e in applied:
+            if getattr(e, "game", None) == game:
+                engine.feed(e)
+        assert engine.state_hash() == _fed(kept + [e for e in applied if e.game == game]).state_hash()
+    else:
+        event("refused")
+        assert _image(engine) == before
+        wide = (ev.GameEnd, ev.PostgameCard, ev.Void, ev.ClockStart, ev.Goal)
+        assert any(isinstance(e, wide) for e in applied), "refused with no event that could be wide"
+
+
+@pytest.mark.parametrize("kind", [ev.ClockStart, ev.GameEnd])
+def test_a_game_s_start_and_end_are_not_taken_back(kind: type) -> None:
+    """The event that begins a game takes its players' obligations (A27); its end derives
+    the game's obligations into the ledger (R13), which other games read: neither is taken
+    back alone, and the engine is left as it was."""
+    log = _log(7, 1)
+    k = next(i for i, e in enumerate(log) if isinstance(e, kind))
+    engine = _fed(log[:k])
+    sp = engine.savepoint("x0")
+    assert sp is not None
+    engine.feed(log[k])
+    before = _image(engine)
+    assert not engine.rollback(sp)
+    assert _image(engine) == before
+
+
+def test_a_later_event_of_the_game_is_taken_back_exactly() -> None:
+    """A card in play: taken back, the engine is the one that never saw it."""
+    log = _log(7, 1)
+    k = next(i for i, e in enumerate(log) if isinstance(e, ev.Card))
+    engine = _fed(log[:k])
+    sp = engine.savepoint("x0")
+    assert sp is not None
+    engine.feed(log[k])
+    assert engine.rollback(sp)
+    assert _image(engine) == _image(_fed(log[:k]))
+    assert not engine.knows(log[k].id)
