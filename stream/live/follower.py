@@ -13,6 +13,7 @@ import functools
 
 from ..errors import NotStored, Refused
 from ..rules import codec
+from ..rules import game as gm
 from ..rules.text import render
 from ..store import Followable, Record
 from . import protocol as pr
@@ -79,6 +80,7 @@ def fold(hub: Hub, r: Record) -> bool:
     applied something else at that seq) and must reload."""
     key = (r.device, r.client_id)
     if key in hub.keys:
+        hub.wide.discard(key)
         if r.game is None:
             return True
         if hub.races.elsewhere(r.game, key, r.seq):
@@ -88,6 +90,8 @@ def fold(hub: Hub, r: Record) -> bool:
     if r.game is not None and r.seq is not None and r.seq != hub.seqs.get(r.game, 0) + 1:
         return False
     e = codec.decode_event(r.body)
+    if hub.wide and not gm.only_its_game(hub.engine.status_of(r.game) if r.game else None, e):
+        return False  # this node applied an event the log has after this one, in the other order
     try:
         notices = hub.engine.apply(e)
     except Refused:

@@ -75,6 +75,9 @@ class Hub:
         self._recovered = asyncio.Event()
         self.wake = asyncio.Event()              # the engine's next deadline may have changed
         self.races = Races(self)                 # this node's events in flight, by game
+        # This node's events that may change more than their game, until the follower passes
+        # them in the log: another node's such entry first means another order (follower.py).
+        self.wide: set[Key] = set()
         self._inflight: set[asyncio.Task[None]] = set()
 
     # ------------------------------------------------------------- startup
@@ -164,7 +167,10 @@ class Hub:
             return msgspec.structs.replace(ack, duplicate=True, notices=[])
 
         savepoint = None if game is None else self.engine.savepoint(game)
+        wide = self.engine.wide_changes
         notices = self.engine.apply(event)  # raises Refused: nothing applied, nothing stored
+        if self.engine.wide_changes != wide and self.races.fold is not None:
+            self.wide.add(key)
         seq = None
         delta = view = None
         rendered = [render(n) for n in notices]
@@ -197,16 +203,13 @@ class Hub:
     async def _commit(self, p: Pending, key: Key, fut: asyncio.Future[pr.Ack],
                       waiter: asyncio.Future[pr.Ack]) -> None:
         def ok() -> None:
-            fut.set_result(p.ack)
-            if not waiter.done():
-                waiter.set_result(p.ack)
+            for f in (fut, waiter) if not waiter.done() else (fut,):
+                f.set_result(p.ack)
 
         def failed(err: BaseException) -> None:
-            fut.set_exception(err)
-            fut.exception()  # retrieved: nobody may be waiting
-            if not waiter.done():
-                waiter.set_exception(err)
-                waiter.exception()
+            for f in (fut, waiter) if not waiter.done() else (fut,):
+                f.set_exception(err)
+                f.exception()  # retrieved: nobody may be waiting
 
         game, lost = p.record.game, None
         try:
@@ -292,4 +295,5 @@ class Hub:
         finally:
             self.recovering = False
             self.races.clear()
+            self.wide.clear()
             self._recovered.set()
