@@ -120,10 +120,20 @@ def main(argv: list[str] | None = None) -> int:
     s.add_argument("--data", type=Path, default=Path("arena-data"), help="data directory")
     s.add_argument("--host", default="127.0.0.1")
     s.add_argument("--port", type=int, default=8080)
-    s.add_argument("--store", default="sqlite", help="sqlite (default) or a redis:// URL")
+    s.add_argument("--store", default="sqlite",
+                   help="sqlite (default); a redis:// URL (redis://[:password@]host:6379/0); or, "
+                        "through Sentinel, redis+sentinel://[:password@]host:port[,host:port...]/"
+                        "SERVICE[?db=N] (the Sentinels, and the name they monitor the primary by)")
+    s.add_argument("--redis-replicas", type=int, default=None, metavar="N",
+                   help="acknowledge an event only once N Redis replicas confirm it too (WAITAOF 1 N "
+                        "on Redis 7.2+, else WAIT N with each replica checked for appendfsync "
+                        "always); default 1 on a redis+sentinel:// store, 0 on redis://")
+    s.add_argument("--redis-wait-ms", type=int, default=Config().redis_wait_ms, metavar="MS",
+                   help="how long an ack waits for the replicas (default %(default)s); past that "
+                        "the event is answered 'unknown': send it again")
     s.add_argument("--unsafe-store", action="store_true",
-                   help="allow a store that could lose acked events: a Redis without AOF "
-                        "fsync always, or --sqlite-synchronous NORMAL")
+                   help="allow a store that could lose acked events: a Redis (or, with replicas, "
+                        "a replica) without AOF fsync always, or --sqlite-synchronous NORMAL")
     s.add_argument("--sqlite-synchronous", choices=["FULL", "NORMAL"], default="FULL",
                    help="SQLite's synchronous setting (default FULL). NORMAL does not fsync "
                         "each commit, so a power cut can lose acked events: refused without "

@@ -41,7 +41,8 @@ def config_from(args: argparse.Namespace) -> Config:
                   origins=list(args.origin), demo=demo_wanted(args), demo_speed=args.demo_speed,
                   unsafe_store=args.unsafe_store, device_rate=args.device_rate,
                   device_burst=args.device_burst, heartbeat=args.heartbeat,
-                  sqlite_synchronous=args.sqlite_synchronous)
+                  sqlite_synchronous=args.sqlite_synchronous, redis_replicas=args.redis_replicas,
+                  redis_wait_ms=args.redis_wait_ms)
 
 
 async def _demo_loop(svc: Service, url: str, speed: float) -> None:

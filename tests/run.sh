@@ -7,10 +7,12 @@ cd "$(dirname "$0")/.."
 python3 -m pip install --quiet --disable-pip-version-check -e '.[test]'
 
 # Debian's Chromium for the browser tests (Playwright drives it; it downloads
-# no browser of its own) and redis-server for the Redis store's tests.
+# no browser of its own), redis-server for the Redis store's tests, and
+# redis-sentinel for the high-availability ones (a primary, a replica, three Sentinels).
 missing=()
 command -v chromium >/dev/null || missing+=(chromium)
 command -v redis-server >/dev/null || missing+=(redis-server)
+command -v redis-sentinel >/dev/null || missing+=(redis-sentinel)
 command -v node >/dev/null || missing+=(nodejs npm)
 if [ ${#missing[@]} -gt 0 ]; then
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null

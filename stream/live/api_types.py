@@ -21,6 +21,7 @@ HTTP API (docs/protocol.md, OpenAPI at ``/openapi.json``):
     POST /api/committee/increase       the committee increases a penalty    (admin)
     POST /api/committee/rescind        the committee rescinds an obligation (admin)
     POST /api/committee/decrease       the committee lowers the play time owed (admin)
+    POST /api/admin/store/accept       take the history the store holds as the log (admin)
 
 Admin calls carry ``Authorization: Bearer <token>``.
 
@@ -136,9 +137,35 @@ class Health(msgspec.Struct, kw_only=True):
 
 
 class Ready(msgspec.Struct, kw_only=True):
+    """``GET /readyz``: ready, or why not (``reason``: loading or reloading the log, or why the
+    store takes no writes)."""
+
     ready: bool
+    reason: str | None = None
+
+
+class AcceptRequest(msgspec.Struct, kw_only=True):
+    """``POST /api/admin/store/accept``: why the operator accepts the history the store holds."""
+
+    reason: Annotated[str, msgspec.Meta(min_length=1, max_length=500)]
+
+
+class StoreAccepted(msgspec.Struct, kw_only=True):
+    """``POST /api/admin/store/accept``: the history the store holds is the log now: its new
+    ``epoch``, the one before, who, when (ms) and why, what was made to agree with the log
+    (``repaired``: game counters, dedup keys and game entries beyond the log's end), and the
+    games this node reloaded."""
+
+    epoch: str
+    previous: str
+    by: str
+    at: int
+    reason: str
+    repaired: dict[str, int]
+    games: int
 
 
 #: Every request and response shape, for the generated documents.
 SHAPES: tuple[type, ...] = (TokenRequest, TokenIssued, RevokeRequest, GameSummary, GameDocument, Problem,
-                            Revoked, Health, Ready, PlayerObligations, GamePreview, StateDigest)
+                            Revoked, Health, Ready, PlayerObligations, GamePreview, StateDigest,
+                            AcceptRequest, StoreAccepted)

@@ -5,14 +5,13 @@ The routes are listed in ``api_types`` (and docs/protocol.md, OpenAPI at ``/open
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import hashlib
 import logging
 import re
 import secrets
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import Sequence
 from html import escape
 from pathlib import Path
 from typing import Any
@@ -23,17 +22,17 @@ from aiohttp import web
 from aiohttp.typedefs import Handler
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
-from ..errors import AuthError, MalformedEvent, NotStored, Refused, StartupRefused
+from ..errors import AuthError, MalformedEvent, NotStored, Refused
 from ..rules import codec
 from ..rules.events import GameSetup
-from ..store import Followable, Store
-from ..store.sqlite import SqliteStore
-from . import api_types, auth, follower, logs, report, report_csv, report_html, schemas, timer
+from ..store import Store
+from . import api_types, auth, lifecycle, logs, report, report_csv, report_html, schemas
 from . import protocol as pr
 from .config import Config, load_secret
 from .feeds import Frames
 from .hub import Hub, now_ms
 from .ingest import device_ws, submit_fields
+from .lifecycle import make_store as make_store
 from .service import Service
 from .watch import watch_ws
 
@@ -114,9 +113,13 @@ async def healthz(request: web.Request) -> web.Response:
 
 
 async def readyz(request: web.Request) -> web.Response:
+    """Ready once the log is loaded, while it is not being reloaded, and while the store takes
+    writes (``reason``: why not: the store's hold says what the operator can do)."""
     hub = request.app[Service.KEY].hub
-    ready = hub.ready and not hub.recovering
-    return _send(api_types.Ready(ready=ready), 200 if ready else 503)
+    hold = hub.store.hold
+    reason = (hold.reason if hold is not None else "loading the log" if not hub.ready
+              else "reloading the log" if hub.recovering else None)
+    return _send(api_types.Ready(ready=reason is None, reason=reason), 200 if reason is None else 503)
 
 
 async def metrics(request: web.Request) -> web.Response:
@@ -249,6 +252,30 @@ async def revoke_token(request: web.Request) -> web.Response:
     return _send(api_types.Revoked(revoked=req.jti, sockets_closed=closed))
 
 
+async def accept_store(request: web.Request) -> web.Response:
+    """The operator takes the history the store holds as the log (docs/reliability.md): a new
+    epoch; this node reloads it and every viewer gets a fresh snapshot; the others follow."""
+    svc = request.app[Service.KEY]
+    claims = _admin(request)
+    if claims.game is not None or claims.arena is not None:
+        return _problem(403, "out_of_scope", "accepting the store's history needs an unscoped admin token")
+    try:
+        req = msgspec.json.decode(await request.read(), type=api_types.AcceptRequest)
+    except (msgspec.DecodeError, RecursionError) as err:
+        return _problem(400, "invalid_field", str(err))
+    hold = svc.hub.store.hold
+    if hold is None or hold.kind != "diverged":
+        return _problem(409, "not_diverged", "the store's history is not in question: nothing to accept"
+                        + ("" if hold is None else f" (it takes no writes because {hold.reason})"))
+    done = await svc.hub.store.accept(claims.sub, req.reason)
+    await svc.hub.recover()
+    log.warning("store history accepted", extra={"by": claims.sub, "epoch": done.epoch,
+                                                  "previous": done.previous, "reason": req.reason})
+    return _send(api_types.StoreAccepted(epoch=done.epoch, previous=done.previous, by=done.by, at=done.at,
+                                         reason=done.reason, repaired=done.repaired,
+                                         games=len(svc.hub.feeds)))
+
+
 async def openapi_doc(request: web.Request) -> web.Response:
     return web.Response(body=schemas.openapi_json(), content_type="application/json")
 
@@ -369,40 +396,6 @@ async def page(request: web.Request) -> web.StreamResponse:
     return web.FileResponse(path, headers={"Cache-Control": "no-cache"})
 
 
-def make_store(config: Config) -> Store:
-    if config.store == "sqlite":
-        if config.sqlite_synchronous != "FULL" and not config.unsafe_store:
-            raise StartupRefused(f"sqlite_synchronous={config.sqlite_synchronous} can lose acknowledged "
-                             "events at a power cut: it needs unsafe_store (--unsafe-store)")
-        return SqliteStore(config.data_dir / "arena.sqlite", synchronous=config.sqlite_synchronous)
-    if config.store.startswith(("redis://", "rediss://", "unix://")):
-        from ..store.redis import RedisStore
-
-        return RedisStore(config.store, unsafe=config.unsafe_store)
-    raise StartupRefused(f"unknown store {config.store!r}: use sqlite or a redis:// URL")
-
-
-async def _revocations(svc: Service, every: float = 2.0) -> None:
-    """Pick up tokens revoked through another node, and close their sockets here."""
-    while True:
-        await asyncio.sleep(every)
-        try:
-            revoked = await svc.hub.store.revoked()
-        except NotStored:
-            continue
-        for jti in revoked - svc.revoked:
-            await svc.revoke(jti)
-
-
-async def _heartbeat(svc: Service) -> None:
-    interval = svc.config.heartbeat
-    while True:
-        await asyncio.sleep(interval)
-        hb = pr.Heartbeat(server_time=now_ms(), interval_ms=int(interval * 1000),
-                          seqs={g: f.seq for g, f in svc.hub.feeds.items()})
-        svc.fanout.everyone(Frames.of(hb))
-
-
 def build_app(config: Config, *, store: Store | None = None, secret: bytes | None = None) -> web.Application:
     logs.quiet_bad_requests()
     secret = secret if secret is not None else load_secret(config.data_dir)
@@ -419,6 +412,8 @@ def build_app(config: Config, *, store: Store | None = None, secret: bytes | Non
 
     hub.feeds.on_publish = on_publish
     hub.feeds.on_game = on_game
+    hub.feeds.on_reset = svc.fanout.reset_game
+    hub.store.on_replaced = lifecycle.reload_when_replaced(hub)
 
     app = web.Application(client_max_size=256 * 1024, middlewares=[store_unavailable])
     app[Service.KEY] = svc
@@ -449,6 +444,7 @@ def build_app(config: Config, *, store: Store | None = None, secret: bytes | Non
         web.post("/api/committee/rescind", committee_rescind),
         web.post("/api/committee/decrease", committee_decrease),
         web.post("/api/tokens/revoke", revoke_token),
+        web.post("/api/admin/store/accept", accept_store),
         web.get("/openapi.json", openapi_doc),
         web.get("/asyncapi.json", asyncapi_doc),
     ])
@@ -456,7 +452,7 @@ def build_app(config: Config, *, store: Store | None = None, secret: bytes | Non
         app.router.add_get(route, page)
     if CLIENTS.is_dir():
         app.router.add_static("/clients/", CLIENTS, append_version=True)
-    app.cleanup_ctx.append(_lifecycle)
+    app.cleanup_ctx.append(lifecycle.run)
     app.on_shutdown.append(_going_away)
     return app
 
@@ -466,24 +462,3 @@ async def _going_away(app: web.Application) -> None:
     for ws in list(app[Service.KEY].sockets):
         with contextlib.suppress(Exception):
             await ws.close(code=pr.CloseCode.GOING_AWAY, message=b"server going away")
-
-
-async def _lifecycle(app: web.Application) -> AsyncIterator[None]:
-    svc = app[Service.KEY]
-    await svc.hub.start()
-    svc.revoked = await svc.hub.store.revoked()
-    tasks = [asyncio.create_task(timer.run(svc.hub), name="deadline-timer"),
-             asyncio.create_task(_heartbeat(svc), name="heartbeat")]
-    if isinstance(svc.hub.store, Followable):
-        tasks.append(asyncio.create_task(follower.run(svc.hub), name="log-follower"))
-    tasks.append(asyncio.create_task(_revocations(svc), name="revocations"))
-    try:
-        yield
-    finally:
-        for t in tasks:
-            t.cancel()
-        for t in tasks:
-            with contextlib.suppress(asyncio.CancelledError):
-                await t
-        await svc.hub.close()
-

@@ -17,7 +17,7 @@ class Config(msgspec.Struct, kw_only=True):
     data_dir: Path = Path("arena-data")
     host: str = "127.0.0.1"
     port: int = 8080
-    store: str = "sqlite"                  # or a redis:// URL
+    store: str = "sqlite"                  # or a redis:// or redis+sentinel:// URL
     origins: list[str] = []                # browser Origins allowed besides the service's own
     public_watch: bool = True              # viewers need no token (scoreboards, stream pages)
     demo: bool = True                      # set up and play the demo game when the log is empty
@@ -37,6 +37,9 @@ class Config(msgspec.Struct, kw_only=True):
     compress: bool = False                 # permessage-deflate, only if the operator asks for it
     unsafe_store: bool = False             # allow a store that could lose acked events
     sqlite_synchronous: str = "FULL"       # NORMAL only with unsafe_store: a power cut loses acks
+    redis_replicas: int | None = None      # replicas that confirm a write before its ack (None: 1
+                                           # through Sentinel, 0 on a redis:// URL)
+    redis_wait_ms: int = 1000              # how long an ack waits for them
 
 
 def load_secret(data_dir: Path) -> bytes:

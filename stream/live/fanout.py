@@ -111,7 +111,26 @@ class Fanout:
             self._pumping = True
             asyncio.get_running_loop().call_soon(self._pump)
 
+    def reset_game(self, game: str, reason: str) -> None:
+        """The history ``game``'s viewers follow was replaced: what is queued for them of it is
+        dropped, and each is sent a fresh snapshot with ``reset: true``, from which deltas
+        go on."""
+        targets = tuple(self.topics.get(game, ()))
+        self._pending = deque((t, i, item) for t, i, item in self._pending if item[1] != game)
+        if not targets:
+            return
+        frames = self.feeds.snapshot(game, reset=True, reason=reason)
+        seq = self.feeds[game].seq
+        for w in targets:
+            if w.backlog:
+                w.backlog = deque(item for item in w.backlog if item[1] != game)
+            w.sent[game] = seq
+            self._put(w, (_FRAME, game, -1, frames))
+
     def _pump(self) -> None:
+        if not self._pending:  # (dropped by reset_game)
+            self._pumping = False
+            return
         targets, start, item = self._pending[0]
         end = min(len(targets), start + CHUNK)
         for w in targets[start:end]:

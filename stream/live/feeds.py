@@ -113,8 +113,18 @@ class Feeds(dict[str, GameFeed]):
         self._engine = engine              # the current fold (a reload replaces it)
         self.published: dict[str, int] = {}  # the last seq shown to this node's viewers
         self._loaded = False                 # reset() has run: publication has a start
+        self._restart: str | None = None     # the next load restarts publication (the reason)
         self.on_publish: Callable[[str, Frames], None] = lambda game, frames: None
         self.on_game: Callable[[str], None] = lambda game: None
+        # A game whose viewers must drop what they hold and take a snapshot (game, reason).
+        self.on_reset: Callable[[str, str], None] = lambda game, reason: None
+
+    def restart(self, reason: str) -> None:
+        """The next load is of a history that replaces the one shown (the operator accepted
+        what the store holds): publication starts again from it, as at the first load, and
+        every viewer of each game it holds is sent a snapshot with ``reset: true`` and
+        ``reason`` (``on_reset``), from which deltas go on."""
+        self._restart = reason
 
     def reset(self, engine: Engine, seqs: dict[str, int]) -> None:
         """After a load: every game as the fold left it; deltas before it are not held.
@@ -123,15 +133,22 @@ class Feeds(dict[str, GameFeed]):
         this node's publication starts: nobody watches yet, and a viewer starts from it (a
         snapshot, or the deltas ``ensure_history`` folds again), so all it folded counts as
         published. After a later load (``Hub.recover``), ``publish_missed`` publishes what
-        it folded beyond that, a game this node had not seen from its first ``seq``."""
-        first = not self._loaded
+        it folded beyond that, a game this node had not seen from its first ``seq``. After
+        ``restart``, the load is a start again."""
+        restart, self._restart = self._restart, None
+        first = not self._loaded or restart is not None
         self._loaded = True
         self.clear()
+        if restart is not None:
+            self.published.clear()
         for gid in engine.game_ids():
             seq = seqs.get(gid, 0)
             self[gid] = GameFeed(seq=seq, view=engine.view(gid), base=LOADED, first_seq=seq + 1,
                                  complete=False)
             self.published.setdefault(gid, seq if first else 0)
+        if restart is not None:
+            for gid in self:
+                self.on_reset(gid, restart)
 
     # ------------------------------------------------------------- updates
 

@@ -22,6 +22,10 @@ class Metrics:
         self.broadcasts = Counter("arena_broadcasts_total", "Updates published to viewers", registry=r)
         self.commits = Gauge("arena_store_commits", "Store transactions committed", registry=r)
         self.committed = Gauge("arena_store_records", "Records committed", registry=r)
+        self.diverged = Gauge("arena_store_diverged", "1 while the store's history is in question and "
+                              "no write is taken (docs/reliability.md)", registry=r)
+        self.unsafe = Gauge("arena_store_unsafe", "1 while the store's Redis could lose an acked write "
+                            "and no write is taken", registry=r)
         self.races = Gauge("arena_seq_races_lost", "Seq races lost to another node, by how they were "
                            "settled: caught_up (one game's tail) or reloaded (the whole log)",
                            ["outcome"], registry=r)

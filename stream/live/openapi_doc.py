@@ -133,9 +133,11 @@ def openapi() -> dict[str, Any]:
         "/": {"get": _op("index", "A human index page: the games, and links to the API documents",
                          "docs", {"200": _html("the index")})},
         "/healthz": {"get": _op("healthz", "Liveness", "health", {"200": _json("Health", "alive")})},
-        "/readyz": {"get": _op("readyz", "Readiness: the log is loaded and not recovering", "health",
+        "/readyz": {"get": _op("readyz", "Readiness: the log is loaded, not being reloaded, and the store "
+                               "takes writes", "health",
                                {"200": _json("Ready", "ready"),
-                                "503": _json("Ready", "loading or recovering")})},
+                                "503": _json("Ready", "loading or reloading the log, or the store takes no "
+                                                      "writes (`reason` says why and what to do)")})},
         "/metrics": {"get": _op("metrics", "Prometheus metrics", "health",
                                 {"200": _text("Prometheus text exposition format")})},
         "/ws/device": _ws_upgrade("device", "officials' handhelds"),
@@ -242,6 +244,26 @@ def openapi() -> dict[str, Any]:
                 "200": _json("Revoked", "revoked: refused at its next authentication"),
                 "400": _json("Problem", "`invalid_field`"), "413": _TOO_LARGE}),
             admin=True, body="RevokeRequest")},
+        "/api/admin/store/accept": {"post": _op(
+            "acceptStoreHistory", "Take the history the store holds as the log, while it is in question",
+            "admin", {**_admin_responses(**{
+                "200": _json("StoreAccepted", "accepted: a new epoch; this node has reloaded the log and "
+                                              "sent every viewer a snapshot (`reset: true`, "
+                                              "`history_replaced`); the other nodes follow by themselves"),
+                "400": _json("Problem", "`invalid_field`: the body is not `{reason}`"),
+                "409": _json("Problem", "`not_diverged`: the store's history is not in question"),
+                "413": _TOO_LARGE,
+                "503": _json("Problem", "`not_stored`: the store could not be reached",
+                             **{"Retry-After": {"description": "seconds", "schema": {"type": "integer"}}})}),
+             "403": _either("not an admin token (text), or a scoped one (`Problem` `out_of_scope`)",
+                            "Problem")},
+            admin=True, body="AcceptRequest",
+            description="On Redis, when the store no longer holds the history the service showed "
+                        "(`GET /readyz`: 503 with the reason; the metric `arena_store_diverged` is 1), "
+                        "it takes no writes until the right history is back or this is called. The "
+                        "store then makes its game counters, dedup keys and games' streams agree with "
+                        "its log (`repaired`), writes a new epoch and an `accepted` record, and the "
+                        "nodes reload. Needs an unscoped admin token.")},
         **{route: {"get": _op(
             f"{route.strip('/')}Page", f"The browser client `{file}`, configured by URL parameters",
             "clients", {"200": _html("the page"), "404": _text("this client is not installed")})}

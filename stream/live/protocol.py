@@ -136,7 +136,7 @@ WatchIn = Union[Auth, Subscribe, Ping]
 
 class Snapshot(_Frame, tag="snapshot", kw_only=True, frozen=True):
     """Everything a display needs, as of ``seq``. ``reset`` true: drop what
-    you had (``reason`` says why: ``resume_unavailable``, ``slow``)."""
+    you had (``reason`` says why: ``resume_unavailable``, ``slow``, ``history_replaced``)."""
 
     game: str
     seq: int

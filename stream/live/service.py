@@ -36,6 +36,11 @@ class TokenBucket:
         return True
 
 
+def _held(hub: Hub, kind: str) -> float:
+    hold = hub.store.hold
+    return 1.0 if hold is not None and hold.kind == kind else 0.0
+
+
 class Service:
     KEY: web.AppKey[Service] = web.AppKey("service")
 
@@ -57,6 +62,8 @@ class Service:
         self.metrics.committed.set_function(lambda: getattr(hub.store, "committed_records", 0))
         self.metrics.races.labels(outcome="caught_up").set_function(lambda: hub.races.caught_up)
         self.metrics.races.labels(outcome="reloaded").set_function(lambda: hub.races.reloads)
+        self.metrics.diverged.set_function(lambda: _held(hub, "diverged"))
+        self.metrics.unsafe.set_function(lambda: _held(hub, "unsafe"))
 
     # ----------------------------------------------------------------- tokens
 

@@ -16,11 +16,17 @@ The log is the truth; the service's state is a fold over it. Every backend
 * ``save_snapshot(position, blob)`` / ``load_snapshot()`` keep one snapshot:
   the fold up to a position, cached (``stream/live/snapshot.py``). It is never the
   truth and is not made durable ahead of anything: losing it costs a full fold.
+* ``hold``: why the store takes no append until something outside it changes (its
+  history is in question, or its server could lose what it acks), or None;
+  ``accept(by, reason)``: the operator takes the history the store holds now as the
+  log (a new ``epoch``); ``on_replaced(reason)`` is called when that happens, on any
+  node. Only the Redis store ever holds.
 """
 
 from __future__ import annotations
 
 import abc
+from collections.abc import Callable
 from typing import Protocol, runtime_checkable
 
 import msgspec
@@ -68,11 +74,43 @@ class SeqTaken(NotStored):
         self.current = current
 
 
+class Hold(msgspec.Struct, frozen=True, kw_only=True):
+    """Why a store takes no append: ``diverged`` (its history is in question) or ``unsafe``
+    (its server could lose an acked write); since when (s, Unix time)."""
+
+    kind: str
+    reason: str
+    since: float
+
+
+class Accepted(msgspec.Struct, frozen=True, kw_only=True):
+    """The operator took the history the store holds as the log: its new epoch, the one
+    before, who, when (ms) and why, and what had to be made to agree with the log."""
+
+    epoch: str
+    previous: str
+    by: str
+    at: int
+    reason: str
+    repaired: dict[str, int]
+
+
 class Store(abc.ABC):
     """An append-only event log with dedup keys; see the module docstring."""
 
     #: Identifies this log: a resume against a different epoch starts afresh.
     epoch: str = ""
+    #: Called with the operator's reason when the history was replaced (``accept``, on any node).
+    on_replaced: Callable[[str], None] | None = None
+
+    @property
+    def hold(self) -> Hold | None:
+        """Why no append is taken until something outside the store changes, or None."""
+        return None
+
+    async def accept(self, by: str, reason: str) -> Accepted:
+        """Take the history held now as the log (only while ``hold`` is ``diverged``)."""
+        raise NotStored("this store has no history in question")
 
     @abc.abstractmethod
     async def open(self) -> None: ...

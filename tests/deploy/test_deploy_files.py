@@ -7,6 +7,7 @@ and the store's own durability check, the paths against where the app looks."""
 from __future__ import annotations
 
 import argparse
+import asyncio
 import base64
 import binascii
 import configparser
@@ -26,15 +27,20 @@ from typing import Any
 import crossplane  # type: ignore[import-untyped]
 import kubernetes_validate  # type: ignore[import-untyped]
 import pytest
+import redis.asyncio as aioredis
 import yaml
 from dockerfile_parse import DockerfileParser  # type: ignore[import-untyped]
 
 import stream
 from stream import cli
+from stream.errors import NotStored
 from stream.live import app as stream_app
 from stream.live.config import Config
 from stream.serve import config_from
+from stream.store import Record
 from stream.store.redis import RedisStore
+from stream.store.redis_connect import parse_sentinel_url
+from stream.tools.harness import Processes
 
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
@@ -43,6 +49,9 @@ DOCKERFILE = DEPLOY / "Dockerfile"
 COMPOSE = DEPLOY / "compose.yaml"
 NGINX = DEPLOY / "nginx.conf"
 REDIS_CONF = DEPLOY / "redis.conf"
+REPLICA_CONF = DEPLOY / "redis-replica.conf"
+SENTINEL_CONF = DEPLOY / "sentinel.conf"
+SENTINELS = ("sentinel-1", "sentinel-2", "sentinel-3")
 UNIT = DEPLOY / "arena-stream.service"
 ENV_FILE = DEPLOY / "arena-stream.env"
 README = ROOT / "README.md"
@@ -111,12 +120,16 @@ def compose() -> dict[str, Any]:
 
 
 def redis_directives(text: str) -> dict[str, str]:
-    """A redis.conf as {directive: arguments} (the last occurrence wins, as in Redis)."""
+    """A redis.conf as {directive: arguments} (the last occurrence wins, as in Redis); a
+    Sentinel's ``sentinel X`` directives as ``"sentinel x"``."""
     out: dict[str, str] = {}
     for line in text.splitlines():
         line = line.strip()
         if line and not line.startswith("#"):
             key, _, value = line.partition(" ")
+            if key.lower() == "sentinel":
+                sub, _, value = value.strip().partition(" ")
+                key = f"sentinel {sub}"
             out[key.lower()] = value.strip().strip('"')
     return out
 
@@ -388,7 +401,7 @@ def test_the_cluster_command_lines_mean_a_redis_cluster(monkeypatch: pytest.Monk
     for where, argv in argvs.items():
         args = parse_serve(argv, monkeypatch)
         config = config_from(args)
-        assert config.store.startswith("redis://"), where
+        assert config.store.startswith(("redis://", "redis+sentinel://")), where
         assert isinstance(stream_app.make_store(config), RedisStore), where
         assert not config.unsafe_store, f"{where}: never --unsafe-store in a shipped file"
         assert not config.demo, where
@@ -411,14 +424,16 @@ def test_compose_matches_the_compose_spec() -> None:
 def test_compose_services(monkeypatch: pytest.MonkeyPatch) -> None:
     doc = compose()
     services = doc["services"]
-    assert set(services) >= {*NODES, "redis", "nginx"}
+    assert set(services) >= {*NODES, "redis", "redis-replica", *SENTINELS, "nginx"}
 
     secrets = doc["secrets"]
     for name in NODES:
         node = services[name]
         args = parse_serve(compose_node_argv(name), monkeypatch)
-        host = args.store.split("://", 1)[1].split("/")[0].split(":")[0]
-        assert host == "redis" and host in services, f"{name}: --store names the redis service"
+        where = parse_sentinel_url(args.store)  # through the Sentinels, so a failover is followed
+        assert where.sentinels == tuple((s, 26379) for s in SENTINELS), f"{name}: every Sentinel"
+        monitor = redis_directives(SENTINEL_CONF.read_text())["sentinel monitor"].split()
+        assert where.service == monitor[0], f"{name}: the service name the Sentinels monitor"
         # Both nodes get the same secret file, where the service reads it: DATA/secret.key.
         [secret] = node["secrets"]
         assert secret["source"] in secrets
@@ -426,7 +441,8 @@ def test_compose_services(monkeypatch: pytest.MonkeyPatch) -> None:
         assert "ports" not in node, f"{name}: only nginx is published"
         test = " ".join(node["healthcheck"]["test"])
         assert "/readyz" in test or "/healthz" in test
-        assert node["depends_on"]["redis"]["condition"] == "service_healthy"
+        assert all(node["depends_on"][s]["condition"] == "service_healthy"
+                   for s in ("redis", "redis-replica", *SENTINELS))
         build = node["build"]
         assert (COMPOSE.parent / build["context"] / build["dockerfile"]).resolve() == DOCKERFILE
     assert len({services[n]["secrets"][0]["source"] for n in NODES}) == 1, "one secret, both nodes"
@@ -442,6 +458,31 @@ def test_compose_services(monkeypatch: pytest.MonkeyPatch) -> None:
     assert (COMPOSE.parent / mounts[conf_target]).resolve() == REDIS_CONF
     assert "/data" in mounts, "Redis keeps its AOF and snapshots on a volume"
     assert redis["healthcheck"]["test"]
+
+    # The replica: redis.conf's settings and a replicaof naming the primary's service.
+    replica = services["redis-replica"]
+    assert replica["image"] == redis["image"]
+    conf_target = replica["command"][1]
+    mounts = {v.split(":")[1]: v.split(":")[0] for v in replica["volumes"]}
+    assert (COMPOSE.parent / mounts[conf_target]).resolve() == REPLICA_CONF
+    replica_conf = redis_directives(REPLICA_CONF.read_text())
+    assert (COMPOSE.parent / mounts[replica_conf["include"]]).resolve() == REDIS_CONF
+    assert replica_conf["replicaof"] == "redis 6379" and "/data" in mounts
+    # Three Sentinels on deploy/sentinel.conf, each on its own volume (it rewrites its file),
+    # two of them to agree on a failure.
+    monitor = redis_directives(SENTINEL_CONF.read_text())["sentinel monitor"].split()
+    assert monitor[1:] == ["redis", "6379", "2"]
+    volumes = set()
+    for name in SENTINELS:
+        sentinel = services[name]
+        mounts = {v.split(":")[1]: v.split(":")[0] for v in sentinel["volumes"]}
+        [conf] = [t for t in mounts if t.endswith("sentinel.conf")]
+        assert (COMPOSE.parent / mounts[conf]).resolve() == SENTINEL_CONF
+        assert conf in " ".join(sentinel["entrypoint"]) and "redis-sentinel /data/sentinel.conf" in \
+            " ".join(sentinel["entrypoint"])
+        volumes.add(mounts["/data"])
+        assert "26379" in sentinel["healthcheck"]["test"]
+    assert len(volumes) == len(SENTINELS), "each Sentinel its own volume"
 
     nginx = services["nginx"]
     assert not nginx["image"].endswith(":latest") and ":" in nginx["image"]
@@ -579,6 +620,59 @@ async def test_redis_config_is_accepted_by_redis_and_by_the_store(which: str, re
         assert conf_now == {"maxmemory-policy": "noeviction"}
     finally:
         await store.close()
+
+
+async def test_the_sentinel_set_up_runs_and_the_store_acks_through_it(redis_with: Any,
+                                                                      tmp_path: Path) -> None:
+    """deploy/redis.conf (the primary), deploy/redis-replica.conf and three Sentinels on
+    deploy/sentinel.conf, as real processes (only the addresses and directories changed):
+    the store connects through the Sentinels, its checks pass (the replica's fsync too), and
+    an ack comes once the replica has the record."""
+    primary_url = redis_with(REDIS_CONF)
+    primary_port = int(primary_url.rsplit(":", 1)[1].split("/")[0])
+    base = tmp_path / "base.conf"  # redis.conf as the replica includes it (its dir set below)
+    base.write_text(re.sub(r"(?m)^dir .*$", "", REDIS_CONF.read_text()))
+    replica = tmp_path / "redis-replica.conf"
+    replica.write_text(re.sub(r"(?m)^include .*$", f"include {base}\ndir /data",
+                              REPLICA_CONF.read_text()).replace("replicaof redis 6379",
+                                                                f"replicaof 127.0.0.1 {primary_port}"))
+    replica_port = int(redis_with(replica).rsplit(":", 1)[1].split("/")[0])
+    with Processes(tmp_path) as processes:
+        sentinels = []
+        for i in range(3):
+            work = tmp_path / f"sentinel-{i}"
+            work.mkdir()
+            port = _free_port()
+            conf = SENTINEL_CONF.read_text().replace("port 26379", f"port {port}\nbind 127.0.0.1")
+            conf = conf.replace("dir /data", f"dir {work}").replace(
+                "sentinel monitor arena redis 6379 2", f"sentinel monitor arena 127.0.0.1 {primary_port} 2")
+            (work / "sentinel.conf").write_text(conf)
+            sentinels.append(port)
+            processes.spawn(f"sentinel-{i}", str(work / "sentinel.conf"),
+                            program=shutil.which("redis-sentinel") or "redis-sentinel")
+        url = "redis+sentinel://" + ",".join(f"127.0.0.1:{p}" for p in sentinels) + "/arena"
+        store = RedisStore(url, prefix="deploy:")
+        deadline = time.monotonic() + 20
+        while True:  # until the Sentinels answer with the primary
+            try:
+                await store.open()
+                break
+            except NotStored:
+                await store.close()
+                assert time.monotonic() < deadline, "the Sentinels never named the primary"
+                await asyncio.sleep(0.2)
+        try:
+            assert store.replicas == 1
+            record = Record(game="g1", seq=1, device="d", client_id="c1", official="", digest=b"x" * 16,
+                            received_at=1, body=b"{}")
+            await store.append(record)
+            on_replica = aioredis.Redis(host="127.0.0.1", port=replica_port)
+            try:
+                assert len(await on_replica.xrange("deploy:log") or []) == 1, "acked: the replica has it"
+            finally:
+                await on_replica.aclose()
+        finally:
+            await store.close()
 
 
 def test_both_redis_configs_agree() -> None:

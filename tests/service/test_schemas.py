@@ -92,7 +92,8 @@ async def test_admin_routes_need_the_bearer_token(server: Server) -> None:
              ("/api/events/{event}/complete", "post"), ("/api/events/{event}/eliminate", "post"),
              ("/api/games", "post"), ("/api/tokens", "post"), ("/api/tokens/revoke", "post"),
              ("/api/games/preview", "post"), ("/api/committee/increase", "post"),
-             ("/api/committee/rescind", "post"), ("/api/committee/decrease", "post")}
+             ("/api/committee/rescind", "post"), ("/api/committee/decrease", "post"),
+             ("/api/admin/store/accept", "post")}
     for path, ops in doc["paths"].items():
         for method, op in ops.items():
             if (path, method) in admin:

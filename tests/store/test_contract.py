@@ -21,6 +21,7 @@ from typing import Any
 
 import msgspec
 import pytest
+import redis.asyncio as aioredis
 
 from stream.errors import Conflict, NotStored, StartupRefused
 from stream.live import protocol as pr
@@ -32,6 +33,7 @@ from stream.rules.engine import Engine
 from stream.store import START, DuplicateKey, Record, SeqTaken, Store
 from stream.store.redis import RedisStore
 from stream.store.sqlite import SqliteStore
+from stream.tools.harness import HOST, SentinelGroup
 
 from ..redis_server import RedisServer
 from ..rules.script import AWAY, HOME, T0, game_setup
@@ -472,3 +474,29 @@ async def test_redis_that_could_lose_acked_events_is_refused(tmp_path: Path) -> 
         await unsafe.close()
     finally:
         srv.stop()
+
+
+# ----------------------------------------------------------------------- Redis through Sentinel
+
+
+class TestSentinelStore(TestRedisStore):
+    """The same contract through Sentinel (a primary, its replica, three Sentinels), with
+    every ack waiting for the replica (``replicas`` 1, the default on such a URL)."""
+
+    @pytest.fixture(autouse=True)
+    def _server(self, sentinel_group: SentinelGroup) -> None:
+        self.group = sentinel_group
+        self.url = sentinel_group.url
+        self.prefix = f"s{uuid.uuid4().hex[:8]}:"
+
+    async def test_an_ack_comes_once_the_replica_has_the_write(self, store: Store) -> None:
+        assert isinstance(store, RedisStore) and store.replicas == 1
+        replica = aioredis.Redis(host=HOST, port=self.group.replica.port)
+        try:
+            for n in range(1, 21):
+                await store.append(rec(n))
+                # Read on the replica the moment the ack is given: it is there already.
+                got = await replica.xrange(self.prefix + "log", "-", "+") or []
+                assert len(got) == n, f"acked record {n} is not on the replica yet"
+        finally:
+            await replica.aclose()

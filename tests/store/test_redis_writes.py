@@ -26,6 +26,7 @@ from stream.errors import NotStored, WriteUnknown
 from stream.store import DuplicateKey, Record, SeqTaken
 from stream.store import redis as redis_store
 from stream.store.redis import APPEND, Outage, RedisStore
+from stream.store.redis_connect import redacted
 
 from ..redis_server import RedisServer
 from ..tcp_proxy import Proxy
@@ -238,9 +239,9 @@ async def test_a_store_whose_redis_is_down_logs_it_once(tmp_path: Path,
 
 
 def test_the_logs_never_show_the_password_of_a_redis_url() -> None:
-    assert redis_store._redacted("redis://:hunter2@redis:6379/0") == "redis://redis:6379/0"
-    assert redis_store._redacted("rediss://arena:hunter2@10.0.0.5:6380/1") == "rediss://10.0.0.5:6380/1"
-    assert redis_store._redacted("unix:///run/redis.sock?db=0") == "unix:///run/redis.sock?db=0"
+    assert redacted("redis://:hunter2@redis:6379/0") == "redis://redis:6379/0"
+    assert redacted("rediss://arena:hunter2@10.0.0.5:6380/1") == "rediss://10.0.0.5:6380/1"
+    assert redacted("unix:///run/redis.sock?db=0") == "unix:///run/redis.sock?db=0"
 
 
 async def test_a_known_dedup_key_still_reads_its_record_and_a_taken_seq_refuses(

@@ -4,9 +4,10 @@ the tests and the benchmarks drive them with.
 Processes (``processes``, ``cluster``): ``ServiceProcess`` (``arena-stream serve``
 with a port, a data directory, its admin token, extra flags and environment;
 ``start``, ``kill9``, ``stop``, ``restart``), ``RedisProcess`` (AOF, ``appendfsync
-always``), ``start_service`` / ``start_redis``, ``Cluster`` (nodes on one Redis),
-a plain ``Process`` and a ``Processes`` group that ends every member. Each is
-bounded: a deadline on every wait, and it dies with the thread that started it.
+always``; a replica if asked), ``SentinelGroup`` (``sentinel``: a primary, a replica and
+three Sentinels), ``start_service`` / ``start_redis``, ``Cluster`` (nodes on one Redis),
+a plain ``Process`` and a ``Processes`` group that ends every member. Each is bounded:
+a deadline on every wait, and it dies with the thread that started it.
 
 Clients (``clients``, ``viewers``, ``workers``): ``Viewer`` (one watch socket that
 keeps its frames), ``TimedViewer`` (a Sans-I/O viewer stamping frames as they
@@ -45,13 +46,15 @@ from .processes import (
     start_redis,
     start_service,
 )
+from .sentinel import SentinelGroup, SentinelProcess
 from .viewers import CaughtUp, TimedViewer, open_viewers, stdin_lines
 from .workers import LineWorkers, LoadResult, ViewerWorkers, analyse, workers_for
 
 __all__ = [
     "GAME", "HOST", "Burst", "CaughtUp", "Cluster", "Device", "DeviceError", "DevicePool", "EventStream",
     "LineWorkers", "LoadResult", "LogTally", "Officials", "Process", "Processes", "RedisProcess",
-    "ResumingViewer", "ServiceProcess", "TimedViewer", "Viewer", "ViewerWorkers", "ack_histogram",
+    "ResumingViewer", "SentinelGroup", "SentinelProcess", "ServiceProcess", "TimedViewer", "Viewer",
+    "ViewerWorkers", "ack_histogram",
     "analyse", "cpu_seconds", "free_port", "game_log", "histogram_p99_bound", "metric", "node_hashes",
     "open_files", "open_viewers", "percentile", "raise_nofile", "replay_hash", "scrape", "setup_game",
     "start_redis", "start_service", "stdin_lines", "tally", "vm_rss_kib", "wait_for_game", "workers_for",

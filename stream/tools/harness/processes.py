@@ -302,24 +302,29 @@ class ServiceProcess(Process):
 class RedisProcess(Process):
     """A ``redis-server`` on loopback, in ``workdir``, durable as the service requires:
     AOF with ``appendfsync`` ``fsync`` (``always`` unless a test wants a lossy one), no
-    RDB snapshots. Ready when it answers PING. ``kill9`` then ``start`` is a crash and a
-    recovery from the AOF."""
+    RDB snapshots; a replica of ``replicaof`` if given. Ready when it answers PING.
+    ``kill9`` then ``start`` is a crash and a recovery from the AOF."""
 
     def __init__(self, workdir: Path, port: int | None = None, *, fsync: str = "always",
-                 log: Path | None = None, name: str = "redis", ready_timeout: float = 30.0) -> None:
+                 log: Path | None = None, name: str = "redis", ready_timeout: float = 30.0,
+                 replicaof: tuple[str, int] | None = None, extra: Sequence[str] = ()) -> None:
         program = shutil.which("redis-server")
         if program is None:
             raise FileNotFoundError("redis-server is not installed (tests/run.sh installs it)")
         super().__init__(name, [program], log=log, ready_timeout=ready_timeout)
         self.workdir, self.port, self.fsync = workdir, port or free_port(), fsync
+        self.replicaof = replicaof   # (host, port) of its primary: started as a replica
+        self.extra = list(extra)     # more settings, as command-line flags
 
     @property
     def url(self) -> str:
         return f"redis://{HOST}:{self.port}/0"
 
     def command(self) -> list[str]:
+        replica = ["--replicaof", self.replicaof[0], str(self.replicaof[1])] if self.replicaof else []
         return [*self.argv, "--port", str(self.port), "--bind", HOST, "--dir", str(self.workdir),
-                "--appendonly", "yes", "--appendfsync", self.fsync, "--save", "", "--protected-mode", "yes"]
+                "--appendonly", "yes", "--appendfsync", self.fsync, "--save", "", "--protected-mode", "yes",
+                *replica, *self.extra]
 
     def spawn(self) -> None:
         self.workdir.mkdir(parents=True, exist_ok=True)

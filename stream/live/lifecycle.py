@@ -1,0 +1,98 @@
+"""The service's life beside its handlers: the store its settings name, the tasks that run
+while it serves (the deadline timer, the heartbeat to viewers, the follower of other nodes'
+writes, revocations made on other nodes), and the reload of a history the operator accepted."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Callable
+
+from aiohttp import web
+
+from ..errors import NotStored, StartupRefused
+from ..store import Followable, Store
+from ..store.sqlite import SqliteStore
+from . import follower, timer
+from . import protocol as pr
+from .config import Config
+from .feeds import Frames
+from .hub import Hub, now_ms
+from .service import Service
+
+
+def make_store(config: Config) -> Store:
+    if config.store == "sqlite":
+        if config.sqlite_synchronous != "FULL" and not config.unsafe_store:
+            raise StartupRefused(f"sqlite_synchronous={config.sqlite_synchronous} can lose acknowledged "
+                             "events at a power cut: it needs unsafe_store (--unsafe-store)")
+        return SqliteStore(config.data_dir / "arena.sqlite", synchronous=config.sqlite_synchronous)
+    if config.store.startswith(("redis://", "rediss://", "unix://", "redis+sentinel://")):
+        from ..store.redis import RedisStore
+        from ..store.redis_connect import is_sentinel, parse_sentinel_url
+
+        if is_sentinel(config.store):
+            try:
+                parse_sentinel_url(config.store)
+            except ValueError as err:
+                raise StartupRefused(f"the store's Sentinel URL: {err}") from None
+        return RedisStore(config.store, unsafe=config.unsafe_store, replicas=config.redis_replicas,
+                          wait_ms=config.redis_wait_ms)
+    raise StartupRefused(f"unknown store {config.store!r}: use sqlite, a redis:// or a "
+                         "redis+sentinel:// URL")
+
+
+async def revocations(svc: Service, every: float = 2.0) -> None:
+    """Pick up tokens revoked through another node, and close their sockets here."""
+    while True:
+        await asyncio.sleep(every)
+        try:
+            revoked = await svc.hub.store.revoked()
+        except NotStored:
+            continue
+        for jti in revoked - svc.revoked:
+            await svc.revoke(jti)
+
+
+async def heartbeat(svc: Service) -> None:
+    interval = svc.config.heartbeat
+    while True:
+        await asyncio.sleep(interval)
+        hb = pr.Heartbeat(server_time=now_ms(), interval_ms=int(interval * 1000),
+                          seqs={g: f.seq for g, f in svc.hub.feeds.items()})
+        svc.fanout.everyone(Frames.of(hb))
+
+
+def reload_when_replaced(hub: Hub) -> Callable[[str], None]:
+    """The store's ``on_replaced``: the operator accepted the history the store holds (here
+    or on another node): reload it, and give every viewer a fresh snapshot of it."""
+    reloads: set[asyncio.Task[None]] = set()
+
+    def replaced(reason: str) -> None:
+        hub.feeds.restart("history_replaced")
+        task = asyncio.get_running_loop().create_task(hub.recover(), name="reload-accepted-history")
+        reloads.add(task)
+        task.add_done_callback(reloads.discard)
+
+    return replaced
+
+
+async def run(app: web.Application) -> AsyncIterator[None]:
+    svc = app[Service.KEY]
+    await svc.hub.start()
+    svc.revoked = await svc.hub.store.revoked()
+    tasks = [asyncio.create_task(timer.run(svc.hub), name="deadline-timer"),
+             asyncio.create_task(heartbeat(svc), name="heartbeat")]
+    if isinstance(svc.hub.store, Followable):
+        tasks.append(asyncio.create_task(follower.run(svc.hub), name="log-follower"))
+    tasks.append(asyncio.create_task(revocations(svc), name="revocations"))
+    try:
+        yield
+    finally:
+        for t in tasks:
+            t.cancel()
+        for t in tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await t
+        await svc.hub.close()
+

@@ -1,0 +1,196 @@
+"""The Redis store through Sentinel, against real processes on loopback: a primary, its
+replica and three Sentinels (``stream.tools.harness.SentinelGroup``).
+
+* The URL: the Sentinels, the service's name, the database.
+* An ack waits for the replica: with the replica down a write is answered ``unknown``
+  (on the primary, not confirmed), never acked, and the fold reads nothing unconfirmed;
+  with the replica back, the retry is settled by dedup and acks come again.
+* A replica that could lose what it acknowledges (Redis 7.0: ``WAIT`` only says it
+  received the write) is refused at start, and holds every write when found on a
+  reconnect, until it is right again.
+* A failover: the primary SIGKILLed, the replica promoted; the writer and the reads
+  follow the new primary, and no acked write is missing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import redis.asyncio as aioredis
+
+from stream.errors import NotStored, StartupRefused, WriteUnknown
+from stream.store import START, DuplicateKey, Record
+from stream.store.redis import WRITER_NAME, RedisStore
+from stream.store.redis_connect import SentinelURL, parse_sentinel_url
+from stream.tools.harness import HOST, Processes, RedisProcess, SentinelGroup
+
+from .test_contract import rec
+
+
+@pytest.fixture
+def prefix() -> str:
+    return f"h{uuid.uuid4().hex[:8]}:"
+
+
+@pytest.fixture
+async def store(sentinel_group: SentinelGroup, prefix: str) -> AsyncIterator[RedisStore]:
+    s = RedisStore(sentinel_group.url, prefix=prefix, wait_ms=300)
+    await s.open()
+    try:
+        yield s
+    finally:
+        await s.close()
+
+
+def direct(server: RedisProcess) -> Any:
+    return aioredis.Redis(host=HOST, port=server.port)
+
+
+async def logged(server: RedisProcess, prefix: str) -> list[str]:
+    r = direct(server)
+    try:
+        from stream.store import redis as redis_store
+
+        return [redis_store._dec.decode(f[b"r"]).client_id for _, f in await r.xrange(prefix + "log")]
+    finally:
+        await r.aclose()
+
+
+def test_a_sentinel_url_names_the_sentinels_the_service_and_the_database() -> None:
+    assert parse_sentinel_url("redis+sentinel://10.0.0.1:26379,10.0.0.2:26380/arena") == SentinelURL(
+        (("10.0.0.1", 26379), ("10.0.0.2", 26380)), "arena")
+    assert parse_sentinel_url("redis+sentinel://:s%40cret@s1:26379/arena?db=2") == SentinelURL(
+        (("s1", 26379),), "arena", None, "s@cret", 2)
+    assert parse_sentinel_url("redis+sentinel://me:pw@[::1]:26379/arena").sentinels == (("::1", 26379),)
+    for bad in ("redis+sentinel://s1:26379/", "redis+sentinel://s1/arena", "redis://s1:6379/0",
+                "redis+sentinel://s1:26379/arena?db=x", "redis+sentinel://s1:26379/a/b"):
+        with pytest.raises(ValueError):
+            parse_sentinel_url(bad)
+
+
+async def test_with_the_replica_down_nothing_is_acked_and_the_retry_lands_once_it_is_back(
+        store: RedisStore, sentinel_group: SentinelGroup, prefix: str) -> None:
+    await store.append(rec(1))
+    replica = sentinel_group.replica
+    await asyncio.to_thread(replica.kill9)
+    try:
+        with pytest.raises(WriteUnknown) as info:
+            await store.append(rec(2))
+        assert info.value.code == "unknown" and "not confirmed on 1 replica" in info.value.detail
+        assert await logged(sentinel_group.primary, prefix) == ["e1", "e2"], "it is on the primary"
+        with pytest.raises(NotStored, match="not confirmed"):  # the fold reads nothing unconfirmed
+            await store.rows_after(START)
+        await store.reset_after_failure()
+        with pytest.raises(WriteUnknown):  # still no replica: still no ack
+            await store.append(rec(2))
+    finally:
+        await replica.astart()
+        await asyncio.to_thread(sentinel_group.wait_synced)
+    await store.reset_after_failure()
+    with pytest.raises(DuplicateKey) as dup:  # the retry: the same event, the same id
+        await store.append(rec(2))
+    assert dup.value.existing == rec(2)
+    await store.append(rec(3))
+    assert await logged(replica, prefix) == ["e1", "e2", "e3"]
+    assert [r[1] for r in (await store.rows_after(START))[1]] == [1, 2, 3]
+
+
+async def test_a_replica_that_could_lose_what_it_acks_is_refused_then_held(
+        sentinel_group: SentinelGroup, prefix: str) -> None:
+    replica, primary = direct(sentinel_group.replica), direct(sentinel_group.primary)
+    store = RedisStore(sentinel_group.url, prefix=prefix)
+    try:
+        await replica.config_set("appendfsync", "everysec")
+        with pytest.raises(StartupRefused, match=r"the replica 127\.0\.0\.1:\d+ has appendonly=yes "
+                                                 r"appendfsync=everysec"):
+            await store.open()
+        await store.close()
+        unsafe = RedisStore(sentinel_group.url, prefix=prefix, unsafe=True)
+        await unsafe.open()
+        await unsafe.append(rec(1))
+        await unsafe.close()
+
+        await replica.config_set("appendfsync", "always")
+        await store.open()
+        await store.append(rec(2))
+        # Found on a reconnect of the writer: every write held, with the reason.
+        await replica.config_set("appendfsync", "everysec")
+        assert await primary.client_kill_filter(_type="normal", skipme=True) >= 1
+        with pytest.raises(NotStored, match="appendfsync=everysec"):
+            await store.append(rec(3))
+        assert store.hold is not None and store.hold.kind == "unsafe"
+        await store.reset_after_failure()
+        with pytest.raises(NotStored, match="appendfsync=everysec"):  # checked again at each attempt
+            await store.append(rec(3))
+        await replica.config_set("appendfsync", "always")
+        await store.reset_after_failure()
+        await store.append(rec(3))
+        assert store.hold is None
+        assert [r.client_id for r in await store.records()] == ["e1", "e2", "e3"]
+    finally:
+        await replica.config_set("appendfsync", "always")
+        await store.close()
+        await replica.aclose()
+        await primary.aclose()
+
+
+async def test_the_writer_connection_is_named_for_operators(store: RedisStore,
+                                                           sentinel_group: SentinelGroup) -> None:
+    await store.append(rec(1))
+    primary = direct(sentinel_group.primary)
+    try:
+        assert any(c.get("name") == WRITER_NAME for c in await primary.client_list())
+    finally:
+        await primary.aclose()
+
+
+async def test_a_failover_is_followed_and_no_acked_write_is_missing(tmp_path: Path) -> None:
+    async with Processes(tmp_path) as processes:
+        group = SentinelGroup(tmp_path, group=processes)
+        await group.astart()
+        store = RedisStore(group.url, prefix="f:", wait_ms=300)
+        await store.open()
+        acked: list[Record] = []
+        try:
+            for n in range(1, 6):
+                await store.append(rec(n))
+                acked.append(rec(n))
+            old = await asyncio.to_thread(group.kill_primary)
+            pending = [rec(n) for n in range(6, 11)]
+
+            async def send_until_acked(r: Record) -> None:
+                while True:
+                    try:
+                        await store.append(r)
+                    except DuplicateKey:
+                        pass
+                    except NotStored:
+                        await asyncio.sleep(0.1)
+                        await store.reset_after_failure()
+                        continue
+                    acked.append(r)
+                    return
+
+            sender = asyncio.create_task(_in_order(send_until_acked, pending))
+            new = await asyncio.to_thread(group.wait_promoted, old)
+            assert new is not old
+            await asyncio.sleep(0.5)
+            assert not sender.done(), "acked with no replica to confirm it"
+            await asyncio.to_thread(group.rejoin, old)
+            async with asyncio.timeout(30):
+                await sender
+            records = await store.records()
+            assert [r.client_id for r in records] == [r.client_id for r in acked]
+            assert await logged(old, "f:") == [r.client_id for r in acked], "the old primary, a replica now"
+        finally:
+            await store.close()
+
+
+async def _in_order(send: Any, records: list[Record]) -> None:
+    for r in records:
+        await send(r)
