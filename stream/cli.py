@@ -163,7 +163,7 @@ def main(argv: list[str] | None = None) -> int:
     m.set_defaults(func=_cmd_simulate)
 
     pf = sub.add_parser("proof", help="the proof suites: kill -9 soak, power loss, hostile input, "
-                                      "auth, slow viewers, reconnect storm, Redis faults")
+                                      "auth, slow viewers, reconnect storm, Redis faults, failovers")
     pf.add_argument("--full", action="store_true", help="the long sizes (CI runs the bounded ones)")
     pf.add_argument("--report", type=Path, help="also write every suite's figures as JSON lines")
     pf.add_argument("pytest_args", nargs="*", help="more pytest arguments (after --), e.g. -k soak")

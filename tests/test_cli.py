@@ -82,7 +82,7 @@ def test_replay_hash_is_the_digest_of_the_state_document() -> None:
 
 def test_proof_runs_the_proof_suites() -> None:
     out = run("proof", "--", "--collect-only", "-q", check=True).stdout
-    for suite in ("test_kill_soak.py", "test_redis_faults.py"):
+    for suite in ("test_kill_soak.py", "test_redis_faults.py", "test_sentinel_failover.py"):
         assert f"tests/proof/{suite}::" in out, out[-2000:]
 
 
