@@ -5,6 +5,7 @@ The routes are listed in ``api_types`` (and docs/protocol.md, OpenAPI at ``/open
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import hashlib
 import logging
@@ -268,7 +269,7 @@ async def accept_store(request: web.Request) -> web.Response:
         return _problem(409, "not_diverged", "the store's history is not in question: nothing to accept"
                         + ("" if hold is None else f" (it takes no writes because {hold.reason})"))
     done = await svc.hub.store.accept(claims.sub, req.reason)
-    await svc.hub.recover()
+    await asyncio.gather(*svc.reloads)  # this node has reloaded it and reset its viewers
     log.warning("store history accepted", extra={"by": claims.sub, "epoch": done.epoch,
                                                   "previous": done.previous, "reason": req.reason})
     return _send(api_types.StoreAccepted(epoch=done.epoch, previous=done.previous, by=done.by, at=done.at,
@@ -413,7 +414,7 @@ def build_app(config: Config, *, store: Store | None = None, secret: bytes | Non
     hub.feeds.on_publish = on_publish
     hub.feeds.on_game = on_game
     hub.feeds.on_reset = svc.fanout.reset_game
-    hub.store.on_replaced = lifecycle.reload_when_replaced(hub)
+    hub.store.on_replaced = lifecycle.reload_when_replaced(svc)
 
     app = web.Application(client_max_size=256 * 1024, middlewares=[store_unavailable])
     app[Service.KEY] = svc

@@ -17,7 +17,7 @@ from . import follower, timer
 from . import protocol as pr
 from .config import Config
 from .feeds import Frames
-from .hub import Hub, now_ms
+from .hub import now_ms
 from .service import Service
 
 
@@ -63,16 +63,23 @@ async def heartbeat(svc: Service) -> None:
         svc.fanout.everyone(Frames.of(hb))
 
 
-def reload_when_replaced(hub: Hub) -> Callable[[str], None]:
+def reload_when_replaced(svc: Service) -> Callable[[str], None]:
     """The store's ``on_replaced``: the operator accepted the history the store holds (here
-    or on another node): reload it, and give every viewer a fresh snapshot of it."""
-    reloads: set[asyncio.Task[None]] = set()
+    or on another node): reload it, and give every viewer a fresh snapshot of it. A reload
+    already under way may have read the history before it was replaced: this one starts
+    after it (``svc.reloads`` holds it until it is done)."""
+    hub = svc.hub
+
+    async def reload() -> None:
+        while hub.recovering:
+            await hub.recovered()
+        await hub.recover()
 
     def replaced(reason: str) -> None:
         hub.feeds.restart("history_replaced")
-        task = asyncio.get_running_loop().create_task(hub.recover(), name="reload-accepted-history")
-        reloads.add(task)
-        task.add_done_callback(reloads.discard)
+        task = asyncio.get_running_loop().create_task(reload(), name="reload-accepted-history")
+        svc.reloads.add(task)
+        task.add_done_callback(svc.reloads.discard)
 
     return replaced
 

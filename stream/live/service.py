@@ -3,6 +3,7 @@ shared by the WebSocket handlers and the HTTP API."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 import weakref
 from collections import Counter
@@ -54,6 +55,7 @@ class Service:
         self.open_sockets = 0
         self.sockets: weakref.WeakSet[web.WebSocketResponse] = weakref.WeakSet()
         self.buckets: dict[str, TokenBucket] = {}
+        self.reloads: set[asyncio.Task[None]] = set()   # of a history the operator accepted
         # Connected officials' devices: socket -> (claims, since)
         self.devices_online: dict[web.WebSocketResponse, tuple[auth.Claims, int]] = {}
         self.by_jti: dict[str, weakref.WeakSet[web.WebSocketResponse]] = {}
