@@ -36,15 +36,39 @@ import asyncio
 import contextlib
 import logging
 from collections import deque
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from typing import Any, Protocol
 
 from redis.exceptions import BusyLoadingError, RedisError, ResponseError
 
 from ..errors import NotStored, WriteUnknown
-from . import DuplicateKey, Record, SeqTaken
+from . import DuplicateKey, Hold, Record, SeqTaken
+from .redis_connect import Outage
+from .redis_history import History
 
-if TYPE_CHECKING:
-    from .redis import RedisStore
+
+class Owner(Protocol):
+    """What the writer uses of its store (``RedisStore``)."""
+
+    prefix: str
+    max_batch: int
+    replicas: int
+    wait_ms: int
+    unsafe: bool
+    outage: Outage
+    replica_outage: Outage
+    history: History
+    encode: Callable[[Record], bytes]
+
+    @property
+    def hold(self) -> Hold | None: ...
+
+    def talking(self) -> AbstractContextManager[None]: ...
+
+    async def verify(self, conn: Any) -> None: ...
+
+    async def record_at(self, entry_id: str) -> Record: ...
 
 log = logging.getLogger("arena_stream.store")
 
@@ -70,7 +94,7 @@ Batch = list[tuple[Record, "asyncio.Future[str]"]]
 
 
 class Writer:
-    def __init__(self, store: RedisStore) -> None:
+    def __init__(self, store: Owner) -> None:
         self.store = store
         self.conn: Any = None   # a redis.asyncio Connection of the store's pool, the writer's alone
         self.queue: asyncio.Queue[Item] = asyncio.Queue()
