@@ -32,7 +32,7 @@ from stream.rules.ledger import Obligation
 from stream.rules.text import REASONS_ES, describe
 from stream.rules.tournaments import Tournament
 
-from .ast_scan import call_name, constants
+from .ast_scan import call_name, local_values
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
@@ -115,18 +115,7 @@ def scan_rules() -> tuple[set[str], set[str]]:
     alerts: set[str] = set()
     for tree in trees:
         for fn in _functions(tree):
-            assigned: dict[str, list[str]] = {}
-            for n in ast.walk(fn):
-                if isinstance(n, ast.Assign):
-                    for target in n.targets:
-                        if isinstance(target, ast.Name):
-                            assigned.setdefault(target.id, []).extend(constants(n.value))
-
-            def values(node: ast.AST, assigned: dict[str, list[str]] = assigned) -> list[str]:
-                if isinstance(node, ast.Name):
-                    return assigned.get(node.id, [])
-                return constants(node)
-
+            values = local_values(fn)
             for call in [n for n in ast.walk(fn) if isinstance(n, ast.Call)]:
                 name = call_name(call)
                 if name == "Refused" and call.args:

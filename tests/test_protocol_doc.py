@@ -33,7 +33,7 @@ import pytest
 from stream.live import protocol as pr
 from stream.live import schemas
 
-from .ast_scan import call_name, constants
+from .ast_scan import call_name, constants, local_values
 from .test_docs import DOCS, REFUSED, ROOT, rows, section, table, ticked
 
 LIVE = ROOT / "stream" / "live"
@@ -159,18 +159,7 @@ def scan_service() -> dict[str, list[Scanned]]:
     for name, fn, path in defs:
         s = Scanned(name, path)
         s.codes.update(defaults.get(id(fn), []))
-        assigned: dict[str, list[str]] = {}
-        for n in ast.walk(fn):
-            if isinstance(n, ast.Assign):
-                for target in n.targets:
-                    if isinstance(target, ast.Name):
-                        assigned.setdefault(target.id, []).extend(constants(n.value))
-
-        def values(node: ast.AST | None, assigned: dict[str, list[str]] = assigned) -> list[str]:
-            if isinstance(node, ast.Name):
-                return assigned.get(node.id, [])
-            return constants(node)
-
+        values = local_values(fn)
         for call in (n for n in ast.walk(fn) if isinstance(n, ast.Call)):
             called = call_name(call)
             s.calls.add(called)

@@ -38,6 +38,7 @@ import msgspec
 
 from ..rules.ledger import Obligation
 from ..rules.view import GameView, Score
+from ..store import Accepted
 from . import auth
 
 #: The browser clients, by route.
@@ -150,18 +151,12 @@ class AcceptRequest(msgspec.Struct, kw_only=True):
     reason: Annotated[str, msgspec.Meta(min_length=1, max_length=500)]
 
 
-class StoreAccepted(msgspec.Struct, kw_only=True):
+class StoreAccepted(Accepted, frozen=True, kw_only=True):
     """``POST /api/admin/store/accept``: the history the store holds is the log now: its new
     ``epoch``, the one before, who, when (ms) and why, what was made to agree with the log
     (``repaired``: game counters, dedup keys and game entries beyond the log's end), and the
     games this node reloaded."""
 
-    epoch: str
-    previous: str
-    by: str
-    at: int
-    reason: str
-    repaired: dict[str, int]
     games: int
 
 

@@ -272,9 +272,7 @@ async def accept_store(request: web.Request) -> web.Response:
     await asyncio.gather(*svc.reloads)  # this node has reloaded it and reset its viewers
     log.warning("store history accepted", extra={"by": claims.sub, "epoch": done.epoch,
                                                   "previous": done.previous, "reason": req.reason})
-    return _send(api_types.StoreAccepted(epoch=done.epoch, previous=done.previous, by=done.by, at=done.at,
-                                         reason=done.reason, repaired=done.repaired,
-                                         games=len(svc.hub.feeds)))
+    return _send(api_types.StoreAccepted(**msgspec.structs.asdict(done), games=len(svc.hub.feeds)))
 
 
 async def openapi_doc(request: web.Request) -> web.Response:

@@ -166,13 +166,13 @@ class Hub:
             ack = prior if isinstance(prior, pr.Ack) else await asyncio.shield(prior)
             return msgspec.structs.replace(ack, duplicate=True, notices=[])
 
-        savepoint = None if game is None else self.engine.savepoint(game)
+        shared = self.races.fold is not None  # other nodes write this log too (follower.py)
+        savepoint = self.engine.savepoint(game) if shared and game is not None else None
         wide = self.engine.wide_changes
         notices = self.engine.apply(event)  # raises Refused: nothing applied, nothing stored
-        if self.engine.wide_changes != wide and self.races.fold is not None:
+        if shared and self.engine.wide_changes != wide:
             self.wide.add(key)
-        seq = None
-        delta = view = None
+        seq = delta = view = None
         rendered = [render(n) for n in notices]
         if game is not None:
             seq = self.seqs[game] = self.seqs.get(game, 0) + 1
@@ -189,7 +189,7 @@ class Hub:
         waiter: asyncio.Future[pr.Ack] = loop.create_future()   # for this submitter
         self.keys[key] = Taken(payload_digest, fut)
         self.applied.append(key)
-        if game is not None and seq is not None:
+        if shared and game is not None and seq is not None:
             self.races.track(game, Tentative(key, seq, savepoint, base, fut))
         self.wake.set()
         # The commit runs as its own task: if the device goes away mid-commit,

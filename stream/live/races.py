@@ -22,6 +22,9 @@ way the node **catches the game up**:
    events that waited, and the refused ones (``Hub.submit`` sends them again),
    are judged on that state.
 
+A node alone on its log (no follower: ``Races.fold`` unset) never races, and takes
+no savepoints.
+
 Only if something since the first refused event may have changed more than its
 game (a game beginning or ending, a void, a tournament's event) does the node
 fold the whole log again (``Hub.recover``), as after any other failed write; so

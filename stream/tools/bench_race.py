@@ -59,7 +59,7 @@ async def _case(name: str, game: str, nodes: list[ServiceProcess], opts: RaceOpt
             await s.close()
     acks = sorted(ms for b in bursts for ms in b.ack_ms)
     refused = [r for b in bursts for r in b.refused]
-    return Case(name, percentile(acks, 0.99) if acks else float("nan"), len(acks), len(refused),
+    return Case(name, percentile(acks, 0.99), len(acks), len(refused),
                 sum(1 for r in refused if r.get("code") in ("not_stored", "unknown", "no_reply")))
 
 

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from stream.tools.harness import HOST, Device, Process, Processes, Viewer, free_port
+from stream.tools.harness import HOST, Device, Process, Processes, Viewer, free_port, redis_answers
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -78,14 +78,7 @@ class Redis(Process):
         self.port = port
 
     def ready(self) -> bool:
-        import socket
-
-        try:
-            with socket.create_connection((HOST, self.port), timeout=0.5) as s:
-                s.sendall(b"PING\r\n")
-                return s.recv(16).startswith(b"+PONG")
-        except OSError:
-            return False
+        return redis_answers(self.port)
 
 
 @pytest.fixture

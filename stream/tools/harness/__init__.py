@@ -43,6 +43,7 @@ from .processes import (
     RedisProcess,
     ServiceProcess,
     free_port,
+    redis_answers,
     start_redis,
     start_service,
 )
@@ -56,6 +57,7 @@ __all__ = [
     "ResumingViewer", "SentinelGroup", "SentinelProcess", "ServiceProcess", "TimedViewer", "Viewer",
     "ViewerWorkers", "ack_histogram",
     "analyse", "cpu_seconds", "free_port", "game_log", "histogram_p99_bound", "metric", "node_hashes",
-    "open_files", "open_viewers", "percentile", "raise_nofile", "replay_hash", "scrape", "setup_game",
+    "open_files", "open_viewers", "percentile", "raise_nofile", "redis_answers", "replay_hash", "scrape",
+    "setup_game",
     "start_redis", "start_service", "stdin_lines", "tally", "vm_rss_kib", "wait_for_game", "workers_for",
 ]

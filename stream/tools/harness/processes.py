@@ -331,12 +331,17 @@ class RedisProcess(Process):
         super().spawn()
 
     def ready(self) -> bool:
-        try:
-            with socket.create_connection((HOST, self.port), timeout=0.5) as s:
-                s.sendall(b"PING\r\n")
-                return s.recv(16).startswith(b"+PONG")
-        except OSError:
-            return False
+        return redis_answers(self.port)
+
+
+def redis_answers(port: int) -> bool:
+    """Whether a Redis server (or Sentinel) on loopback ``port`` answers a PING."""
+    try:
+        with socket.create_connection((HOST, port), timeout=0.5) as s:
+            s.sendall(b"PING\r\n")
+            return s.recv(16).startswith(b"+PONG")
+    except OSError:
+        return False
 
 
 P = TypeVar("P", bound=Process)

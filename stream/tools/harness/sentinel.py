@@ -20,7 +20,7 @@ from typing import Any
 
 import redis
 
-from .processes import HOST, Process, Processes, RedisProcess, free_port
+from .processes import HOST, Process, Processes, RedisProcess, free_port, redis_answers
 
 __all__ = ["SentinelGroup", "SentinelProcess"]
 
@@ -61,10 +61,7 @@ class SentinelProcess(Process):
         super().spawn()
 
     def ready(self) -> bool:
-        try:
-            return bool(self.client().ping())
-        except (redis.RedisError, OSError):
-            return False
+        return redis_answers(self.port)
 
     def client(self) -> Any:
         return redis.Redis(host=HOST, port=self.port, socket_timeout=1, socket_connect_timeout=1)
