@@ -21,6 +21,11 @@ The log is the truth; the service's state is a fold over it. Every backend
   ``accept(by, reason)``: the operator takes the history the store holds now as the
   log (a new ``epoch``); ``on_replaced(reason)`` is called when that happens, on any
   node. Only the Redis store ever holds.
+* ``put_blob(digest, content_type, data)`` / ``get_blob(digest)``: small files the log
+  names by their SHA-256 (a team's logo), durable on return like an append (so an event
+  that names one is never committed before it); storing one again is harmless.
+* ``record_token(claims_json, at, by)`` / ``tokens()``: the tokens issued (their claims,
+  when and by whom; never the token itself), in the order issued.
 """
 
 from __future__ import annotations
@@ -43,6 +48,14 @@ class Record(msgspec.Struct, frozen=True, kw_only=True):
     digest: bytes                 # of the event as the device sent it: tells a retry from a conflict
     received_at: int              # ms, the server's clock
     body: bytes                   # the event in the pinned log format (JSON), as the fold reads it
+
+
+class TokenRecord(msgspec.Struct, frozen=True, kw_only=True):
+    """A token issued: its claims as JSON, when (ms) and by whom. Never the token itself."""
+
+    claims: bytes
+    at: int
+    by: str
 
 
 #: The position before the first record: ``rows_after(START)`` reads the whole log.
@@ -151,6 +164,22 @@ class Store(abc.ABC):
 
     @abc.abstractmethod
     async def revoked(self) -> set[str]: ...
+
+    @abc.abstractmethod
+    async def put_blob(self, digest: str, content_type: str, data: bytes) -> None:
+        """Keep ``data`` under ``digest`` (its SHA-256, lower hex), durably; or raise ``NotStored``."""
+
+    @abc.abstractmethod
+    async def get_blob(self, digest: str) -> tuple[str, bytes] | None:
+        """(content type, data) of the blob under ``digest``, or None."""
+
+    @abc.abstractmethod
+    async def record_token(self, claims_json: bytes, at: int, by: str) -> None:
+        """Keep a token issued (its claims, when, by whom), durably; or raise ``NotStored``."""
+
+    @abc.abstractmethod
+    async def tokens(self) -> list[TokenRecord]:
+        """Every token recorded, in the order recorded."""
 
     @abc.abstractmethod
     async def reset_after_failure(self) -> None:

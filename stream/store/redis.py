@@ -7,6 +7,8 @@ Layout (``prefix`` defaults to ``arena:``):
     {p}seq            hash: game -> last seq
     {p}dedup          hash: device NUL client_id -> the record's id in {p}log
     {p}revoked        hash: jti -> JSON {at, by, reason}
+    {p}blob:{sha}     hash: type, data: a file the log names by its SHA-256 (a team's logo)
+    {p}tokens         list: the tokens issued, as MessagePack {claims, at, by}
     {p}epoch          string
     {p}snapshot       hash: position (an id in {p}log), blob: the fold up to there, cached
     {p}diverged       hash: reason, by, at: a node found the history behind what it served
@@ -55,7 +57,7 @@ from redis.backoff import NoBackoff
 from redis.exceptions import RedisError, ResponseError
 
 from ..errors import NotStored, StartupRefused
-from . import START, Accepted, FoldRow, Hold, Record, Store
+from . import START, Accepted, FoldRow, Hold, Record, Store, TokenRecord
 from . import redis_history as history
 from .redis_connect import (
     WAITAOF_SINCE,
@@ -82,6 +84,7 @@ log = logging.getLogger("arena_stream.store")
 
 _enc = msgspec.msgpack.Encoder()
 _dec = msgspec.msgpack.Decoder(Record)
+_dec_token = msgspec.msgpack.Decoder(TokenRecord)
 MAX_SNAPSHOT = 512 * 2**20  # Redis's proto-max-bulk-len
 WRITER_NAME = "arena-stream-writer"
 PAGE = 5000
@@ -333,6 +336,38 @@ class RedisStore(Store):
         with self.talking():
             await self.redis.hsetnx(self.prefix + "revoked", jti,
                                     msgspec.json.encode({"at": at, "by": by, "reason": reason}))
+
+    async def _write_confirmed(self, command: tuple[Any, ...]) -> None:
+        """One write, answered once the replicas acks wait for have it too (as an append is)."""
+        assert self.redis is not None
+        confirm = self.writer.confirm_commands()
+        with self.talking():
+            replies = await self._pipeline([command, *confirm])
+        if isinstance(replies[0], Exception):
+            raise NotStored(f"Redis refused the write: {replies[0]}")
+        if confirm and not confirmed(replies[-1], self.replicas):
+            raise NotStored(f"fewer than {self.replicas} replica(s) confirmed the write "
+                            f"within {self.wait_ms} ms")
+
+    async def put_blob(self, digest: str, content_type: str, data: bytes) -> None:
+        await self._write_confirmed(("HSET", f"{self.prefix}blob:{digest}", "type", content_type,
+                                     "data", data))
+
+    async def get_blob(self, digest: str) -> tuple[str, bytes] | None:
+        assert self.redis is not None
+        with self.talking():
+            kind, data = await self.redis.hmget(f"{self.prefix}blob:{digest}", ["type", "data"])
+        return None if kind is None or data is None else (kind.decode(), data)
+
+    async def record_token(self, claims_json: bytes, at: int, by: str) -> None:
+        await self._write_confirmed(("RPUSH", self.prefix + "tokens",
+                                     _enc.encode(TokenRecord(claims=claims_json, at=at, by=by))))
+
+    async def tokens(self) -> list[TokenRecord]:
+        assert self.redis is not None
+        with self.talking():
+            rows = await self.redis.lrange(self.prefix + "tokens", 0, -1)
+        return [_dec_token.decode(r) for r in rows]
 
     def readmit(self, game: str) -> None:
         self.writer.stale.discard(game)

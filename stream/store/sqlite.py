@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import NotStored
-from . import START, DuplicateKey, FoldRow, Record, SeqTaken, Store
+from . import START, DuplicateKey, FoldRow, Record, SeqTaken, Store, TokenRecord
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -47,6 +47,12 @@ CREATE TABLE IF NOT EXISTS log (
 );
 CREATE TABLE IF NOT EXISTS revoked (
     jti TEXT PRIMARY KEY, at INTEGER NOT NULL, by TEXT NOT NULL, reason TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS blob (
+    digest TEXT PRIMARY KEY, content_type TEXT NOT NULL, data BLOB NOT NULL
+);
+CREATE TABLE IF NOT EXISTS token (
+    pos INTEGER PRIMARY KEY, claims BLOB NOT NULL, at INTEGER NOT NULL, by TEXT NOT NULL
 );
 CREATE TABLE IF NOT EXISTS snapshot (
     id INTEGER PRIMARY KEY CHECK (id = 1), position TEXT NOT NULL, blob BLOB NOT NULL
@@ -160,6 +166,14 @@ class SqliteStore(Store):
     async def revoke(self, jti: str, at: int, by: str, reason: str) -> None:
         await self._submit(lambda c: c.execute(
             "INSERT OR IGNORE INTO revoked VALUES (?,?,?,?)", (jti, at, by, reason)))
+
+    async def put_blob(self, digest: str, content_type: str, data: bytes) -> None:
+        await self._submit(lambda c: c.execute(
+            "INSERT OR IGNORE INTO blob VALUES (?,?,?)", (digest, content_type, data)))
+
+    async def record_token(self, claims_json: bytes, at: int, by: str) -> None:
+        await self._submit(lambda c: c.execute(
+            "INSERT INTO token (claims, at, by) VALUES (?,?,?)", (claims_json, at, by)))
 
     async def reset_after_failure(self) -> None:
         await asyncio.to_thread(self._reset)
@@ -297,6 +311,15 @@ class SqliteStore(Store):
     async def revoked(self) -> set[str]:
         rows = await asyncio.to_thread(self._read, "SELECT jti FROM revoked")
         return {r[0] for r in rows}
+
+    async def get_blob(self, digest: str) -> tuple[str, bytes] | None:
+        rows = await asyncio.to_thread(self._read, "SELECT content_type, data FROM blob WHERE digest = ?",
+                                       (digest,))
+        return (rows[0][0], bytes(rows[0][1])) if rows else None
+
+    async def tokens(self) -> list[TokenRecord]:
+        rows = await asyncio.to_thread(self._read, "SELECT claims, at, by FROM token ORDER BY pos")
+        return [TokenRecord(claims=bytes(r[0]), at=r[1], by=r[2]) for r in rows]
 
 
 _INSERT = f"INSERT INTO log ({_COLUMNS}) VALUES (?,?,?,?,?,?,?,?)"

@@ -13,6 +13,7 @@ records after it must be the fold of the whole log (state, seqs, dedup answers).
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
 import uuid
 from collections.abc import AsyncIterator
@@ -30,7 +31,7 @@ from stream.live.dedup import digest
 from stream.live.hub import Hub
 from stream.rules import codec
 from stream.rules.engine import Engine
-from stream.store import START, DuplicateKey, Record, SeqTaken, Store
+from stream.store import START, DuplicateKey, Record, SeqTaken, Store, TokenRecord
 from stream.store.redis import RedisStore
 from stream.store.sqlite import SqliteStore
 from stream.tools.harness import HOST, SentinelGroup
@@ -216,6 +217,38 @@ class StoreContract:
         again = await self.reopen(store)
         try:
             assert await again.revoked() == {"jti-1"}
+        finally:
+            await again.close()
+
+    async def test_blobs_are_kept_by_digest_and_survive_a_restart(self, store: Store) -> None:
+        png = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4
+        sha = hashlib.sha256(png).hexdigest()
+        assert await store.get_blob(sha) is None
+        await store.put_blob(sha, "image/png", png)
+        await store.put_blob(sha, "image/png", png)  # again: harmless
+        other = b"GIF89a" + b"\x00\xff" * 10
+        await store.put_blob(hashlib.sha256(other).hexdigest(), "image/gif", other)
+        assert await store.get_blob(sha) == ("image/png", png)
+        again = await self.reopen(store)
+        try:
+            assert await again.get_blob(sha) == ("image/png", png)
+            assert await again.get_blob(hashlib.sha256(other).hexdigest()) == ("image/gif", other)
+            assert await again.get_blob("0" * 64) is None
+        finally:
+            await again.close()
+
+    async def test_tokens_issued_are_recorded_in_order_and_survive_a_restart(self, store: Store) -> None:
+        assert await store.tokens() == []
+        claims = [msgspec.json.encode({"sub": f"ump-{n}", "role": "umpire", "game": "g1", "jti": f"j{n}"})
+                  for n in range(3)]
+        for n, c in enumerate(claims):
+            await store.record_token(c, 1_780_000_000_000 + n, "committee-ñandú")
+        expected = [TokenRecord(claims=c, at=1_780_000_000_000 + n, by="committee-ñandú")
+                    for n, c in enumerate(claims)]
+        assert await store.tokens() == expected
+        again = await self.reopen(store)
+        try:
+            assert await again.tokens() == expected
         finally:
             await again.close()
 
