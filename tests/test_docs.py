@@ -158,15 +158,16 @@ def test_every_event_type_and_field_is_documented() -> None:
         described, who = EVENTS[tag]
         missing = fields(cls, skip=frozenset({"id", "at", "game"})) - set(ticked(described))
         assert not missing, f"{tag}: fields not documented: {sorted(missing)}"
-        # who sends it: the roles of auth.ROLE_EVENTS (admin, who may send anything, where only it may)
-        roles = {r for r, types in auth.ROLE_EVENTS.items() if tag in types and r != "admin"}
-        named = set(re.findall(r"\b(umpire|referee|timekeeper|admin)\b", who))
+        # who sends it: the roles of auth.ROLE_EVENTS (admin and a committee, who may send
+        # anything, where only they may)
+        roles = {r for r, types in auth.ROLE_EVENTS.items() if tag in types and r not in ("admin", "committee")}
+        named = set(re.findall(r"\b(umpire|referee|timekeeper|admin|committee)\b", who))
         if tag == "tick":
             assert who == "the service" and not any(tag in t for t in auth.ROLE_EVENTS.values())
         elif roles:
-            assert named - {"admin"} == roles, (tag, who)
+            assert named - {"admin", "committee"} == roles, (tag, who)
         else:
-            assert named == {"admin"} and tag in auth.UNSCOPED_EVENTS, (tag, who)
+            assert named == {"admin", "committee"} and tag in auth.UNSCOPED_EVENTS, (tag, who)
 
 
 def test_every_refusal_code_the_engine_produces_is_documented_and_no_other() -> None:

@@ -19,7 +19,7 @@ import msgspec
 
 from ..errors import AuthError, MalformedEvent, Refused
 
-Role = Literal["umpire", "referee", "timekeeper", "display", "admin"]
+Role = Literal["umpire", "referee", "timekeeper", "display", "committee", "admin"]
 
 #: What each role may send, by event type (docs/protocol.md, "Roles").
 ROLE_EVENTS: dict[str, frozenset[str]] = {
@@ -30,12 +30,18 @@ ROLE_EVENTS: dict[str, frozenset[str]] = {
     "display": frozenset(),
 }
 ROLE_EVENTS["referee"] = ROLE_EVENTS["umpire"]
-#: What only an *unscoped* admin token may send: setting up tournament events and
-#: games, and the committee's decisions. None is one game's, so no scope can hold it.
+#: What only an *unscoped* admin token, or a committee token within its event, may send:
+#: setting up tournament events and games, rosters, and the committee's decisions. None is
+#: one game's, so no game or arena scope can hold it.
 UNSCOPED_EVENTS = frozenset({
     "event.setup", "event.complete", "team.eliminated", "game.setup",
+    "team.registered", "player.registered",
     "committee.increase", "committee.rescind", "committee.decrease"})
 ROLE_EVENTS["admin"] = ROLE_EVENTS["umpire"] | ROLE_EVENTS["timekeeper"] | UNSCOPED_EVENTS
+#: A committee runs one tournament event: it sets it up, corrects it and decides on it.
+ROLE_EVENTS["committee"] = ROLE_EVENTS["admin"]
+#: The device roles a committee token may mint, each scoped to one game of its event.
+COMMITTEE_MINTS = frozenset({"umpire", "referee", "timekeeper", "display"})
 #: The only events a timekeeper may void: its own kind.
 TIMEKEEPER_VOIDABLE = frozenset({"clock.start", "clock.stop", "horn"})
 
@@ -48,6 +54,7 @@ class Claims(msgspec.Struct, frozen=True, kw_only=True):
     official: str = ""            # the person holding the device
     game: str | None = None       # scope: one game ...
     arena: str | None = None      # ... or one arena; neither: every game (admin only)
+    event: str | None = None      # a committee's: the tournament event it runs
 
 
 _enc = msgspec.json.Encoder()
@@ -66,12 +73,25 @@ def new_secret() -> bytes:
     return secrets.token_bytes(32)
 
 
+def _scope_problem(role: str, game: str | None, arena: str | None, event: str | None) -> str | None:
+    if role == "committee":
+        if event is None or game is not None or arena is not None:
+            return "a committee token is scoped to one tournament event (and no game or arena)"
+    elif event is not None:
+        return "only a committee token is scoped to a tournament event"
+    elif role != "admin" and game is None and arena is None:
+        return "a device token is scoped to one game or one arena"
+    return None
+
+
 def issue(secret: bytes, *, sub: str, role: Role, exp: int, official: str = "",
-          game: str | None = None, arena: str | None = None) -> tuple[str, Claims]:
-    if role != "admin" and game is None and arena is None:
-        raise AuthError("unscoped", "a device token is scoped to one game or one arena")
+          game: str | None = None, arena: str | None = None,
+          event: str | None = None) -> tuple[str, Claims]:
+    problem = _scope_problem(role, game, arena, event)
+    if problem is not None:
+        raise AuthError("unscoped", problem)
     claims = Claims(sub=sub, role=role, exp=exp, jti=secrets.token_hex(8), official=official,
-                    game=game, arena=arena)
+                    game=game, arena=arena, event=event)
     body = "v1." + _b64(_enc.encode(claims))
     sig = hmac.new(secret, body.encode(), hashlib.sha256).digest()
     return f"{body}.{_b64(sig)}", claims
@@ -89,9 +109,10 @@ def verify(secret: bytes, token: str, *, now_s: float, revoked: set[str] | froze
         claims = _dec.decode(_unb64(payload))
     except (ValueError, msgspec.DecodeError):
         raise AuthError("bad_token", "the token is not one this service signed") from None
-    if claims.role != "admin" and claims.game is None and claims.arena is None:
+    problem = _scope_problem(claims.role, claims.game, claims.arena, claims.event)
+    if problem is not None:
         # ``issue`` never signs one; refused all the same rather than taken as "every game"
-        raise AuthError("bad_token", "a device token is scoped to one game or one arena")
+        raise AuthError("bad_token", problem)
     if claims.exp <= now_s:
         raise AuthError("expired", "the token has expired; ask the committee for a new one")
     if claims.jti in revoked:
@@ -123,6 +144,22 @@ class Games(Protocol):
     def arena_of(self, game: str) -> str | None: ...
     def game_of(self, event_id: str) -> str | None: ...
     def event_type_of(self, event_id: str) -> str | None: ...
+    def event_of(self, game: str) -> str | None: ...
+    def obligation_event(self, oid: str) -> str | None: ...
+
+
+def _committee_event(games: Games, etype: str, fields: dict[str, Any]) -> object:
+    """The tournament event a set-up, roster or decision event concerns (None: none,
+    which a committee may send: a player, or a team registered for no event)."""
+    if etype == "player.registered":
+        return None
+    if etype == "committee.increase":
+        game = fields.get("origin_game")
+        return games.event_of(game) if isinstance(game, str) else ""
+    if etype in ("committee.rescind", "committee.decrease"):
+        oid = fields.get("obligation")
+        return games.obligation_event(oid) if isinstance(oid, str) else ""
+    return fields.get("event")
 
 
 def authorize(games: Games, c: Claims, etype: str, fields: dict[str, Any]) -> None:
@@ -131,7 +168,11 @@ def authorize(games: Games, c: Claims, etype: str, fields: dict[str, Any]) -> No
     as the engine would refuse it."""
     check_may_send(c, etype)
     if etype in UNSCOPED_EVENTS:
-        if c.game is not None or c.arena is not None:
+        if c.role == "committee":
+            concerns = _committee_event(games, etype, fields)
+            if concerns is not None and concerns != c.event:
+                raise AuthError("out_of_scope", f"this committee token is for event {c.event!r}")
+        elif c.game is not None or c.arena is not None:
             raise AuthError("out_of_scope", "setting up needs an unscoped admin token")
         return
     game = fields.get("game")
@@ -150,3 +191,5 @@ def authorize(games: Games, c: Claims, etype: str, fields: dict[str, Any]) -> No
     if arena is None:
         raise Refused("unknown_game", f"no game {game!r} has been set up", "L1")
     check_scope(c, game, arena)
+    if c.role == "committee" and games.event_of(game) != c.event:
+        raise AuthError("out_of_scope", f"this committee token is for event {c.event!r}")

@@ -100,6 +100,9 @@ _CLAUSES = [
     Clause("L1", "The event log", "El registro de eventos",
            "Each event has a unique id; a game is set up before its events; a void names "
            "an earlier event of the same game."),
+    Clause("L2", "Team and player registrations", "Registro de equipos y jugadores",
+           "Displays name teams and players as registered in the log, from each registration on; "
+           "a registration made from an earlier revision than the current one is refused."),
 ]
 
 CLAUSES: dict[str, Clause] = {c.id: c for c in _CLAUSES}

@@ -46,7 +46,9 @@ from . import game as gm
 from . import ledger as lg
 from . import notices as nt
 from .book import Book, Derived
+from .face import Face
 from .records import CHECKPOINT_EVERY, EngineImage, GameRecord, Savepoint, refold
+from .rosters import PlayerEntry, Registry, TeamEntry
 from .state import Game
 from .tournaments import Tournament, Tournaments
 from .view import GameView, diff, game_view
@@ -67,17 +69,20 @@ class EngineState(msgspec.Struct):
     events: dict[str, Tournament]
     games: dict[str, GameView]
     ledger: dict[str, list[lg.Obligation]]
+    teams: dict[str, list[TeamEntry]] = {}
+    players: dict[str, list[PlayerEntry]] = {}
 
 
 def _alert_key(n: nt.Alert) -> tuple[object, ...]:
     return (n.cause, n.code, n.player, n.subject, n.other, n.reason)
 
 
-class Engine:
+class Engine(Face):
     def __init__(self) -> None:
         self.games: dict[str, GameRecord] = {}
         self.tournaments = Tournaments()
         self.book = Book()               # the carry-over ledger
+        self.registry = Registry()       # who the displays name (L2)
         # Every accepted event id -> the game it belongs to (None: not a game's).
         self.owner: dict[str, str | None] = {}
         self.voids: set[str] = set()     # ids of accepted voids
@@ -204,62 +209,21 @@ class Engine:
             events=dict(self.tournaments.by_id),
             games={gid: game_view(r.game, r.now) for gid, r in self.games.items()},
             ledger={p: list(ledger[p]) for p in sorted(ledger) if ledger[p]},
+            teams=self.registry.teams.by_id, players=self.registry.players.by_id,
         )
-
-    # ------------------------------------------------------- read-only face
-    # What the shell may ask of the fold; it never reaches into its fields.
-
-    def has_game(self, game: str) -> bool:
-        return game in self.games
-
-    def has_event(self, event: str) -> bool:  # a tournament event, set up
-        return event in self.tournaments.by_id
-
-    def game_ids(self) -> list[str]:
-        return list(self.games)
-
-    def arena_of(self, game: str) -> str | None:
-        """The arena (venue) a game is played in; None if there is no such game."""
-        rec = self.games.get(game)
-        return None if rec is None else rec.game.arena
-
-    def status_of(self, game: str) -> str | None:
-        rec = self.games.get(game)
-        return None if rec is None else rec.game.status
-
-    def knows(self, event_id: str) -> bool:
-        """Whether ``event_id`` is an accepted event of the log (voided ones are not)."""
-        return event_id in self.owner
-
-    def game_of(self, event_id: str) -> str | None:
-        """The game an accepted event belongs to (None: not a game's, or not accepted)."""
-        return self.owner.get(event_id)
-
-    def event_type_of(self, event_id: str) -> str | None:
-        """The ``type`` of an accepted game event, as the log has it."""
-        gid = self.owner.get(event_id)
-        if gid is None:
-            return None
-        return next((ev.event_type(x) for x in self.games[gid].events if x.id == event_id), None)
-
-    def is_voided(self, event_id: str) -> bool:
-        return event_id in self.voided
-
-    def event_count(self) -> int:  # accepted events folded (voids included, their targets not)
-        return len(self.owner)
-
-    def obligations(self, player: str) -> list[lg.Obligation]:
-        return self.book.of(player)
-
-    def all_obligations(self, *, status: str | None = None, origin_game: str | None = None
-                        ) -> list[lg.Obligation]:
-        """Every obligation of the ledger, by player, optionally of one status or origin game."""
-        return self.book.all(status=status, origin_game=origin_game)
 
     def preview_setup(self, e: ev.GameSetup) -> list[lg.Obligation]:
         """The obligations this game would take if it began now, or ``Refused`` if
         the set-up itself would be refused. Changes nothing."""
         g = self._new_game(e)
+        return self.book.plan(g, self._info(g))
+
+    def preview_game(self, game: str) -> list[lg.Obligation]:
+        """What a set-up game will take when it begins, as things stand (``Refused``
+        ``game_begun`` once it has begun: ``applied_in`` then says what it took)."""
+        g = self._record(game).game
+        if g.status != "scheduled":
+            raise Refused("game_begun", f"game {game!r} has begun: it took its obligations then", "R15")
         return self.book.plan(g, self._info(g))
 
     def fork_game(self, game: str) -> Engine:
@@ -304,7 +268,8 @@ class Engine:
         return EngineImage(games={gid: r.image() for gid, r in self.games.items()},
                            tournaments=self.tournaments.by_id, owner=self.owner, ledger=b.ledger,
                            sources=b.sources, voids=sorted(self.voids), voided=sorted(self.voided),
-                           decisions=b.decisions)
+                           decisions=b.decisions, teams=self.registry.teams.by_id,
+                           players=self.registry.players.by_id)
 
     @classmethod
     def from_image(cls, image: EngineImage) -> Engine:
@@ -314,15 +279,10 @@ class Engine:
         engine.owner = image.owner
         engine.book = Book(image.ledger, image.sources, image.decisions)
         engine.voids, engine.voided = set(image.voids), set(image.voided)
+        engine.registry = Registry(image.teams, image.players)
         return engine
 
     # -------------------------------------------------------------- internals
-
-    def _record(self, game: str) -> GameRecord:
-        rec = self.games.get(game)
-        if rec is None:
-            raise Refused("unknown_game", f"no game {game!r} has been set up", "L1")
-        return rec
 
     def _info(self, g: Game) -> lg.GameInfo:
         return lg.GameInfo(g.id, g.handicap, g.kind, self.tournaments.event_class(g.event))
@@ -486,6 +446,13 @@ class Engine:
         any_team = rec.any_team if rec.any_team is not None else self.tournaments.any_team(g)
         return self.book.increase(e, g, self.tournaments.event_class(g.event), any_team)
 
+    def _team_registered(self, e: ev.TeamRegistered) -> list[nt.Notice]:
+        revision = self.registry.check_team(e)  # both checks before any change
+        if e.event is not None:
+            self.tournaments.enter(e.event, e.team)
+        self.registry.register_team(e, revision)
+        return []
+
     #: The events that are not a game's, and what applies each.
     _OTHER: ClassVar[dict[type, Callable[[Engine, Any], list[nt.Notice]]]] = {
         ev.Void: _void,
@@ -496,4 +463,6 @@ class Engine:
         ev.CommitteeIncrease: _committee_increase,
         ev.CommitteeRescind: lambda self, e: self.book.rescind(e),
         ev.CommitteeDecrease: lambda self, e: self.book.decrease(e),
+        ev.TeamRegistered: _team_registered,
+        ev.PlayerRegistered: lambda self, e: self.registry.register_player(e),
     }

@@ -101,6 +101,47 @@ class TeamEliminated(EventBase, frozen=True, tag="team.eliminated", kw_only=True
     team: Ident
 
 
+Hex = Annotated[str, msgspec.Meta(pattern=r"^#[0-9A-Fa-f]{6}$")]
+#: A name as displays show it, in any script.
+DisplayName = Annotated[str, msgspec.Meta(min_length=1, max_length=80, pattern=r"\S")]
+Revision = Annotated[int, msgspec.Meta(ge=0, le=2**31)]
+
+
+class Colors(msgspec.Struct, frozen=True, kw_only=True, gc=False):
+    primary: Hex
+    secondary: Hex
+
+
+class TeamRegistered(EventBase, frozen=True, tag="team.registered", kw_only=True):
+    """A team's name, score-bug letters, colours and logo, as displays show them from
+    this point of the log on. A later registration of the same team is its next revision."""
+
+    team: Ident
+    name: DisplayName
+    # 2 to 4 letters or digits, any script: the score bug shows them upper-cased.
+    short: Annotated[str, msgspec.Meta(pattern=r"^[^\W_]{2,4}$")]
+    colors: Colors
+    # The SHA-256 (hex) of an image the service stores, served at /logos/{logo}.
+    logo: Annotated[str, msgspec.Meta(pattern=r"^[0-9a-f]{64}$")] | None = None
+    # Also enters the team in this tournament event (set up, not completed).
+    event: Ident | None = None
+    # The revision this registration was made from (0: none yet); refused if the team's
+    # current revision differs. None: not checked.
+    revision: Revision | None = None
+
+
+class PlayerRegistered(EventBase, frozen=True, tag="player.registered", kw_only=True):
+    """A player's name, shirt number, handicap and team, as displays show them from this
+    point of the log on; one id across teams and events."""
+
+    player: PlayerId
+    name: DisplayName
+    number: Annotated[int, msgspec.Meta(ge=0, le=99)] | None = None
+    handicap: Annotated[int, msgspec.Meta(ge=-2, le=10)] | None = None
+    team: Ident | None = None
+    revision: Revision | None = None
+
+
 class Roster(msgspec.Struct, frozen=True, kw_only=True):
     team: Ident
     # Three a side; fewer when the team has no eligible player (A3, "All substitution rules apply").
@@ -259,6 +300,8 @@ Event = Union[
     EventSetup,
     EventComplete,
     TeamEliminated,
+    TeamRegistered,
+    PlayerRegistered,
     GameSetup,
     ClockStart,
     ClockStop,

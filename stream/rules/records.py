@@ -21,6 +21,7 @@ from . import game as gm
 from . import ledger as lg
 from . import notices as nt
 from .notices import Notice
+from .rosters import PlayerEntry, TeamEntry
 from .state import Game
 from .tournaments import Tournament
 
@@ -167,3 +168,5 @@ class EngineImage(msgspec.Struct, array_like=True, gc=False):
     voids: list[str]
     voided: list[str]
     decisions: dict[str, tuple[str, int]]
+    teams: dict[str, list[TeamEntry]] = {}
+    players: dict[str, list[PlayerEntry]] = {}

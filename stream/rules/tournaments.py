@@ -36,6 +36,14 @@ class Tournaments:
         self.by_id[e.event] = Tournament(e.event, e.cls, e.handicap, list(e.teams), e.completed, [],
                                          e.rules)
 
+    def enter(self, event: str, team: str) -> None:
+        """A registration enters ``team`` in ``event`` (nothing changes if it is entered)."""
+        t = self.get(event)
+        if t.completed:
+            raise Refused("event_completed", f"event {event!r} is completed: no team enters it now", "L2")
+        if team not in t.teams:
+            t.teams.append(team)
+
     def complete(self, e: ev.EventComplete) -> None:
         self.get(e.event).completed = True
 

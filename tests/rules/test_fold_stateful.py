@@ -193,6 +193,30 @@ class FoldMachine(RuleBasedStateMachine):
             assert (before.home - after.home, before.away - after.away) == (
                 (points, 0) if target.team == "home" else (0, points))
 
+    @rule(team=st.sampled_from(["home-team", "away-team"]), name=st.sampled_from(["Aiken", "Ñandú Polo"]),
+          made_from=st.sampled_from(["current", "stale", "unchecked"]))
+    def team_registered(self, team: str, name: str, made_from: str) -> None:
+        """L2: a registration changes the roster from here on; a stale one is refused."""
+        now = len(self.engine.team_history(team))
+        revision = {"current": now, "stale": now + 1, "unchecked": None}[made_from]
+        self.n += 1
+        out = self.send({"type": "team.registered", "id": f"e{self.n}", "at": self.t, "team": team,
+                         "name": name, "short": name[:3], "revision": revision,
+                         "colors": {"primary": "#123456", "secondary": "#FFFFFF"}})
+        roster = self.engine.roster("g1")
+        entry = roster.home if team == "home-team" else roster.away
+        if made_from == "stale":
+            assert out and isinstance(out[0], nt.Rejected) and out[0].reason == "stale_registration"
+        else:
+            assert entry is not None and (entry.name, entry.revision) == (name, now + 1)
+
+    @rule(player=players, number=st.integers(0, 99))
+    def player_registered(self, player: str, number: int) -> None:
+        self.n += 1
+        self.send({"type": "player.registered", "id": f"e{self.n}", "at": self.t, "player": player,
+                   "name": f"Jugador {number}", "number": number})
+        assert self.engine.roster("g1").players[player].number == number
+
     @precondition(lambda self: self.n > 30)  # late in the game, so that most runs play on
     @rule()
     def game_end(self) -> None:

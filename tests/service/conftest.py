@@ -43,9 +43,9 @@ class Server:
         self.n = 0
 
     def token(self, role: str, device: str, *, game: str | None = None, arena: str | None = None,
-              ttl: int = 3600, official: str = "") -> str:
+              ttl: int = 3600, official: str = "", event: str | None = None) -> str:
         return self.svc.issue(sub=device, role=role, game=game, arena=arena, official=official,
-                              exp=int(time.time()) + ttl)[0]
+                              event=event, exp=int(time.time()) + ttl)[0]
 
     async def api(self, method: str, path: str, body: Any = None, token: str | None = None,
                   ) -> tuple[int, Any]:

@@ -1,0 +1,122 @@
+"""The fold's read-only face: what the shell may ask of ``Engine``, which it never
+reaches into. ``Engine`` is a ``Face``; nothing here changes anything."""
+
+from __future__ import annotations
+
+from ..errors import Refused
+from . import events as ev
+from . import ledger as lg
+from .book import Book
+from .records import GameRecord
+from .rosters import GameRoster, PlayerEntry, Registry, TeamEntry, involves
+from .tournaments import Tournament, Tournaments
+
+
+class Face:
+    games: dict[str, GameRecord]
+    tournaments: Tournaments
+    book: Book
+    registry: Registry
+    owner: dict[str, str | None]
+    voided: set[str]
+
+    def has_game(self, game: str) -> bool:
+        return game in self.games
+
+    def has_event(self, event: str) -> bool:  # a tournament event, set up
+        return event in self.tournaments.by_id
+
+    def game_ids(self) -> list[str]:
+        return list(self.games)
+
+    def arena_of(self, game: str) -> str | None:
+        """The arena (venue) a game is played in; None if there is no such game."""
+        rec = self.games.get(game)
+        return None if rec is None else rec.game.arena
+
+    def status_of(self, game: str) -> str | None:
+        rec = self.games.get(game)
+        return None if rec is None else rec.game.status
+
+    def knows(self, event_id: str) -> bool:
+        """Whether ``event_id`` is an accepted event of the log (voided ones are not)."""
+        return event_id in self.owner
+
+    def game_of(self, event_id: str) -> str | None:
+        """The game an accepted event belongs to (None: not a game's, or not accepted)."""
+        return self.owner.get(event_id)
+
+    def event_type_of(self, event_id: str) -> str | None:
+        """The ``type`` of an accepted game event, as the log has it."""
+        gid = self.owner.get(event_id)
+        if gid is None:
+            return None
+        return next((ev.event_type(x) for x in self.games[gid].events if x.id == event_id), None)
+
+    def is_voided(self, event_id: str) -> bool:
+        return event_id in self.voided
+
+    def event_count(self) -> int:  # accepted events folded (voids included, their targets not)
+        return len(self.owner)
+
+    def obligations(self, player: str) -> list[lg.Obligation]:
+        return self.book.of(player)
+
+    def all_obligations(self, *, status: str | None = None, origin_game: str | None = None
+                        ) -> list[lg.Obligation]:
+        """Every obligation of the ledger, by player, optionally of one status or origin game."""
+        return self.book.all(status=status, origin_game=origin_game)
+
+    def event_of(self, game: str) -> str | None:
+        """The tournament event a game belongs to; None if there is no such game."""
+        rec = self.games.get(game)
+        return None if rec is None else rec.game.event
+
+    def tournament(self, event: str) -> Tournament | None:
+        return self.tournaments.by_id.get(event)
+
+    def tournaments_all(self) -> list[Tournament]:
+        return [self.tournaments.by_id[k] for k in sorted(self.tournaments.by_id)]
+
+    def obligation_event(self, oid: str) -> str | None:
+        """The tournament event of an obligation's origin game; None if there is no such obligation."""
+        o = next((o for os in self.book.ledger.values() for o in os if o.id == oid), None)
+        return None if o is None else o.origin_event
+
+    # ------------------------------------------------------------ rosters (L2)
+
+    def team(self, team: str) -> TeamEntry | None:
+        """The team's current registration."""
+        return self.registry.teams.current(team)
+
+    def player(self, player: str) -> PlayerEntry | None:
+        return self.registry.players.current(player)
+
+    def teams(self) -> list[TeamEntry]:
+        by_id = self.registry.teams.by_id
+        return [by_id[k][-1] for k in sorted(by_id)]
+
+    def players(self) -> list[PlayerEntry]:
+        by_id = self.registry.players.by_id
+        return [by_id[k][-1] for k in sorted(by_id)]
+
+    def team_history(self, team: str) -> list[TeamEntry]:
+        """Every revision of the team's registration, oldest first."""
+        return list(self.registry.teams.by_id.get(team, []))
+
+    def player_history(self, player: str) -> list[PlayerEntry]:
+        return list(self.registry.players.by_id.get(player, []))
+
+    def roster(self, game: str) -> GameRoster:
+        """What the game's displays name (``Refused`` ``unknown_game``)."""
+        return self.registry.roster(self._record(game).game)
+
+    def rosters_of(self, key: str) -> list[str]:
+        """The games whose roster a registration of ``key`` (a team or player id) changes."""
+        return [gid for gid, r in self.games.items() if involves(r.game, key)]
+
+    def _record(self, game: str) -> GameRecord:
+        rec = self.games.get(game)
+        if rec is None:
+            raise Refused("unknown_game", f"no game {game!r} has been set up", "L1")
+        return rec
