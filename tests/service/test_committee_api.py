@@ -14,8 +14,10 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import numpy as np
+import pytest
 import zxingcpp
 
+from stream.live import schemas
 from stream.tools.device_client import Device, DeviceError
 
 from .conftest import Raw, Server
@@ -24,10 +26,11 @@ HOME = ["h1", "h2", "h3"]
 AWAY = ["a1", "a2", "a3"]
 
 
-async def _committee(server: Server, event: str = "cup") -> str:
+async def _committee(server: Server, event: str = "cup", device: str | None = None) -> str:
     """A committee token for ``event``, minted by the admin over the API."""
-    status, doc = await server.api("POST", "/api/tokens", {"role": "committee", "device": f"htc-{event}",
-                                                           "official": "Host Committee", "event": event})
+    body = {"role": "committee", "device": device or f"htc-{event}", "official": "Host Committee",
+            "event": event}
+    status, doc = await server.api("POST", "/api/tokens", body)
     assert status == 201, doc
     claims = doc["claims"]
     assert (claims["role"], claims["event"], claims["game"]) == ("committee", event, None)
@@ -59,6 +62,14 @@ async def _two_events(server: Server) -> str:
     status, _ = await server.api("POST", "/api/games", _game("o1", "open", "teal", "rose", arena="side"))
     assert status == 201
     return htc
+
+
+def _conforms(name: str, doc: Any) -> None:
+    """``doc`` is what /openapi.json says the route answers (its schema ``name``)."""
+    jsonschema = pytest.importorskip("jsonschema")
+    components = schemas.openapi()["components"]
+    jsonschema.Draft202012Validator({"$ref": f"#/components/schemas/{name}",
+                                     "components": components}).validate(doc)
 
 
 async def _pair(server: Server, token: str, game: str, role: str = "umpire", **more: Any
@@ -193,6 +204,7 @@ async def test_a_pairing_link_and_its_qr_code_pair_one_role_for_one_game(server:
     assert (doc["claims"]["role"], doc["claims"]["game"], doc["claims"]["official"]) == (
         "umpire", "g1", "A. Rivera")
     assert doc["qr_svg"].startswith("<svg") and _qr_text(doc["qr_svg"]) == url
+    _conforms("Pairing", doc)
 
     # The fragment's token works on /ws/device: as an umpire, for g1 only.
     token = parts.fragment.removeprefix("pair=")
@@ -242,6 +254,7 @@ async def test_the_token_list_shows_connections_and_a_revocation_closes_the_devi
     (row,) = await rows("g1")
     assert (row["claims"]["jti"], row["by"], row["revoked"], row["connected"]) == (jti, "htc-cup", False, 1)
     assert "token" not in row
+    _conforms("TokenInfo", row)
     assert [r["claims"]["game"] for r in await rows()] == ["g1"]  # the committee's: its games only
     assert [r["claims"]["game"] for r in await rows(token=server.admin)] == [None, "g1", "o1"]
     status, doc = await server.api("GET", "/api/tokens?game=o1", token=htc)
@@ -292,6 +305,7 @@ async def test_a_scheduled_game_s_preview_lists_a_carried_suspension_until_it_is
     assert status == 200
     (ob,) = doc["applies"]
     assert (ob["player"], ob["kind"], ob["origin_game"], ob["clause"]) == ("a2", "suspension", "g1", "R6")
+    _conforms("GamePreview", doc)
 
     # Another event's committee may read it, but not rescind it.
     other = await _committee(server, "open")
@@ -335,6 +349,8 @@ async def test_the_events_and_the_day_s_reports_as_one_csv(server: Server) -> No
     assert status == 200
     assert [(e["id"], e["class"], e["handicap"], e["teams"], e["completed"]) for e in events] == [
         ("cup", "uspa", 8, ["blue", "red", "gold"], False), ("open", "uspa", 8, ["teal", "rose"], False)]
+    for event in events:
+        _conforms("Tournament", event)
 
     async with asyncio.timeout(10):
         status, text = await server.api("GET", "/api/events/cup/reports.csv", token=htc)
@@ -352,3 +368,33 @@ async def test_the_events_and_the_day_s_reports_as_one_csv(server: Server) -> No
     assert (status, doc["code"]) == (404, "unknown_event")
     status, _ = await server.api("GET", "/api/events", token=server.token("display", "d", game="g1"))
     assert status == 403
+
+
+# ------------------------------------------------------------------ two members at once
+
+
+async def test_two_committee_members_saving_one_team_at_once_lose_no_update(server: Server) -> None:
+    await _two_events(server)
+    first, second = await _committee(server, device="htc-ana"), await _committee(server, device="htc-luis")
+    colors = {"primary": "#1f4e9c", "secondary": "#ffffff"}
+    status, ack = await server.api("POST", "/api/teams", {"team": "blue", "name": "La Aguada", "short": "AGU",
+                                                          "colors": colors, "revision": 0}, token=first)
+    assert status == 201, ack
+    # Both read revision 1 and save at once: one save lands, the other is refused with what changed.
+    saves = [{"team": "blue", "name": name, "short": "AGU", "colors": colors, "revision": 1}
+             for name in ("La Aguada Polo", "Aguada")]
+    answers = await asyncio.gather(*(server.api("POST", "/api/teams", body, token=token)
+                                     for body, token in zip(saves, (first, second), strict=True)))
+    assert sorted(status for status, _ in answers) == [201, 409]
+    (won,) = [body["name"] for body, (status, _) in zip(saves, answers, strict=True) if status == 201]
+    (refused,) = [doc for status, doc in answers if status == 409]
+    assert (refused["type"], refused["code"]) == ("error", "stale_registration")
+    assert won in refused["detail"]  # the current values, to show the member whose save was refused
+    status, doc = await server.api("GET", "/api/teams/blue", token=second)
+    assert status == 200
+    assert (doc["current"]["name"], doc["current"]["revision"]) == (won, 2)
+    assert [h["name"] for h in doc["history"]] == ["La Aguada", won]
+    # Saved again from the current revision, the second member's change lands on top of the first.
+    status, ack = await server.api("POST", "/api/teams", {**saves[1], "name": "Aguada", "revision": 2},
+                                   token=second)
+    assert status == 201, ack
