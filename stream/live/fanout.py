@@ -13,6 +13,10 @@ and the viewer is sent a fresh snapshot instead (``reason: "slow"``); a viewer
 that can't take a frame within ``send_timeout`` is closed (1013). Deltas at or
 below the last sequence a viewer was sent are skipped, so a snapshot followed
 by deltas never repeats anything. An idle viewer costs no task and no queue.
+
+Every snapshot of a game a viewer is sent (or the deltas of a resume) is
+followed by the game's ``roster`` frame; a roster that changes is published
+like a delta, whole (the newest replaces any other).
 """
 
 from __future__ import annotations
@@ -66,6 +70,7 @@ class Fanout:
         self.watchers: set[Watcher] = set()
         self._pending: deque[tuple[tuple[Watcher, ...], int, Item]] = deque()
         self._pumping = False
+        feeds.on_roster = self.publish_roster
 
     # -------------------------------------------------------------- viewers
 
@@ -92,6 +97,7 @@ class Fanout:
         w.sent[game] = seq  # ``seq``: the game's latest, which the snapshot or catch-up reaches
         for frames in [snapshot] if snapshot is not None else catch_up or []:
             self._put(w, (_FRAME, game, -1, frames))
+        self._put(w, (_FRAME, game, -1, self.feeds.roster(game)))
 
     def follow_arena(self, w: Watcher, arena: str) -> None:
         self.arena_topics.setdefault(arena, set()).add(w)
@@ -104,6 +110,10 @@ class Fanout:
         (or anything else) never waits behind a whole fan-out."""
         self.metrics.broadcasts.inc()
         self._fan(tuple(self.topics.get(game, ())), (_FRAME, game, seq, frames))
+
+    def publish_roster(self, game: str, frames: Frames) -> None:
+        """A game's roster changed: every viewer of it gets the new one."""
+        self._fan(tuple(self.topics.get(game, ())), (_FRAME, game, -1, frames))
 
     def _fan(self, targets: tuple[Watcher, ...], item: Item) -> None:
         self._pending.append((targets, 0, item))
@@ -120,12 +130,14 @@ class Fanout:
         if not targets:
             return
         frames = self.feeds.snapshot(game, reset=True, reason=reason)
+        roster = self.feeds.roster(game)
         seq = self.feeds[game].seq
         for w in targets:
             if w.backlog:
                 w.backlog = deque(item for item in w.backlog if item[1] != game)
             w.sent[game] = seq
             self._put(w, (_FRAME, game, -1, frames))
+            self._put(w, (_FRAME, game, -1, roster))
 
     def _pump(self) -> None:
         if not self._pending:  # (dropped by reset_game)
@@ -179,8 +191,10 @@ class Fanout:
     def _send(self, w: Watcher, t: asyncio.Transport, item: Item) -> None:
         kind, game, seq, frames = item
         if kind == _RESYNC:
-            frames = self.feeds.snapshot(game, reset=True, reason="slow")
+            snapshot = self.feeds.snapshot(game, reset=True, reason="slow")
             w.sent[game] = self.feeds[game].seq
+            t.write(snapshot.wire(w.binary))
+            frames = self.feeds.roster(game)
         elif seq > 0:
             if seq <= w.sent.get(game, 0):
                 return

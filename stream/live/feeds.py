@@ -10,6 +10,12 @@ further back.
 
 Every update is encoded once for every viewer (``Frames``): JSON now,
 MessagePack on first need, and the whole WebSocket frame ready to write.
+
+Each game's ``roster`` frame (who its displays name: ``team.registered`` and
+``player.registered``) is kept encoded too, made when first needed, and made
+again when a committed registration of one of its teams or players changes it
+(``Feeds.registered``) or a reload folds another one (``Feeds.reset``): only a
+roster that differs from the one viewers hold is published (``on_roster``).
 """
 
 from __future__ import annotations
@@ -102,6 +108,7 @@ class GameFeed:
     snapshot: Frames | None = None
     recent: deque[Notice] = field(default_factory=lambda: deque(maxlen=RECENT))
     held: dict[int, Pending] = field(default_factory=dict)  # committed out of seq order: waiting
+    roster: Frames | None = None   # the ``roster`` frame viewers hold (None: not made yet)
 
 
 class Feeds(dict[str, GameFeed]):
@@ -118,6 +125,8 @@ class Feeds(dict[str, GameFeed]):
         self.on_game: Callable[[str], None] = lambda game: None
         # A game whose viewers must drop what they hold and take a snapshot (game, reason).
         self.on_reset: Callable[[str, str], None] = lambda game, reason: None
+        # A game whose roster changed: its viewers are sent the new one (game, frames).
+        self.on_roster: Callable[[str, Frames], None] = lambda game, frames: None
 
     def restart(self, reason: str) -> None:
         """The next load is of a history that replaces the one shown (the operator accepted
@@ -138,6 +147,7 @@ class Feeds(dict[str, GameFeed]):
         restart, self._restart = self._restart, None
         first = not self._loaded or restart is not None
         self._loaded = True
+        held = {gid: feed.roster for gid, feed in self.items() if feed.roster is not None}
         self.clear()
         if restart is not None:
             self.published.clear()
@@ -148,7 +158,11 @@ class Feeds(dict[str, GameFeed]):
             self.published.setdefault(gid, seq if first else 0)
         if restart is not None:
             for gid in self:
-                self.on_reset(gid, restart)
+                self.on_reset(gid, restart)  # (a snapshot, then the roster)
+            return
+        for gid, before in held.items():  # the rosters viewers hold, as the log has them now
+            if gid in self:
+                self._changed(gid, before)
 
     # ------------------------------------------------------------- updates
 
@@ -163,7 +177,10 @@ class Feeds(dict[str, GameFeed]):
         follower's records of other nodes' may complete out of order: a delta that comes
         early is held until the ones before it are shown."""
         game = p.record.game
-        if game is None or p.delta is None or p.record.seq is None:
+        if game is None:
+            self.registered(codec.decode_event(p.record.body))
+            return
+        if p.delta is None or p.record.seq is None:
             return
         feed = self[game]
         if p.record.seq <= feed.seq:
@@ -206,7 +223,39 @@ class Feeds(dict[str, GameFeed]):
             if shown == 0:
                 self.on_game(gid)
 
+    def registered(self, e: ev.Event) -> None:
+        """A committed event of no game: if it registers a team or a player, the viewers of
+        every game whose roster it changes get the new roster (this node's commits, and
+        other nodes' through the follower)."""
+        if isinstance(e, ev.TeamRegistered):
+            key = e.team
+        elif isinstance(e, ev.PlayerRegistered):
+            key = e.player
+        else:
+            return
+        for gid in self._engine().rosters_of(key):
+            feed = self.get(gid)
+            if feed is not None and feed.roster is not None:  # (else made when first needed)
+                self._changed(gid, feed.roster)
+
+    def _changed(self, game: str, before: Frames) -> None:
+        """Make ``game``'s roster again; publish it if it differs from ``before``."""
+        frames = self[game].roster = self._roster(game)
+        if frames.json != before.json:
+            self.on_roster(game, frames)
+
+    def _roster(self, game: str) -> Frames:
+        r = self._engine().roster(game)
+        return Frames.of(pr.RosterFrame(game=game, home=r.home, away=r.away, players=r.players))
+
     # ------------------------------------------------------------- viewers
+
+    def roster(self, game: str) -> Frames:
+        """The game's ``roster`` frame, sent after every snapshot and catch-up."""
+        feed = self[game]
+        if feed.roster is None:
+            feed.roster = self._roster(game)
+        return feed.roster
 
     def snapshot(self, game: str, *, reset: bool = False, reason: str | None = None) -> Frames:
         feed = self[game]

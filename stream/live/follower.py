@@ -99,7 +99,10 @@ def fold(hub: Hub, r: Record) -> bool:
     hub.keys[key] = Logged(r.digest, e.id, r.game, r.seq, e.at)
     hub.applied.append(key)
     hub.wake.set()
-    if r.game is None or r.seq is None:
+    if r.game is None:
+        hub.feeds.registered(e)  # a registration: the rosters it changes, to this node's viewers
+        return True
+    if r.seq is None:
         return True
     hub.seqs[r.game] = r.seq
     hub.races.advanced(r.game)

@@ -17,6 +17,7 @@ from typing import Annotated, Any, Literal, Union
 import msgspec
 
 from ..rules.notices import Notice
+from ..rules.rosters import PlayerEntry, TeamEntry
 from ..rules.view import GameView
 
 
@@ -186,7 +187,22 @@ class Presence(_Frame, tag="presence", kw_only=True, frozen=True):
     devices: list[ConnectedDevice]
 
 
-WatchOut = Union[Snapshot, Delta, Heartbeat, Presence, ServerPong, Error]
+class RosterFrame(_Frame, tag="roster", kw_only=True, frozen=True):
+    """Who the game's displays name: both teams' and every player's current registration
+    (a player not in ``players`` is shown by id). Sent after every snapshot of the game,
+    after a resume's catch-up, and whenever a registration changes it; it replaces the
+    previous one whole."""
+
+    game: str
+    home: TeamEntry | None
+    away: TeamEntry | None
+    players: dict[str, PlayerEntry]
+
+
+#: The ``roster`` frame (named apart from the log's ``events.Roster``, a team sheet).
+Roster = RosterFrame
+
+WatchOut = Union[Snapshot, Delta, RosterFrame, Heartbeat, Presence, ServerPong, Error]
 
 # ----------------------------------------------------------- codecs, built once
 

@@ -23,6 +23,10 @@ GAME = "bench-fanout"
 __all__ = ["GAME", "Burst", "DevicePool", "EventStream", "Viewer", "setup_game", "wait_for_game"]
 
 
+#: The frames ``Viewer.next`` skips unless asked for: they come beside the game's updates.
+_ASIDE = ("heartbeat", "presence", "roster")
+
+
 class Viewer:
     """A watch connection that keeps every frame it receives (``frames``) and its size in
     bytes (``sizes``): JSON text frames or MessagePack binary ones."""
@@ -45,7 +49,7 @@ class Viewer:
 
     async def next(self, kind: str | None = None, timeout: float = 5.0,  # noqa: ASYNC109
                    ) -> dict[str, Any]:
-        """The next frame (of ``kind``; heartbeats and presence are skipped unless asked for)."""
+        """The next frame (of ``kind``; heartbeats, presence and rosters are skipped unless asked for)."""
         async with asyncio.timeout(timeout):
             while True:
                 raw = await self.ws.recv()
@@ -53,7 +57,7 @@ class Viewer:
                                        else msgspec.msgpack.decode(raw))
                 self.frames.append(msg)
                 self.sizes.append(len(raw.encode()) if isinstance(raw, str) else len(raw))
-                if (kind is None and msg["type"] not in ("heartbeat", "presence")) or msg["type"] == kind:
+                if (kind is None and msg["type"] not in _ASIDE) or msg["type"] == kind:
                     return msg
 
     async def until_seq(self, game: str, seq: int, timeout: float = 5.0,  # noqa: ASYNC109

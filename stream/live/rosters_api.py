@@ -1,0 +1,431 @@
+"""Rosters over HTTP: teams and players as registered in the log, their logos, and a CSV import.
+
+Every route takes an admin or a committee token (``Authorization: Bearer``) but the
+logos and the CSV template, which carry nothing private:
+
+    GET  /api/teams                   every team's current registration
+    GET  /api/teams/{team}            its current registration and every revision
+    GET  /api/players                 every player's current registration
+    GET  /api/players/{player}        its current registration and every revision
+    POST /api/teams                   a ``team.registered`` (201 ack / 409 stale_registration / 400)
+    POST /api/players                 a ``player.registered``
+    POST /api/teams/{team}/logo       a PNG, JPEG, WebP or GIF of at most 64 KiB: its SHA-256
+    GET  /logos/{sha}                 the image, cached for good (it is named by its content)
+    GET  /api/rosters/template.csv    the CSV the import takes
+    POST /api/rosters/import?event=E  teams and players from a CSV, every row checked first
+
+A registration is an event like any other (``submit_fields``, as a device sends it):
+the answers are the device's. The import checks every row (the event's schema, the
+token's rights, the file's own consistency and the engine's checks) before it sends
+anything; a file with one bad row imports nothing and names each bad row by line and
+column. Rows that register what is registered already are skipped. Each registration
+of a file has an id made of the file's digest and its line, so a file sent again is
+acked as duplicates.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import csv
+import hashlib
+import io
+import re
+import secrets
+from collections.abc import Sequence
+from typing import Any
+
+import msgspec
+from aiohttp import web
+
+from ..errors import AuthError, MalformedEvent
+from ..rules import codec
+from ..rules.engine import Engine
+from ..rules.rosters import PlayerEntry, TeamEntry
+from . import api_types, auth, committee_api
+from . import protocol as pr
+from .ingest import submit_fields
+from .service import Service
+
+_json = msgspec.json.Encoder()
+_body = msgspec.json.Decoder(dict[str, Any])
+
+#: The images a logo may be, by Content-Type: what its first bytes must be.
+LOGO_TYPES: dict[str, tuple[bytes, ...]] = {
+    "image/png": (b"\x89PNG\r\n\x1a\n",),
+    "image/jpeg": (b"\xff\xd8\xff",),
+    "image/gif": (b"GIF87a", b"GIF89a"),
+    "image/webp": (b"RIFF",),          # and b"WEBP" at offset 8
+}
+LOGO_MAX = 64 * 1024
+IMMUTABLE = "public, max-age=31536000, immutable"
+_SHA = re.compile(r"^[0-9a-f]{64}$")
+
+#: The CSV's columns, in the template's order (one row per player; the team's repeat).
+COLUMNS = ("team", "team_name", "short", "primary", "secondary", "player", "player_name", "number",
+           "handicap")
+TEMPLATE_ROWS = (
+    ("la-aguada", "La Aguada", "AGU", "#1f4e9c", "#ffffff", "novillo-astrada", "Eduardo Novillo Astrada",
+     "1", "7"),
+    ("la-aguada", "La Aguada", "AGU", "#1f4e9c", "#ffffff", "ortega", "Martín Ortega", "2", "5"),
+    ("el-nandu", "El Ñandú", "ÑAN", "#c62828", "#f5d90a", "", "", "", ""),
+)
+#: The CSV column an event field comes from (for a bad row's report).
+_TEAM_COLUMNS = {"team": "team", "name": "team_name", "short": "short", "colors": "primary",
+                 "colors.primary": "primary", "colors.secondary": "secondary", "event": "event"}
+_PLAYER_COLUMNS = {"player": "player", "name": "player_name", "number": "number",
+                   "handicap": "handicap", "team": "team"}
+
+
+def _send(doc: msgspec.Struct | Sequence[msgspec.Struct], status: int = 200,
+          headers: dict[str, str] | None = None) -> web.Response:
+    return web.Response(status=status, body=_json.encode(doc), content_type="application/json",
+                        headers=headers)
+
+
+def _problem(status: int, code: str, detail: str) -> web.Response:
+    return _send(api_types.Problem(code=code, detail=detail), status)
+
+
+def _bad_rows(code: str, detail: str, rows: list[api_types.CsvRowProblem]) -> web.Response:
+    """A file that can't be imported (400): every bad row, by line and column."""
+    return _send(api_types.InvalidCsv(code=code, detail=detail, rows=sorted(rows, key=lambda r: r.line)), 400)
+
+
+def _status(err: pr.Error) -> int:
+    """An event refused, as HTTP (as ``app._submit`` answers)."""
+    return {"not_stored": 503, "unknown": 503, "forbidden": 403, "out_of_scope": 403,
+            "id_conflict": 409}.get(err.code, 400 if err.clause is None else 409)
+
+
+def _answer(result: pr.Ack | pr.Error) -> web.Response:
+    if isinstance(result, pr.Error):
+        return _send(result, _status(result), {"Retry-After": "1"} if result.retry else None)
+    return _send(result, 200 if result.duplicate else 201)
+
+
+# ------------------------------------------------------------------ reading
+
+
+async def list_teams(request: web.Request) -> web.Response:
+    committee_api.staff(request)
+    return _send(request.app[Service.KEY].hub.engine.teams())
+
+
+async def get_team(request: web.Request) -> web.Response:
+    committee_api.staff(request)
+    engine = request.app[Service.KEY].hub.engine
+    team = request.match_info["team"]
+    current = engine.team(team)
+    if current is None:
+        return _problem(404, "unknown_team", f"no team {team!r} is registered")
+    return _send(api_types.TeamDocument(current=current, history=engine.team_history(team)))
+
+
+async def list_players(request: web.Request) -> web.Response:
+    committee_api.staff(request)
+    return _send(request.app[Service.KEY].hub.engine.players())
+
+
+async def get_player(request: web.Request) -> web.Response:
+    committee_api.staff(request)
+    engine = request.app[Service.KEY].hub.engine
+    player = request.match_info["player"]
+    current = engine.player(player)
+    if current is None:
+        return _problem(404, "unknown_player", f"no player {player!r} is registered")
+    return _send(api_types.PlayerDocument(current=current, history=engine.player_history(player)))
+
+
+# ------------------------------------------------------------------ registering
+
+
+async def _register(request: web.Request, etype: str) -> web.Response:
+    claims = committee_api.staff(request)  # the token first: an anonymous caller learns nothing
+    try:
+        fields = _body.decode(await request.read())
+    except (msgspec.DecodeError, RecursionError) as err:
+        return _problem(400, "invalid_field", f"the body is not a JSON object: {err}")
+    fields = {**fields, "type": etype}
+    fields.setdefault("id", f"api-{secrets.token_hex(6)}")
+    return _answer(await submit_fields(request.app[Service.KEY], claims, fields, None))
+
+
+async def post_team(request: web.Request) -> web.Response:
+    return await _register(request, "team.registered")
+
+
+async def post_player(request: web.Request) -> web.Response:
+    return await _register(request, "player.registered")
+
+
+# ------------------------------------------------------------------ logos
+
+
+def _image_type(data: bytes) -> str | None:
+    """The image type ``data`` is, by its first bytes."""
+    for kind, magics in LOGO_TYPES.items():
+        if any(data.startswith(m) for m in magics) and (kind != "image/webp" or data[8:12] == b"WEBP"):
+            return kind
+    return None
+
+
+async def _read_limited(request: web.Request, limit: int) -> bytes | None:
+    """The body, or None once it is longer than ``limit`` (nothing more is read)."""
+    if request.content_length is not None and request.content_length > limit:
+        return None
+    out = bytearray()
+    while chunk := await request.content.read(limit + 1 - len(out)):
+        out += chunk
+        if len(out) > limit:
+            return None
+    return bytes(out)
+
+
+async def post_logo(request: web.Request) -> web.Response:
+    committee_api.staff(request)
+    svc = request.app[Service.KEY]
+    kind = request.content_type
+    if kind not in LOGO_TYPES:
+        return _problem(415, "unsupported_media", f"a logo is a PNG, JPEG, WebP or GIF image "
+                                                  f"(Content-Type {', '.join(LOGO_TYPES)}), not {kind!r}")
+    data = await _read_limited(request, LOGO_MAX)
+    if data is None:
+        return _problem(413, "too_large", f"a logo is at most {LOGO_MAX // 1024} KiB")
+    if _image_type(data) != kind:
+        return _problem(415, "unsupported_media", f"the body is not a {kind} image (its first bytes "
+                                                  "are not that format's)")
+    sha = hashlib.sha256(data).hexdigest()
+    await svc.hub.store.put_blob(sha, kind, data)
+    return _send(api_types.LogoStored(logo=sha, url=f"/logos/{sha}"), 201)
+
+
+async def get_logo(request: web.Request) -> web.Response:
+    sha = request.match_info["sha"]
+    etag = f'"{sha}"'
+    if not _SHA.match(sha):
+        return _problem(404, "unknown_logo", "a logo is named by the SHA-256 of its bytes (64 hex digits)")
+    headers = {"Cache-Control": IMMUTABLE, "ETag": etag, "X-Content-Type-Options": "nosniff"}
+    if etag in request.headers.get("If-None-Match", ""):
+        return web.Response(status=304, headers=headers)
+    found = await request.app[Service.KEY].hub.store.get_blob(sha)
+    if found is None:
+        return _problem(404, "unknown_logo", f"no logo {sha} is stored")
+    kind, data = found
+    return web.Response(body=data, content_type=kind, headers=headers)
+
+
+# ------------------------------------------------------------------ CSV
+
+
+async def template_csv(request: web.Request) -> web.Response:
+    out = io.StringIO()
+    w = csv.writer(out, lineterminator="\r\n")
+    w.writerow(COLUMNS)
+    w.writerows(TEMPLATE_ROWS)
+    # With a BOM, so that a spreadsheet opens the accents right; the import takes it or not.
+    return web.Response(body=("\ufeff" + out.getvalue()).encode(), content_type="text/csv", charset="utf-8",
+                        headers={"Content-Disposition": 'attachment; filename="rosters.csv"'})
+
+
+class _Row(msgspec.Struct):
+    """One registration a file makes: its line, its fields, and the event they decode to."""
+
+    line: int
+    kind: str                       # "team" or "player"
+    fields: dict[str, Any]
+
+
+class _Bad(Exception):
+    def __init__(self, line: int, field: str, reason: str) -> None:
+        super().__init__(reason)
+        self.problem = api_types.CsvRowProblem(line=line, field=field, reason=reason)
+
+
+def _int(text: str, line: int, column: str) -> int | None:
+    text = text.strip()
+    if not text:
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        raise _Bad(line, column, f"{text!r} is not a whole number") from None
+
+
+def _field_of(err: MalformedEvent, columns: dict[str, str]) -> str:
+    """The CSV column a schema error names (``… - at `$.colors.primary` ``)."""
+    m = re.search(r"at `\$\.([\w.]+)`", err.detail)
+    path = m.group(1) if m else ""
+    return columns.get(path, columns.get(path.split(".")[0], path or "row"))
+
+
+def _parse(text: str) -> tuple[list[_Row], list[api_types.CsvRowProblem]]:
+    """Every registration the file makes (teams once each, in the order first met), and every
+    row that can't be read as one, by line."""
+    problems: list[api_types.CsvRowProblem] = []
+    reader = csv.reader(io.StringIO(text, newline=""))
+    try:
+        header = [h.strip().lower() for h in next(reader)]
+    except StopIteration:
+        return [], [api_types.CsvRowProblem(line=1, field="", reason="the file is empty")]
+    except csv.Error as err:
+        return [], [api_types.CsvRowProblem(line=1, field="", reason=f"not CSV: {err}")]
+    missing = [c for c in COLUMNS if c not in header]
+    if missing:
+        return [], [api_types.CsvRowProblem(line=1, field=c, reason="the header has no such column")
+                    for c in missing]
+    at = {c: header.index(c) for c in COLUMNS}
+    out: list[_Row] = []
+    teams: dict[str, tuple[int, dict[str, Any]]] = {}
+    players: dict[str, int] = {}
+    while True:
+        line = reader.line_num + 1
+        try:
+            cells = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as err:
+            problems.append(api_types.CsvRowProblem(line=line, field="", reason=f"not CSV: {err}"))
+            break
+        if not any(c.strip() for c in cells):
+            continue  # a blank line
+        cell = {c: (cells[i].strip() if i < len(cells) else "") for c, i in at.items()}
+        try:
+            team = cell["team"]
+            if not team:
+                raise _Bad(line, "team", "every row names its team")
+            team_fields = {"team": team, "name": cell["team_name"], "short": cell["short"],
+                           "colors": {"primary": cell["primary"], "secondary": cell["secondary"]}}
+            first = teams.get(team)
+            if first is None:
+                teams[team] = (line, team_fields)
+                out.append(_Row(line, "team", team_fields))
+            elif first[1] != team_fields:
+                differs = next(k for k in ("name", "short", "colors") if first[1][k] != team_fields[k])
+                column = {"name": "team_name", "colors": "primary"}.get(differs, differs)
+                raise _Bad(line, column, f"team {team!r} is given other {column} on line {first[0]}")
+            if cell["player"]:
+                player = cell["player"]
+                if player in players:
+                    raise _Bad(line, "player", f"player {player!r} is on line {players[player]} already")
+                players[player] = line
+                out.append(_Row(line, "player", {
+                    "player": player, "name": cell["player_name"], "team": team,
+                    "number": _int(cell["number"], line, "number"),
+                    "handicap": _int(cell["handicap"], line, "handicap")}))
+            elif cell["player_name"] or cell["number"] or cell["handicap"]:
+                raise _Bad(line, "player", "a row with a player's name, number or handicap names the player")
+        except _Bad as bad:
+            problems.append(bad.problem)
+    return out, problems
+
+
+def _unchanged(engine: Engine, row: _Row, event: str | None) -> bool:
+    """Whether ``row`` registers exactly what is registered now (and its team is in ``event``)."""
+    f = row.fields
+    if row.kind == "team":
+        t: TeamEntry | None = engine.team(f["team"])
+        tournament = engine.tournament(event) if event is not None else None
+        entered = event is None or (tournament is not None and f["team"] in tournament.teams)
+        return (t is not None and entered and (t.name, t.short, t.colors.primary.lower(),
+                                               t.colors.secondary.lower())
+                == (f["name"], f["short"], f["colors"]["primary"].lower(), f["colors"]["secondary"].lower()))
+    p: PlayerEntry | None = engine.player(f["player"])
+    return p is not None and (p.name, p.number, p.handicap, p.team) == (
+        f["name"], f["number"], f["handicap"], f["team"])
+
+
+def _engine_check(engine: Engine, row: _Row, event: str | None) -> str | None:
+    """What the engine would refuse of ``row`` (its own checks of a registration with no
+    ``revision``): a team entered in an event that is not set up, or completed."""
+    if row.kind != "team" or event is None:
+        return None
+    tournament = engine.tournament(event)
+    if tournament is None:
+        return f"no event {event!r} has been set up"
+    if tournament.completed:
+        return f"event {event!r} is completed: no team enters it now"
+    return None
+
+
+async def import_csv(request: web.Request) -> web.Response:
+    claims = committee_api.staff(request)
+    svc = request.app[Service.KEY]
+    event = request.query.get("event") or None
+    raw = await request.read()
+    digest = hashlib.sha256(raw).hexdigest()[:16]
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        line = raw[:err.start].count(b"\n") + 1
+        return _bad_rows("invalid_csv", "the file is not UTF-8; nothing was imported", [
+            api_types.CsvRowProblem(line=line, field="", reason=f"byte {err.start + 1} is not UTF-8")])
+    rows, problems = _parse(text)
+    engine = svc.hub.engine
+    known = svc.hub.keys
+    sends: list[tuple[_Row, dict[str, Any]]] = []
+    unchanged = 0
+    for row in rows:
+        cid = f"csv-{digest}-{row.line}-{row.kind[0]}"
+        fields = {**row.fields, "type": f"{row.kind}.registered", "id": cid}
+        if row.kind == "team":
+            # A file names no logo: a team keeps the one it has (as this id first registered it).
+            team = row.fields["team"]
+            mine = next((e for e in engine.team_history(team) if e.cause == f"{claims.sub}/{cid}"), None)
+            current = mine or engine.team(team)
+            if current is not None and current.logo is not None:
+                fields["logo"] = current.logo
+            if event is not None:
+                fields["event"] = event
+        columns = _TEAM_COLUMNS if row.kind == "team" else _PLAYER_COLUMNS
+        try:
+            codec.event_from_fields({**fields, "id": f"{claims.sub}/{cid}", "at": 0})
+            auth.authorize(engine, claims, fields["type"], fields)
+        except MalformedEvent as err:
+            problems.append(api_types.CsvRowProblem(line=row.line, field=_field_of(err, columns),
+                                                    reason=_reason(err.detail)))
+            continue
+        except AuthError as err:
+            return _problem(403, err.code, err.detail)
+        refused = _engine_check(engine, row, event)
+        if refused is not None:
+            problems.append(api_types.CsvRowProblem(line=row.line, field="event", reason=refused))
+            continue
+        if (claims.sub, cid) not in known and _unchanged(engine, row, event):
+            unchanged += 1  # (a file sent again: its rows are sent, and acked as duplicates)
+            continue
+        sends.append((row, fields))
+    if problems:
+        return _bad_rows("invalid_csv", f"{len(problems)} row(s) can't be imported; nothing was imported",
+                         problems)
+    # Sent together: each is applied in this order as it is submitted, and committed at once.
+    results = await asyncio.gather(*(submit_fields(svc, claims, fields, None) for _, fields in sends))
+    acks = [r for r in results if isinstance(r, pr.Ack)]
+    failed = next((r for r in results if isinstance(r, pr.Error)), None)
+    new = [row.kind for (row, _), r in zip(sends, results, strict=True)
+           if isinstance(r, pr.Ack) and not r.duplicate]
+    done = api_types.RosterImported(teams=new.count("team"), players=new.count("player"),
+                                    unchanged=unchanged, acks=acks, error=failed)
+    if failed is not None:
+        return _send(done, _status(failed), {"Retry-After": "1"} if failed.retry else None)
+    return _send(done)
+
+
+def _reason(detail: str) -> str:
+    """A schema error's reason, without the path (the column says where)."""
+    return re.sub(r"\s*-\s*at `\$[^`]*`$", "", detail)
+
+
+def add_routes(app: web.Application) -> None:
+    """Add this module's routes to the service's application."""
+    app.add_routes([
+        web.get("/api/teams", list_teams),
+        web.post("/api/teams", post_team),
+        web.get("/api/teams/{team}", get_team),
+        web.post("/api/teams/{team}/logo", post_logo),
+        web.get("/api/players", list_players),
+        web.post("/api/players", post_player),
+        web.get("/api/players/{player}", get_player),
+        web.get("/logos/{sha}", get_logo),
+        web.get("/api/rosters/template.csv", template_csv),
+        web.post("/api/rosters/import", import_csv),
+    ])
