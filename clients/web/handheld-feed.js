@@ -19,11 +19,12 @@ let kept = null;     // the position loaded from localStorage, resumed from by t
 export function loadWatch() {
   S.view = null;
   S.notices = [];
+  S.roster = null;
   kept = null;
   try {
     const saved = JSON.parse((S.game && lsGet(LS.watch(S.game))) || "null");
     if (saved && saved.view) {
-      Object.assign(S, { view: saved.view, notices: saved.notices || [] });
+      Object.assign(S, { view: saved.view, notices: saved.notices || [], roster: saved.roster || null });
       kept = saved;
     }
   } catch { /* ignore a damaged copy */ }
@@ -31,7 +32,8 @@ export function loadWatch() {
 
 function saveWatch(live) {
   if (!S.game || live !== S.live) return;
-  lsSet(LS.watch(S.game), JSON.stringify({ view: S.view, seq: live.seq, epoch: live.epoch, notices: S.notices }));
+  lsSet(LS.watch(S.game), JSON.stringify({ view: S.view, seq: live.seq, epoch: live.epoch, notices: S.notices,
+    roster: S.roster }));
 }
 
 /** Follow the game (or, without one, the arena): the feed is restarted for it. */
@@ -53,7 +55,7 @@ export function stopFeed() {
 }
 
 function followGame(live) {
-  if (kept && S.view) live.restore({ view: S.view, seq: kept.seq, epoch: kept.epoch });
+  if (kept && S.view) live.restore({ view: S.view, seq: kept.seq, epoch: kept.epoch, roster: S.roster });
   kept = null;
   live.addEventListener("snapshot", (e) => {
     const { reset, resync, recent } = e.detail;
@@ -65,8 +67,14 @@ function followGame(live) {
     if (notices && notices.length) S.notices = S.notices.concat(notices).slice(-60);
     addAlerts(notices, live.game);
   });
+  // The names, numbers and colours: each roster frame replaces the one before (watch.js).
+  live.addEventListener("roster", () => {
+    S.roster = live.roster;
+    if (!live.view) app.render();
+  });
   live.addEventListener("change", () => {
     S.view = live.view;
+    S.roster = live.roster;
     saveWatch(live);
     app.render();
   });
@@ -78,7 +86,7 @@ function followGame(live) {
 }
 
 function followArena(live) {
-  live.addEventListener("change", () => { S.arenaGames = live.games; app.render(); });
+  live.addEventListener("change", () => { S.arenaGames = live.games; S.arenaRosters = live.rosters; app.render(); });
   return live;
 }
 

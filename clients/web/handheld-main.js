@@ -1,8 +1,9 @@
 /* Arena Stream: the officials' handheld (docs/protocol.md). The entry module: handheld.html
  * loads it; handheld.js lists the others.
  *
- * - The device token comes from the URL fragment (#token=…, never sent to the server) or is
- *   pasted; it is kept in localStorage and the fragment removed.
+ * - The device token comes from the URL fragment (#pair=… from the committee's pairing link or
+ *   QR code, or #token=…; a fragment is never sent to the server) or is pasted; it is kept in
+ *   localStorage like a pasted one and the fragment removed from the address bar at once.
  * - Every event is written to the outbox (IndexedDB) *before* it is sent, and resent (the
  *   same bytes) until it gets one final answer (handheld-outbox.js).
  * - /ws/device: auth → welcome → answer the ping (clock sync) → resend the outbox in order,
@@ -38,15 +39,18 @@ function decodeToken(token) {
   }
 }
 
-/** #token=… in the fragment (never sent to the server): keep it, drop it from the URL. */
+/** #pair=… (the committee's pairing link: /handheld?game=G#pair=<token>) or #token=… in the
+ * fragment, which the browser never sends to a server: keep it, and drop it from the address bar
+ * (and this page's history entry) so that the token is not left visible. */
 function tokenFromFragment() {
   const frag = new URLSearchParams(location.hash.replace(/^#/, ""));
-  const token = frag.get("token");
-  if (!token) return null;
+  const token = frag.get("pair") || frag.get("token");
+  if (!frag.has("pair") && !frag.has("token")) return null;
+  frag.delete("pair");
   frag.delete("token");
   const rest = frag.toString();
   history.replaceState(null, "", location.pathname + location.search + (rest ? "#" + rest : ""));
-  return token;
+  return token || null;
 }
 
 function signInError() {
@@ -160,7 +164,9 @@ function start() {
   listenToOtherTabs();
   followNetwork();
 
-  const token = tokenFromFragment() || lsGet(LS.token);
+  // A token in the fragment is stored as a pasted one is (it replaces the one kept before).
+  const paired = tokenFromFragment();
+  const token = paired || lsGet(LS.token);
   if (params.get("lang")) lsSet(LS.lang, lang);
   render();
   if (token && decodeToken(token)) signIn(token);

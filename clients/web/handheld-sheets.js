@@ -4,7 +4,7 @@
 // a function that draws it, redrawn when the language changes; its Record button puts the
 // event in the outbox.
 import { CONDUCTS, cardName, conductLabel, lang, t } from "./handheld.js";
-import { $, S, h, hhmmss, player, recentEvents, sideOf, teamName } from "./handheld-state.js";
+import { $, S, h, hhmmss, player, recentEvents, sideOf, teamName, who } from "./handheld-state.js";
 import { record } from "./handheld-outbox.js";
 
 const sheet = () => $("#sheet");
@@ -88,7 +88,7 @@ export function playerSheet(pid) {
       act("postgame", "card", () => openSheet(postgameSheet(pid)));
     }
     return h("div", { class: "sheet-body", "data-sheet": "player" },
-      head(`${pid}`, standing(pid)),
+      head(who(pid), standing(pid)),
       h("div", { class: "grid2" }, acts),
       h("div", { class: "sheet-foot" }, h("button", { type: "button", class: "secondary wide", "data-act": "cancel", onclick: cancelSheet }, t("cancel"))));
   };
@@ -118,7 +118,7 @@ function cardSheet(pid) {
       { value: "red1", label: [drawn(1, "r"), h("span", { class: "lbl" }, t("red"))], cls: "red", attrs: { "data-card": "red1" } },
     ];
     return h("div", { class: "sheet-body", "data-sheet": "card" },
-      head(`${t("act_card")} · ${pid}`, standing(pid)),
+      head(`${t("act_card")} · ${who(pid)}`, standing(pid)),
       choices(colors, color + count, (v) => { color = v.slice(0, -1); count = Number(v.slice(-1)); refresh(); }, "four"),
       h("h3", {}, t("conduct")),
       choices(CONDUCTS.map(([code, en, es]) => ({ value: code, label: lang === "es" ? es : en, attrs: { "data-conduct": code } })),
@@ -131,10 +131,10 @@ function cardSheet(pid) {
 export function goalSheet(side, scorer) {
   let team = side || null;
   let points = 1;
-  let who = scorer || null;
+  let scorerId = scorer || null;
   return () => {
-    const summary = () => (team ? `${t("record")}: ${t("act_goal")} ${teamName(team)}${who ? " · " + who : ""} · ${t("pt", { n: points })}` : t("team"));
-    const recordBtn = foot(summary(), !!team, () => record("goal", { team, ...(who ? { player: who } : {}), points }));
+    const summary = () => (team ? `${t("record")}: ${t("act_goal")} ${teamName(team)}${scorerId ? " · " + who(scorerId) : ""} · ${t("pt", { n: points })}` : t("team"));
+    const recordBtn = foot(summary(), !!team, () => record("goal", { team, ...(scorerId ? { player: scorerId } : {}), points }));
     const refresh = () => {
       const b = recordBtn.querySelector("[data-act=record]");
       b.textContent = summary();
@@ -145,14 +145,14 @@ export function goalSheet(side, scorer) {
       if (!team || !S.view) { scorers.replaceChildren(); return; }
       const ids = S.view.teams[team].lineup.filter((id) => { const p = player(id); return !p || p.on_field; });
       scorers.replaceChildren(h("h3", {}, t("scorer")), choices(
-        [{ value: "", label: t("no_scorer"), attrs: { "data-scorer": "" } }, ...ids.map((id) => ({ value: id, label: id, attrs: { "data-scorer": id } }))],
-        who || "", (v) => { who = v || null; refresh(); }, "three"));
+        [{ value: "", label: t("no_scorer"), attrs: { "data-scorer": "" } }, ...ids.map((id) => ({ value: id, label: who(id), attrs: { "data-scorer": id } }))],
+        scorerId || "", (v) => { scorerId = v || null; refresh(); }, "three"));
     };
     drawScorers();
     return h("div", { class: "sheet-body", "data-sheet": "goal" },
       head(t("act_goal"), null),
       choices(["home", "away"].map((s) => ({ value: s, label: `${teamName(s)} (${t(s)})`, cls: s, attrs: { "data-team": s } })),
-        team, (v) => { if (v !== team) who = null; team = v; drawScorers(); refresh(); }, "two"),
+        team, (v) => { if (v !== team) scorerId = null; team = v; drawScorers(); refresh(); }, "two"),
       h("h3", {}, t("points")),
       choices([{ value: 1, label: t("pts1"), attrs: { "data-points": "1" } }, { value: 2, label: t("pts2"), attrs: { "data-points": "2" } }],
         points, (v) => { points = v; refresh(); }, "two"),
@@ -164,7 +164,7 @@ export function goalSheet(side, scorer) {
 function confirmPlayerSheet(pid, type, title, warning) {
   let penalty = "";
   return () => h("div", { class: "sheet-body", "data-sheet": type },
-    head(`${title} · ${pid}`, teamName(sideOf(pid))),
+    head(`${title} · ${who(pid)}`, teamName(sideOf(pid))),
     h("p", { class: "warning" }, warning),
     penaltyField((v) => { penalty = v; }),
     foot(`${t("record")}: ${title}`, true, () => record(type, {
@@ -178,7 +178,7 @@ function mountSheet(pid) {
     const recordBtn = foot(t("act_mount_removed"), false, () => record("mount.removed", {
       player: pid, reason, ...(penaltyValue(penalty) !== undefined ? { penalty: penaltyValue(penalty) } : {}) }));
     return h("div", { class: "sheet-body", "data-sheet": "mount" },
-      head(`${t("act_mount_removed")} · ${pid}`, teamName(sideOf(pid))),
+      head(`${t("act_mount_removed")} · ${who(pid)}`, teamName(sideOf(pid))),
       h("h3", {}, t("mount_reason")),
       choices([{ value: "unfit", label: t("mount_unfit"), attrs: { "data-reason": "unfit" } },
         { value: "abuse", label: t("mount_abuse"), cls: "red", attrs: { "data-reason": "abuse" } }],
@@ -199,12 +199,12 @@ function subSheet(pid, side, fromBench) {
     const team = S.view ? S.view.teams[side] : { lineup: [], bench: [] };
     const pool = fromBench ? team.lineup : team.bench;
     const fields = () => (fromBench ? { team: side, out: other, in: pid } : { team: side, out: pid, in: other });
-    const summary = () => (other ? `${t("record")}: ${t("sub_in")} ${fields().in} · ${t("sub_out")} ${fields().out}` : (fromBench ? t("sub_pick_out") : t("sub_pick_in")));
+    const summary = () => (other ? `${t("record")}: ${t("sub_in")} ${who(fields().in)} · ${t("sub_out")} ${who(fields().out)}` : (fromBench ? t("sub_pick_out") : t("sub_pick_in")));
     const recordBtn = foot(summary(), false, () => record("substitution", fields()));
     return h("div", { class: "sheet-body", "data-sheet": "substitution" },
-      head(`${t("act_sub")} · ${teamName(side)}`, `${fromBench ? t("sub_in") : t("sub_out")}: ${pid}`),
+      head(`${t("act_sub")} · ${teamName(side)}`, `${fromBench ? t("sub_in") : t("sub_out")}: ${who(pid)}`),
       h("h3", {}, fromBench ? t("sub_pick_out") : t("sub_pick_in")),
-      choices(pool.map((id) => ({ value: id, label: id, attrs: { "data-other": id } })), other, (v) => {
+      choices(pool.map((id) => ({ value: id, label: who(id), attrs: { "data-other": id } })), other, (v) => {
         other = v;
         const b = recordBtn.querySelector("[data-act=record]");
         b.disabled = false;
@@ -220,7 +220,7 @@ function postgameSheet(pid) {
     const names = { "2y": t("pg_2y"), "3y": t("pg_3y"), red: t("pg_red") };
     const recordBtn = foot(t("pg_level"), false, () => record("postgame.card", { player: pid, level }));
     return h("div", { class: "sheet-body", "data-sheet": "postgame" },
-      head(`${t("act_postgame")} · ${pid}`, teamName(sideOf(pid))),
+      head(`${t("act_postgame")} · ${who(pid)}`, teamName(sideOf(pid))),
       choices(["2y", "3y", "red"].map((v) => ({ value: v, label: names[v], cls: v === "red" ? "red" : "yellow", attrs: { "data-level": v } })),
         level, (v) => {
           level = v;

@@ -1,6 +1,7 @@
 // Arena Stream handheld: the page's state, what it keeps in localStorage, the DOM and time
 // helpers every module uses, and the game and this device's events described in words.
 import { L, lang, t, cardName, conductLabel, stripCitation } from "./handheld.js";
+import { playerText, teamColors, teamShort, teamText } from "./watch.js";
 
 export const LS = {
   token: "arena.handheld.token",
@@ -12,7 +13,8 @@ export const LS = {
 
 export const S = {
   token: null, claims: null, device: null, role: null, game: null, arena: null,
-  view: null, notices: [], arenaGames: {}, presence: [],
+  view: null, notices: [], arenaGames: {}, arenaRosters: {}, presence: [],
+  roster: null,                      // the game's registered names, numbers, colours (watch.js), or null
   live: null,                        // the feed: watch.js's LiveGame (or LiveArena, to pick a game)
   alerts: [], dismissed: [],         // alerts shown until dismissed; the keys of dismissed ones
   entries: [],                       // this device's outbox, oldest first
@@ -80,7 +82,16 @@ export const ago = (ms) => t("ago", { s: Math.max(0, Math.round((Date.now() - ms
 // ------------------------------------------------------------------ the game
 
 export const player = (pid) => (S.view && S.view.players ? S.view.players.find((p) => p.id === pid) : null);
-export const teamName = (side) => (S.view && S.view.teams && S.view.teams[side] ? S.view.teams[side].team : t(side));
+const teamId = (side) => (S.view && S.view.teams && S.view.teams[side] ? S.view.teams[side].team : null);
+/** A team by its registered name (else its id; no game state: "Home" / "Away"). */
+export const teamName = (side) => (teamId(side) ? teamText(S.roster, side, teamId(side)) : t(side));
+/** The score line's letters: the registered short ones, upper-case, else the id. */
+export const teamLetters = (side) => teamShort(S.roster, side, teamId(side)) || teamId(side) || t(side);
+export const teamColours = (side) => teamColors(S.roster, side, teamId(side));
+/** A player as the handheld shows him: "#2 Ortega", or his id when he is not registered. */
+export const who = (pid) => playerText(S.roster, pid);
+/** The registered number and name apart ({number, name}), or null. */
+export const registered = (pid) => (S.roster && pid && S.roster.players[pid]) || null;
 export const sideOf = (pid) => { const p = player(pid); return p ? p.side : null; };
 export const isOfficial = () => S.role === "umpire" || S.role === "referee" || S.role === "admin";
 export const isTimekeeper = () => S.role === "timekeeper" || S.role === "admin";
@@ -96,18 +107,18 @@ export function describe(ev) {
     case "horn": return ev.split ? t("split_ev") : t("horn_ev");
     case "game.end": return t("game_end_ev") + (ev.shootout ? " (shootout)" : "");
     case "goal": return t("goal_ev", {
-      team: teamName(ev.team), who: ev.player ? " · " + ev.player : "", pts: t("pt", { n: ev.points || 1 }) });
+      team: teamName(ev.team), who: ev.player ? " · " + who(ev.player) : "", pts: t("pt", { n: ev.points || 1 }) });
     case "card": return t("card_ev", {
-      card: cardName(ev.color, ev.count || 1), player: ev.player || (ev.official ? `${teamName(ev.official.team)} ${ev.official.role}` : ""),
+      card: cardName(ev.color, ev.count || 1), player: ev.player ? who(ev.player) : (ev.official ? `${teamName(ev.official.team)} ${ev.official.role}` : ""),
       conduct: conductLabel(ev.conduct) }) + pen;
-    case "box.left_early": return t("box_ev", { player: ev.player }) + pen;
-    case "arena.left": return t("arena_ev", { player: ev.player }) + pen;
-    case "substitution": return t("sub_ev", { team: teamName(ev.team), in: ev.in, out: ev.out });
+    case "box.left_early": return t("box_ev", { player: who(ev.player) }) + pen;
+    case "arena.left": return t("arena_ev", { player: who(ev.player) }) + pen;
+    case "substitution": return t("sub_ev", { team: teamName(ev.team), in: who(ev.in), out: who(ev.out) });
     case "mount.removed": return t("mount_removed_ev", {
-      why: ev.reason === "abuse" ? t("mount_abuse") : t("mount_unfit"), player: ev.player }) + pen;
-    case "mount.replaced": return t("mount_replaced_ev", { player: ev.player });
+      why: ev.reason === "abuse" ? t("mount_abuse") : t("mount_unfit"), player: who(ev.player) }) + pen;
+    case "mount.replaced": return t("mount_replaced_ev", { player: who(ev.player) });
     case "postgame.card": return t("postgame_ev", {
-      level: ev.level === "red" ? t("pg_red") : ev.level === "3y" ? t("pg_3y") : t("pg_2y"), player: ev.player });
+      level: ev.level === "red" ? t("pg_red") : ev.level === "3y" ? t("pg_3y") : t("pg_2y"), player: who(ev.player) });
     case "void": return t("void_ev", { what: labelOf(ev.target) });
     default: return ev.type;
   }

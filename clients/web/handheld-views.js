@@ -4,8 +4,10 @@
 // running clocks tick locally between updates from the server's clock (the device's sync).
 import { L, clauseText, lang, reasonText, stripCitation, t } from "./handheld.js";
 import {
-  $, S, ago, esc, hhmmss, isOfficial, isTimekeeper, mmss, player, serverNow, setHTML, voidedTargets, describe,
+  $, S, ago, esc, hhmmss, isOfficial, isTimekeeper, mmss, player, registered, serverNow, setHTML, teamColours,
+  teamLetters, teamName, voidedTargets, describe,
 } from "./handheld-state.js";
+import { playerText, teamShort } from "./watch.js";
 import { renderAlerts } from "./handheld-alerts.js";
 import { deviceWatchdog } from "./handheld-device.js";
 import { feedState } from "./handheld-feed.js";
@@ -59,13 +61,20 @@ function renderScore() {
   const c = v.clock;
   const period = c.overtime ? t("overtime") : t("period", { n: c.period });
   setHTML(el, `
-    <div class="side home"><span class="tname">${esc(v.teams.home.team)}</span><span class="goals" data-score="home">${v.score.home}</span></div>
+    <div class="side home"${colourStyle("home")}><span class="tname" title="${esc(teamName("home"))}">${esc(teamLetters("home"))}</span><span class="goals" data-score="home">${v.score.home}</span></div>
     <div class="mid">
       <span class="clock ${c.running ? "running" : ""}" data-tick="clock"></span>
       <span class="period">${esc(period)} · ${esc(t("st_" + v.status))}</span>
     </div>
-    <div class="side away"><span class="goals" data-score="away">${v.score.away}</span><span class="tname">${esc(v.teams.away.team)}</span></div>
+    <div class="side away"${colourStyle("away")}><span class="goals" data-score="away">${v.score.away}</span><span class="tname" title="${esc(teamName("away"))}">${esc(teamLetters("away"))}</span></div>
     ${langButton()}`);
+}
+
+/** A registered team's colours on what marks its side: the primary as the background, the
+ * secondary as the accent, the ink by contrast (watch.js, teamColors). */
+function colourStyle(side) {
+  const c = teamColours(side);
+  return c ? ` data-colors="true" style="--team-bg:${esc(c.primary)};--team-ink:${esc(c.ink)};--team-accent:${esc(c.secondary)}"` : "";
 }
 
 function langButton() {
@@ -99,7 +108,7 @@ function renderPicker() {
   setHTML($("#picker"), `
     <h1>${esc(t("pick_game", { arena: S.arena }))}</h1>
     ${games.length ? games.map(([g, v]) => `<button type="button" class="big pickgame" data-act="pick-game" data-game="${esc(g)}">
-       <b>${esc(g)}</b> <span>${esc(v.teams.home.team)} ${v.score.home} – ${v.score.away} ${esc(v.teams.away.team)} · ${esc(t("st_" + v.status))}</span></button>`).join("")
+       <b>${esc(g)}</b> <span>${esc(teamShort(S.arenaRosters[g], "home", v.teams.home.team) || v.teams.home.team)} ${v.score.home} – ${v.score.away} ${esc(teamShort(S.arenaRosters[g], "away", v.teams.away.team) || v.teams.away.team)} · ${esc(t("st_" + v.status))}</span></button>`).join("")
       : `<p>${esc(t("no_games"))}</p>`}`);
 }
 
@@ -126,8 +135,11 @@ function playerButton(p, bench) {
   const pips = Array.from({ length: yellows }, () => `<i class="pip"></i>`).join("")
     + (p.carried_yellow ? `<i class="pip carried" title="carried"></i>` : "");
   const cls = ["player", p.side, bench ? "bench" : "", p.sent_off ? "off" : "", p.box ? "inbox" : "", p.on_field ? "" : "notfield"].join(" ");
-  return `<button type="button" class="${cls}" data-act="player" data-player="${esc(p.id)}">
-    <span class="pid">${esc(p.id)}</span><span class="pips" data-yellows="${p.yellows || 0}">${pips}</span>
+  // "#2 Ortega": the number and the name the umpire knows him by (the id when not registered).
+  const r = registered(p.id);
+  const name = r ? `${r.number != null ? `<b class="num">#${esc(r.number)}</b> ` : ""}${esc(r.name)}` : esc(p.id);
+  return `<button type="button" class="${cls}" data-act="player" data-player="${esc(p.id)}" aria-label="${esc(playerText(S.roster, p.id))}">
+    <span class="pid" data-name="${r ? "true" : "false"}">${name}</span><span class="pips" data-yellows="${p.yellows || 0}">${pips}</span>
     <span class="tags">${playerTags(p)}</span></button>`;
 }
 
@@ -138,8 +150,8 @@ function renderRoster() {
   const col = (side) => {
     const team = v.teams[side];
     const ps = (ids) => ids.map((id) => player(id)).filter(Boolean);
-    return `<div class="col ${side}">
-      <h2 class="teamhead"><span>${esc(team.team)}</span><small>${esc(t(side))}</small></h2>
+    return `<div class="col ${side}"${colourStyle(side)}>
+      <h2 class="teamhead"><span>${esc(teamName(side))}</span><small>${esc(t(side))}</small></h2>
       ${ps(team.lineup).map((p) => playerButton(p, false)).join("")}
       ${team.bench.length ? `<div class="benchrow"><small>${esc(t("bench"))}</small>${ps(team.bench).map((p) => playerButton(p, true)).join("")}</div>` : ""}
     </div>`;

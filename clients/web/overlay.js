@@ -2,7 +2,11 @@
 //   [&hold=6 (seconds a lower third stays)][&home=AIK&away=WEL (short names for the bug)]
 // Nothing is drawn until the first snapshot; after a reconnect the last frame stays
 // (clock frozen) until the resume completes. See live.js for the connection.
+// The score bug shows each team's registered short letters (upper-case; ?home= / ?away= win
+// over them) in its colours (primary: background, secondary: accent) with its logo; players
+// show as "#2 ORTEGA"; a raw id only when nothing is registered (watch.js, "Names").
 import { LiveGame, setup, el, mmss, gameClock, label, splitCitation } from "./live.js";
+import { playerText, teamColors, teamLogo, teamShort, teamText } from "./watch.js";
 
 const { params, game, t } = setup();
 const $ = (id) => document.getElementById(id);
@@ -18,9 +22,13 @@ const CATCH_UP_WINDOW = 20000;  // notices missed while away: only the recent on
 body.className = `pos-${position}`;
 for (const id of ["bug", "box", "lower"]) if (!elements.has(id)) $(id).remove();
 
+let roster = null;       // the game's roster (live.roster), or null
+
 function shortName(side, team) {
-  return (params.get(side) || label(team)).toUpperCase();
+  return (params.get(side) || teamShort(roster, side, team) || label(team)).toLocaleUpperCase();
 }
+
+const who = (id) => playerText(roster, id, label).toLocaleUpperCase();
 
 if (game) {
   const live = new LiveGame(game);
@@ -37,12 +45,19 @@ if (game) {
 function render(live) {
   const v = live.view;
   if (!v) return;
+  roster = live.roster;
   body.dataset.ready = "true";
   body.dataset.stale = String(live.stale);
+  for (const side of ["home", "away"]) colours(side, v.teams[side].team);
   if ($("bug")) {
     for (const side of ["home", "away"]) {
       const team = v.teams[side];
       setText($(`bug-${side}-name`), shortName(side, team.team));
+      $(`bug-${side}-name`).title = teamText(roster, side, team.team, label);
+      const src = teamLogo(roster, side, team.team), logo = $(`bug-${side}-logo`);
+      if (src && logo.getAttribute("src") !== src) logo.src = src;
+      if (!src) logo.removeAttribute("src");
+      logo.hidden = !src;
       setText($(`bug-${side}-score`), String(v.score[side]));
       const tag = $(`bug-${side}-tag`);
       // A team playing short: "2v3" style tag, red.
@@ -51,6 +66,20 @@ function render(live) {
     }
   }
   if ($("box")) boxPanel(live);
+}
+
+/** A registered team's colours, for every part of the overlay that marks its side (the bug, the
+ * box rows, the lower thirds): --home / --away are its primary, --home-2 its secondary, and the
+ * inks are chosen by contrast. Unregistered: the stylesheet's own. */
+function colours(side, team) {
+  const c = teamColors(roster, side, team);
+  body.dataset[`${side}Colors`] = String(!!c);
+  const vars = { [`--${side}`]: c?.primary, [`--${side}-ink`]: c?.ink, [`--${side}-2`]: c?.secondary,
+    [`--${side}-2-ink`]: c?.accentInk };
+  for (const [k, value] of Object.entries(vars)) {
+    if (value) body.style.setProperty(k, value);
+    else body.style.removeProperty(k);
+  }
 }
 
 function periodShort(c, status) {
@@ -84,12 +113,13 @@ function boxPanel(live) {
           : w.kind === "red" ? el("i", { class: "rc" })
             : w.p.yellows ? Array.from({ length: Math.min(w.p.yellows, 3) }, () => el("i", { class: "yc" }))
               : el("i", { class: "yc carried", title: "carried" })),
-        el("span", { class: "who", text: label(w.p.id).toUpperCase() }),
+        el("span", { class: "who" }),
         el("span", { class: "countdown" }),
         el("span", { class: "bar" }, el("i")));
       box.append(row);
     }
     row._item = w;
+    setText(row.querySelector(".who"), who(w.p.id));  // a later registration renames him at once
   }
   box.hidden = !wanted.length;
 }
@@ -161,10 +191,10 @@ function items(view, group) {
   const by = (type) => group.find((n) => n.type === type);
   const out = [];
   const card = by("card.recorded");
-  const team = (side) => label(view.teams[side]?.team || side);
+  const team = (side) => (view.teams[side] ? teamText(roster, side, view.teams[side].team, label) : label(side));
   const make = (type, icon, title, n, detail = n) => {
     const { sentence, citation } = splitCitation(detail.text?.[document.documentElement.lang] || detail.text?.en || "");
-    return { type, icon, title: `${title} · ${label(n.player).toUpperCase()}`, team: team(n.side), side: n.side,
+    return { type, icon, title: `${title} · ${who(n.player)}`, team: team(n.side), side: n.side,
       line: sentence, citation, player: n.player };
   };
   if (card) {

@@ -1,5 +1,9 @@
 // The arena scoreboard: /scoreboard?game=G[&lang=es]. See live.js for the connection.
+// Teams show by their registered name in their colours (the primary colour as the panel's
+// background, the secondary as its accent), players as "#2 Ortega"; a raw id only when
+// nothing is registered (watch.js, "Names").
 import { LiveGame, setup, el, mmss, gameClock, label } from "./live.js";
+import { playerText, teamColors, teamLogo, teamText } from "./watch.js";
 
 const { game, t } = setup();
 const $ = (id) => document.getElementById(id);
@@ -54,22 +58,50 @@ function periodText(c, status) {
   return t("periodOf", { n: c.period, of: c.periods });
 }
 
+// The names the page shows: the roster's, else the ids made readable.
+let roster = null;
+const who = (id) => playerText(roster, id, label);
+const teamName = (v, side) => teamText(roster, side, v.teams[side].team, label);
+
 function render(live) {
   const v = live.view;
   if (!v) return;
+  roster = live.roster;
   message("");
   body.dataset.ready = "true";
   body.dataset.status = v.status;
   $("event").textContent = [label(v.event), v.arena ? label(v.arena) : ""].filter(Boolean).join(" · ");
   for (const side of ["home", "away"]) {
     const team = v.teams[side];
-    fit($(`${side}-name`), label(team.team));
+    colours(side, team.team);
+    fit($(`${side}-name`), teamName(v, side));
     $(`${side}-score`).textContent = String(v.score[side]);
     $(`${side}-strength`).replaceChildren(strength(v, team));
     $(`box-${side}`).replaceChildren(...panel(v, side));
   }
   $("period").textContent = periodText(v.clock, v.status);
   carried(v);
+}
+
+/** The team's colours on its panel (primary: background, secondary: accent) and its logo. */
+function colours(side, team) {
+  const c = teamColors(roster, side, team);
+  const node = $(side);
+  for (const target of [node, $(`box-${side}`)]) {
+    target.dataset.colors = String(!!c);
+    if (c) {
+      target.style.setProperty("--team-bg", c.primary);
+      target.style.setProperty("--team-ink", c.ink);
+      target.style.setProperty("--team-accent", c.secondary);
+    } else {
+      for (const k of ["--team-bg", "--team-ink", "--team-accent"]) target.style.removeProperty(k);
+    }
+  }
+  const logo = $(`${side}-logo`);
+  const src = teamLogo(roster, side, team);
+  if (src && logo.getAttribute("src") !== src) logo.src = src;
+  if (!src) logo.removeAttribute("src");
+  logo.hidden = !src;
 }
 
 /** The largest layout of the penalty panels in which every row fits. */
@@ -116,13 +148,13 @@ function panel(v, side) {
   for (const p of players) {
     if (p.sent_off) rows.push(sentOffRow(p));
     else if (p.suspended) rows.push(el("div", { class: "row suspended-row", "data-player": p.id },
-      el("span", { class: "who", text: label(p.id) }), el("span", { class: "what", text: t("suspended") })));
+      el("span", { class: "who", text: who(p.id) }), el("span", { class: "what", text: t("suspended") })));
   }
   for (const p of players) {
     if (p.mount) rows.push(mountRow(p));
   }
   if (!rows.length) rows.push(el("div", { class: "empty", text: t("boxEmpty") }));
-  return [el("h2", { text: `${t("box")} · ${label(v.teams[side].team)}` }), ...rows];
+  return [el("h2", { text: `${t("box")} · ${teamName(v, side)}` }), ...rows];
 }
 
 function cards(p) {
@@ -134,7 +166,7 @@ function cards(p) {
 function boxRow(p) {
   const b = p.box;
   return el("div", { class: "row box-row", "data-player": p.id, "data-release": b.release },
-    el("span", { class: "who" }, cards(p), label(p.id)),
+    el("span", { class: "who" }, cards(p), who(p.id)),
     el("span", { class: "countdown", "data-owed": b.owed_ms }),
     el("span", { class: "status" }),
     el("span", { class: "bar" }, el("i")),
@@ -143,7 +175,7 @@ function boxRow(p) {
 
 function sentOffRow(p) {
   return el("div", { class: "row sentoff-row", "data-player": p.id },
-    el("span", { class: "who" }, el("i", { class: "rc" }), label(p.id)),
+    el("span", { class: "who" }, el("i", { class: "rc" }), who(p.id)),
     el("span", { class: "countdown" }),
     el("span", { class: "status" }),
     el("span", { class: "bar" }, el("i")),
@@ -152,7 +184,7 @@ function sentOffRow(p) {
 
 function mountRow(p) {
   return el("div", { class: "row mount-row", "data-player": p.id },
-    el("span", { class: "who" }, el("i", { class: "horse", text: "♞" }), label(p.id)),
+    el("span", { class: "who" }, el("i", { class: "horse", text: "♞" }), who(p.id)),
     el("span", { class: "countdown" }),
     el("span", { class: "status" }),
     el("span", { class: "bar" }, el("i")),
@@ -165,7 +197,7 @@ function carried(v) {
   if (!list.length) return;
   $("carried").replaceChildren(el("h2", { text: t("carried") }),
     el("ul", {}, ...list.map((c) => el("li", { "data-player": c.player },
-      el("b", { text: label(c.player) }),
+      el("b", { text: who(c.player) }),
       ` ${t(`kind_${c.kind}`)}${c.owed_ms ? ` ${mmss(c.owed_ms)}` : ""} · ${t("carriedFrom", { game: c.origin_game })}`,
       el("span", { class: "clause", text: c.clause })))));
 }

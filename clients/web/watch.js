@@ -22,12 +22,87 @@
 // `sitoutRemaining` and `mountRemaining` extrapolate the view's figures to that moment, and
 // freeze while stale.
 //
-// Events: "change" (the view changed, or the resume completed), "snapshot" ({reset, reason,
-// recent, resync}), "delta" ({seq, notices, catchUp}), "resync" ({path, reason}), "stale",
+// Events: "change" (the view changed, the roster changed, or the resume completed),
+// "snapshot" ({reset, reason, recent, resync}), "delta" ({seq, notices, catchUp}), "roster"
+// (the game's registered names, numbers and colours), "resync" ({path, reason}), "stale",
 // "connection" ("open" / "closed"), "presence" (the officials' devices), "error" (an error
 // frame). LiveArena follows every game of an arena instead (the handheld's game picker).
+//
+// Names: the service sends the game's roster as a whole document (a `roster` frame, after
+// every snapshot and whenever a registration changes it); each replaces the one before.
+// `live.roster` holds it ({home, away, players}, or null: nothing received), and
+// `playerText`, `teamText`, `teamShort` and `teamColors` say what a display shows: "#2 Ortega",
+// the team's name, its short letters upper-cased, its colours with a readable ink; the raw id
+// only when nothing is registered.
 
 import { applyPatch } from "./patch.js";
+
+// ------------------------------------------------------------------ names, numbers, colours
+
+/** The frame's roster, kept as a display uses it (null: no roster frame yet). */
+export function rosterOf(frame) {
+  if (!frame || typeof frame !== "object") return null;
+  return { home: frame.home || null, away: frame.away || null, players: frame.players || {} };
+}
+
+/** A registered player as displays show him: "#2 Ortega" (number and name), "Ortega" (no
+ * number), or `fallback(id)` (the raw id, or a prettier form of it) when he is not registered. */
+export function playerText(roster, id, fallback = (x) => String(x ?? "")) {
+  const p = roster && id ? roster.players[id] : null;
+  if (!p || !p.name) return fallback(id);
+  return p.number === null || p.number === undefined ? p.name : `#${p.number} ${p.name}`;
+}
+
+/** The registered team of a side ("home" / "away") of the roster, if it is the team named. */
+export function teamEntry(roster, side, team) {
+  const entry = roster ? roster[side] : null;
+  return entry && (!team || entry.team === team) ? entry : null;
+}
+
+/** A team's name, or `fallback(team)` when it is not registered. */
+export function teamText(roster, side, team, fallback = (x) => String(x ?? "")) {
+  const entry = teamEntry(roster, side, team);
+  return entry ? entry.name : fallback(team);
+}
+
+/** A team's short letters as a score bug shows them (upper-case), or null. */
+export function teamShort(roster, side, team) {
+  const entry = teamEntry(roster, side, team);
+  return entry && entry.short ? entry.short.toLocaleUpperCase() : null;
+}
+
+/** The logo's address (`/logos/{sha}`), or null. */
+export function teamLogo(roster, side, team) {
+  const entry = teamEntry(roster, side, team);
+  return entry && entry.logo ? `/logos/${entry.logo}` : null;
+}
+
+function luminance(hex) {
+  const m = /^#?([0-9a-f]{2})([0-9a-f]{2})([0-9a-f]{2})$/i.exec(String(hex || ""));
+  if (!m) return null;
+  const [r, g, b] = m.slice(1).map((x) => {
+    const c = parseInt(x, 16) / 255;
+    return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
+  });
+  return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+}
+
+/** The ink that reads best on `hex` (WCAG contrast): near-black or white. */
+export function inkOn(hex) {
+  const l = luminance(hex);
+  if (l === null) return "#ffffff";
+  const onWhite = 1.05 / (l + 0.05), onBlack = (l + 0.05) / 0.05;
+  return onBlack >= onWhite ? "#0b0f17" : "#ffffff";
+}
+
+/** A registered team's colours: {primary, secondary, ink (on primary), accentInk (on
+ * secondary)}, or null when the team is not registered. */
+export function teamColors(roster, side, team) {
+  const entry = teamEntry(roster, side, team);
+  const c = entry && entry.colors;
+  if (!c || luminance(c.primary) === null || luminance(c.secondary) === null) return null;
+  return { primary: c.primary, secondary: c.secondary, ink: inkOn(c.primary), accentInk: inkOn(c.secondary) };
+}
 
 // ------------------------------------------------------------------ the connection
 
@@ -267,15 +342,17 @@ export class LiveGame extends WatchSocket {
     this.epoch = null;
     this.recent = [];          // the snapshot's latest notices
     this.presence = [];        // the officials' devices connected for the game
+    this.roster = null;        // the game's registered names (a `roster` frame), or null
     this.caughtUp = false;     // the resume (or the first snapshot) is complete
     this._target = null;       // resuming: the seq that, once reached, means caught up
     this._resync = false;      // waiting for a fresh snapshot: the copy can't be trusted
   }
 
   /** Start from a view kept earlier (say, in localStorage): the first connection resumes from it. */
-  restore({ view, seq, epoch }) {
+  restore({ view, seq, epoch, roster }) {
     if (!view || typeof view !== "object") return this;
     this.view = view;
+    this.roster = rosterOf(roster);
     this.seq = Number(seq) || 0;
     this.epoch = typeof epoch === "string" && epoch ? epoch : null;
     return this;
@@ -393,6 +470,13 @@ export class LiveGame extends WatchSocket {
         this.presence = m.devices || [];
         this._emit("presence", this.presence);
         return;
+      case "roster":
+        // A whole document: it replaces the one before (a later registration, or a snapshot's).
+        if (m.game !== this.game) return;
+        this.roster = rosterOf(m);
+        this._emit("roster", this.roster);
+        if (this.view) this._emit("change", { kind: "roster" });
+        return;
       case "error":
         if (m.code === "unknown_game") {
           // Nothing to follow (yet): try again later, from scratch.
@@ -416,6 +500,7 @@ export class LiveArena extends WatchSocket {
     super(options);
     this.arena = arena;
     this.games = {};
+    this.rosters = {};         // each game's roster (a `roster` frame), by game id
     this._seqs = {};
   }
 
@@ -424,7 +509,9 @@ export class LiveArena extends WatchSocket {
   _subscription() { return { arena: this.arena }; }
 
   _handle(m) {
-    if (m.type === "snapshot") {
+    if (m.type === "roster" && typeof m.game === "string") {
+      this.rosters[m.game] = rosterOf(m);
+    } else if (m.type === "snapshot") {
       this.games[m.game] = m.view;
       this._seqs[m.game] = m.seq;
     } else if (m.type === "delta" && m.game in this.games && m.seq > this._seqs[m.game]) {

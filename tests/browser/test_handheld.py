@@ -27,7 +27,7 @@ import aiohttp
 import pytest
 from playwright.async_api import Browser, BrowserContext, Page, WebSocketRoute, expect
 
-from ..service.conftest import RunningServer, Server
+from ..service.conftest import RunningServer, Server, admin_device
 from .conftest import shot
 
 GAME = "g1"
@@ -48,6 +48,7 @@ class Handheld:
     page: Page
     device: str
     sent: list[dict[str, Any]] = field(default_factory=list)   # every `send` frame on /ws/device
+    token: str = ""
 
     def sends_of(self, event_id: str) -> int:
         return sum(1 for f in self.sent if f["event"]["id"] == event_id)
@@ -102,7 +103,7 @@ async def handheld(browser: Browser, server: Server) -> AsyncIterator[Open]:
     async def _open(role: str = "umpire", device: str = "ump-1", *, lang: str | None = None,
                     route: Callable[[WebSocketRoute], Any] | None = None,
                     watch: Callable[[WebSocketRoute], Any] | None = None, paste: bool = False,
-                    ttl: int = 3600) -> Handheld:
+                    pair: bool = False, ttl: int = 3600) -> Handheld:
         context = await browser.new_context(**MOBILE)
         contexts.append(context)
         page = await context.new_page()
@@ -122,6 +123,7 @@ async def handheld(browser: Browser, server: Server) -> AsyncIterator[Open]:
             await page.route_web_socket(re.compile(r"/ws/watch"), watch)
         token = server.token(role, device, game=GAME, official="A. Rivera", ttl=ttl)
         tokens.append(token)
+        hh.token = token
         query = f"?lang={lang}" if lang else ""
         if paste:
             await page.goto(f"{server.http}/handheld{query}")
@@ -129,6 +131,8 @@ async def handheld(browser: Browser, server: Server) -> AsyncIterator[Open]:
             await shot_page(page, "handheld-sign-in")
             await page.fill("#token-input", token)
             await page.click("[data-act=signin]")
+        elif pair:   # the committee's pairing link (its QR code): the token in the fragment
+            await page.goto(f"{server.http}/handheld?game={GAME}{query.replace('?', '&')}#pair={token}")
         else:
             await page.goto(f"{server.http}/handheld{query}#token={token}")
         if ttl > 0:
@@ -631,3 +635,72 @@ async def test_the_handheld_is_installable(server: Server, handheld: Open) -> No
 
 async def shot_page(page: Page, name: str) -> None:
     await page.screenshot(path=shot(name), full_page=False)
+
+
+# ------------------------------------------------------------------ pairing, names and numbers
+
+
+async def test_a_pairing_link_signs_in_and_players_show_by_number_and_name(server: Server,
+                                                                           handheld: Open) -> None:
+    """The committee's link /handheld?game=G#pair=<token>: the handheld keeps the token as it
+    keeps a pasted one, takes the fragment out of the address bar, and its events are accepted.
+    Unregistered, players show by id; registrations made while it is open show at once: "#7
+    Núñez" on his button, in the sheets and in the outbox, the teams by name in their colours;
+    a later registration renames him."""
+    await server.setup_game(GAME)
+    await start_clock(server)
+    hh = await handheld(pair=True)
+    page = hh.page
+    assert "#" not in page.url and "pair" not in page.url and hh.token not in page.url
+    assert await page.evaluate("localStorage.getItem('arena.handheld.token')") == hh.token
+    assert await page.evaluate("location.hash") == ""
+    assert "game=g1" in page.url                                                    # the rest stays
+    # Nothing registered yet: ids.
+    await expect(page.locator("[data-player=h2] .pid")).to_have_text("h2")
+    await expect(page.locator(".scoreline .side.home .tname")).to_have_text("g1-home")
+    assert await page.locator(".col.home").get_attribute("data-colors") is None
+
+    admin = await admin_device(server)
+    await admin.send({"type": "team.registered", "team": "g1-home", "name": "Aiken Arena", "short": "aik",
+                      "colors": {"primary": "#0b3d2e", "secondary": "#f2c230"}})
+    await admin.send({"type": "player.registered", "player": "h2", "name": "Núñez", "number": 7,
+                      "team": "g1-home"})
+    await admin.send({"type": "player.registered", "player": "h1", "name": "Ortega", "number": 2})
+    await expect(page.locator("[data-player=h2] .pid")).to_have_text("#7 Núñez")
+    await expect(page.locator("[data-player=h1] .pid")).to_have_text("#2 Ortega")
+    await expect(page.locator("[data-player=a1] .pid")).to_have_text("a1")           # not registered
+    await expect(page.locator(".col.home .teamhead span")).to_have_text("Aiken Arena")
+    await expect(page.locator(".scoreline .side.home .tname")).to_have_text("AIK")
+    await expect(page.locator(".scoreline .side.away .tname")).to_have_text("g1-away")
+    await expect(page.locator(".col.home")).to_have_attribute("data-colors", "true")
+    head = page.locator(".col.home .teamhead")
+    assert await head.evaluate("(n) => getComputedStyle(n).backgroundColor") == "rgb(11, 61, 46)"
+    assert await head.evaluate("(n) => getComputedStyle(n).color") == "rgb(255, 255, 255)"
+    await shot_page(page, "handheld-registered-names")
+
+    # The card flow: the umpire picks "#7 Núñez"; the sheets and the outbox name him.
+    await page.click("[data-player=h2]")
+    await expect(page.locator("#sheet .sheet-head h2")).to_have_text("#7 Núñez")
+    await page.click("#sheet [data-act=card]")
+    await expect(page.locator("#sheet .sheet-head h2")).to_have_text("Card · #7 Núñez")
+    await page.click("#sheet [data-card=yellow1]")
+    await page.click("#sheet [data-conduct=arguing]")
+    await shot_page(page, "handheld-card-sheet-names")
+    await page.click("#sheet [data-act=record]")
+    entry = page.locator("#outbox .entry[data-type=card]")
+    await expect(entry).to_have_attribute("data-state", "acked")
+    await expect(entry.locator(".what")).to_have_text("Yellow · #7 Núñez · Arguing with officials")
+    (stored,) = [e for _, _, e in rows_of(server, hh.device) if e["type"] == "card"]
+    assert (stored["player"], stored["color"]) == ("h2", "yellow")                   # the id, as ever
+
+    # The goal sheet offers the scorers by number and name.
+    await page.click("#actions [data-act=goal]")
+    await page.click("#sheet [data-team=home]")
+    await expect(page.locator("#sheet [data-scorer=h1]")).to_have_text("#2 Ortega")
+    await page.click("#sheet [data-act=cancel]")
+
+    # A later registration (a new number) renames him at once.
+    await admin.send({"type": "player.registered", "player": "h2", "name": "Núñez", "number": 8,
+                      "team": "g1-home"})
+    await expect(page.locator("[data-player=h2] .pid")).to_have_text("#8 Núñez")
+    await admin.close()

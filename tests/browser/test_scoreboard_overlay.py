@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 from playwright.async_api import Browser, Page, WebSocketRoute, expect
 
-from ..service.conftest import Server
+from ..service.conftest import Server, admin_device
 from .conftest import shot
 
 
@@ -414,3 +414,113 @@ async def test_report_page_screen_and_print(server: Server, page: Page) -> None:
     await page.screenshot(path=shot("report-print"), full_page=True)
     pdf = await page.pdf(format="A4", print_background=True)
     assert pdf[:5] == b"%PDF-"
+
+
+# ------------------------------------------------------------------ names, numbers, colours
+
+AIKEN = {"team": "g1-home", "name": "Aiken Arena", "short": "aik",
+         "colors": {"primary": "#0b3d2e", "secondary": "#f2c230"}}      # dark: white ink
+WELLINGTON = {"team": "g1-away", "name": "Wellington Blue", "short": "wel",
+              "colors": {"primary": "#f4f7fc", "secondary": "#1c4fd8"}}  # light: dark ink
+
+
+def rgb(hex_colour: str) -> str:
+    h = hex_colour.lstrip("#")
+    return f"rgb({int(h[0:2], 16)}, {int(h[2:4], 16)}, {int(h[4:6], 16)})"
+
+
+async def style(page: Page, selector: str, prop: str) -> str:
+    got: str = await page.locator(selector).evaluate(f"(n) => getComputedStyle(n).{prop}")
+    return got
+
+
+async def test_registered_names_numbers_and_colours_show_and_update_live(
+        server: Server, pages: list[Page]) -> None:
+    """Unregistered, the pages show ids. The registrations (made while the pages are open)
+    show at once: team names on the scoreboard and the short letters, upper-cased, on the
+    overlay's score bug, in the teams' colours (the primary behind, the secondary as the
+    accent, the ink by contrast); a carded player is "#7 Núñez" in the box on both and in
+    the lower third; a later registration of his number renames him on both, live."""
+    await server.setup_game()
+    board, overlay = pages
+    await board.goto(f"{server.http}/scoreboard?game=g1")
+    await overlay.goto(f"{server.http}/overlay?game=g1&hold=30")
+    await ready(board)
+    await ready(overlay)
+    # Nothing registered: the ids (made readable), the stylesheet's own colours.
+    await expect(board.locator("#home-name")).to_have_text("G1 Home")
+    await expect(board.locator("#home")).to_have_attribute("data-colors", "false")
+    await expect(overlay.locator("#bug-home-name")).to_have_text("G1 HOME")
+    await expect(overlay.locator("body")).to_have_attribute("data-home-colors", "false")
+
+    admin = await admin_device(server)
+    await admin.send({"type": "team.registered", **AIKEN})
+    await admin.send({"type": "team.registered", **WELLINGTON})
+    await admin.send({"type": "player.registered", "player": "a1", "name": "Núñez", "number": 7,
+                      "team": "g1-away"})
+    await admin.send({"type": "player.registered", "player": "h1", "name": "Ortega", "number": 2})
+
+    # The scoreboard: names, in the teams' colours, each with a readable ink.
+    await expect(board.locator("#home-name")).to_have_text("Aiken Arena")
+    await expect(board.locator("#away-name")).to_have_text("Wellington Blue")
+    await expect(board.locator("#home")).to_have_attribute("data-colors", "true")
+    assert await style(board, "#home", "backgroundColor") == rgb("#0b3d2e")
+    assert await style(board, "#home", "borderTopColor") == rgb("#f2c230")
+    assert await style(board, "#home-name", "color") == "rgb(255, 255, 255)"
+    assert await style(board, "#away", "backgroundColor") == rgb("#f4f7fc")
+    assert await style(board, "#away-name", "color") == rgb("#0b0f17")
+    await expect(board.locator("#box-away h2")).to_have_text("Penalty box · Wellington Blue")
+    # The overlay's score bug: the short letters, upper-cased, in the colours.
+    await expect(overlay.locator("#bug-home-name")).to_have_text("AIK")
+    await expect(overlay.locator("#bug-away-name")).to_have_text("WEL")
+    await expect(overlay.locator("body")).to_have_attribute("data-home-colors", "true")
+    assert await style(overlay, "#bug-home-name", "backgroundColor") == rgb("#0b3d2e")
+    assert await style(overlay, "#bug-home-name", "color") == "rgb(255, 255, 255)"
+    assert await style(overlay, "#bug-away-name", "backgroundColor") == rgb("#f4f7fc")
+    assert await style(overlay, "#bug-away-name", "color") == rgb("#0b0f17")
+    assert await style(overlay, "#bug-away-score", "backgroundColor") == rgb("#1c4fd8")
+
+    ump = await server.device("umpire")
+    tk = await server.device("timekeeper")
+    await asyncio.sleep(0.3)
+    now = now_ms()
+    await tk.send({"type": "clock.start", "game": "g1", "at": now - 60_000})
+    await ump.send({"type": "card", "game": "g1", "player": "a1", "color": "yellow", "count": 2,
+                    "conduct": "rough_play", "at": now - 1_000})
+    row = board.locator('#box .box-row[data-player="a1"]')
+    await expect(row.locator(".who")).to_have_text("#7 Núñez")
+    orow = overlay.locator('#box .row[data-player="a1"]')
+    await expect(orow.locator(".who")).to_have_text("#7 NÚÑEZ")
+    lower = overlay.locator('#lower .lt[data-type="card.recorded"]')
+    await expect(lower).to_contain_text("· #7 NÚÑEZ")
+    await expect(lower.locator(".lt-team")).to_have_text("Wellington Blue")
+    assert await style(overlay, '#box .row[data-player="a1"]', "borderLeftColor") == rgb("#1c4fd8")
+    assert await style(board, "#box-away", "borderLeftColor") == rgb("#1c4fd8")
+    await board.screenshot(path=shot("scoreboard-registered-names"))
+    await overlay.screenshot(path=shot("overlay-registered-names"), omit_background=True)
+
+    # A later registration (a new number) renames him on both pages, live.
+    await admin.send({"type": "player.registered", "player": "a1", "name": "Núñez", "number": 9,
+                      "team": "g1-away"})
+    await expect(row.locator(".who")).to_have_text("#9 Núñez")
+    await expect(orow.locator(".who")).to_have_text("#9 NÚÑEZ")
+    await expect(board.locator("#box-home .empty")).to_be_visible()
+    for d in (admin, ump, tk):
+        await d.close()
+
+
+async def test_an_unregistered_player_in_a_registered_team_shows_by_id(server: Server, page: Page) -> None:
+    """Only what is registered is named: a player with no registration stays his id."""
+    await server.setup_game()
+    admin = await admin_device(server)
+    await admin.send({"type": "team.registered", **AIKEN})
+    await page.goto(f"{server.http}/scoreboard?game=g1")
+    await ready(page)
+    await expect(page.locator("#home-name")).to_have_text("Aiken Arena")
+    await expect(page.locator("#away-name")).to_have_text("G1 Away")
+    await expect(page.locator("#away")).to_have_attribute("data-colors", "false")
+    ump = await server.device("umpire")
+    await ump.send({"type": "card", "game": "g1", "player": "h2", "color": "red", "conduct": "striking"})
+    await expect(page.locator('#box .sentoff-row[data-player="h2"] .who')).to_have_text("H2")
+    for d in (admin, ump):
+        await d.close()
