@@ -16,7 +16,7 @@ from typing import Any
 import aiohttp
 import pytest
 
-from .service.conftest import RunningServer, Server
+from .service.conftest import RunningServer, Server, admin_device
 
 
 @pytest.fixture
@@ -172,3 +172,61 @@ async def test_report_lists_team_officials_cards_and_alerts(srv: Server) -> None
     status, _, text = await get(server, "/games/g1/report.csv")
     kinds = [r["kind"] for r in csv.DictReader(io.StringIO(text))]
     assert kinds.count("alert") == 2 and kinds.count("official.carded") == 1
+
+
+async def register(server: Server) -> None:
+    """g1's home team and two of its players, one with an accent; a2 of the away side too
+    (his team not registered): the report names who is registered and keeps every id."""
+    admin = await admin_device(server)
+    await admin.send({"type": "team.registered", "team": "g1-home", "name": "Aiken Arena", "short": "aik",
+                      "colors": {"primary": "#0b3d2e", "secondary": "#f2c230"}})
+    await admin.send({"type": "player.registered", "player": "h1", "name": "Ortega", "number": 2,
+                      "team": "g1-home"})
+    await admin.send({"type": "player.registered", "player": "h2", "name": "Núñez", "number": 7})
+    await admin.send({"type": "player.registered", "player": "a2", "name": "Salas"})
+    await admin.close()
+
+
+async def test_report_names_registered_players_and_teams_beside_their_ids(srv: Server) -> None:
+    server = srv
+    await register(server)   # before the game is set up: its roster takes them when it is
+    acks = await play(server)
+
+    status, _, body = await get(server, "/games/g1/report.json")
+    assert status == 200
+    report = json.loads(body)
+    cards = {c["cause"]: c for c in report["cards"]}
+    y1 = cards[acks["y1"]["log_id"]]
+    assert (y1["player"], y1["player_name"], y1["number"]) == ("h1", "Ortega", 2)
+    assert (y1["team"], y1["team_name"]) == ("g1-home", "Aiken Arena")
+    red = cards[acks["red"]["log_id"]]
+    assert (red["player"], red["player_name"], red["number"]) == ("a2", "Salas", None)
+    assert (red["team"], red["team_name"]) == ("g1-away", None)   # the away team is not registered
+    y2 = cards[acks["y2"]["log_id"]]
+    assert (y2["player"], y2["player_name"], y2["number"]) == ("a1", None, None)
+    assert report["home"]["name"] == "Aiken Arena" and report["home"]["short"] == "AIK"
+    assert report["home"]["colors"] == {"primary": "#0b3d2e", "secondary": "#f2c230"}
+    assert report["away"]["name"] is None and report["away"]["team"] == "g1-away"
+    assert report["roster"]["players"]["h2"]["name"] == "Núñez"
+    trips = {t["player"]: t for t in report["box_trips"]}
+    assert (trips["h2"]["player_name"], trips["h2"]["number"]) == ("Núñez", 7)
+    (h2_owes,) = [o for o in report["obligations"] if o["player"] == "h2"]
+
+    status, _, page = await get(server, "/games/g1/report")
+    assert status == 200
+    row = page.split(f'data-cause="{acks["y1"]["log_id"]}"', 1)[1].split("</tr>", 1)[0]
+    assert '<b>#2 Ortega</b> <small class="id">h1</small>' in row and "Aiken Arena" in row
+    row = page.split(f'data-cause="{acks["y2"]["log_id"]}"', 1)[1].split("</tr>", 1)[0]
+    assert "<b>a1</b>" in row and "g1-away" in row                     # nothing registered: the ids
+    header = page.split("<header>", 1)[1].split("</header>", 1)[0]
+    assert "Aiken Arena" in header and "background: #0b3d2e" in header and "g1-away" in header
+    assert "#7 Núñez" in page and h2_owes["id"] in page
+    assert ">#2 Ortega<" in page.split('class="timeline"', 1)[1].split("</svg>", 1)[0]
+
+    status, _, text = await get(server, "/games/g1/report.csv")
+    rows = list(csv.DictReader(io.StringIO(text)))
+    (y1_row,) = [r for r in rows if r["cause"] == acks["y1"]["log_id"] and r["kind"] == "card.recorded"]
+    assert (y1_row["player"], y1_row["player_name"], y1_row["number"], y1_row["team_name"]) == (
+        "h1", "Ortega", "2", "Aiken Arena")
+    (ob,) = [r for r in rows if r["kind"] == "obligation" and r["player"] == "h2"]
+    assert (ob["player_name"], ob["number"], ob["team_name"]) == ("Núñez", "7", "Aiken Arena")

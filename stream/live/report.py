@@ -19,6 +19,12 @@ where it fell due. Voided cards are listed apart, marked voided.
 This module builds the document (``build``) and encodes it as JSON; the HTML
 page with its timeline is ``report_html.to_html``, the CSV ``report_csv.to_csv``.
 The engine is asked only through its read-only face.
+
+Names: every line keeps its ids (``player``, ``team``) and adds what the roster
+registers now (``player_name``, ``number``, ``team_name``); the team sheets carry
+the teams' names, short letters and colours, and ``roster`` the game's whole
+roster (``engine.roster``). ``who`` gives a player as the pages show him:
+"#2 Ortega", or the id when he is not registered.
 """
 
 from __future__ import annotations
@@ -35,6 +41,7 @@ from ..rules import events as ev
 from ..rules import notices as nt
 from ..rules.clauses import CLAUSES, cite
 from ..rules.ledger import Obligation
+from ..rules.rosters import GameRoster
 from ..rules.text import mmss, render
 from ..rules.view import CarriedView, GameView, PostgameView
 from .hub import SYSTEM, Hub, now_ms
@@ -72,6 +79,9 @@ class Entry(msgspec.Struct, kw_only=True):
     role: str | None = None        # official.carded: the team official's role (coach, groom, ...)
     code: str | None = None        # alert: its code (docs/log-format.md, "Alerts")
     text: nt.Text
+    player_name: str | None = None  # the player's registered name (None: not registered)
+    number: int | None = None       # his registered shirt number
+    team_name: str | None = None    # the team's registered name
 
 
 class BoxTrip(msgspec.Struct, kw_only=True):
@@ -87,6 +97,9 @@ class BoxTrip(msgspec.Struct, kw_only=True):
     release: Moment | None   # out at this stoppage (None: still in the box at the end)
     stoppage: str | None     # as in the notice: "whistle:<event id>", "goal:…"; "left early", "shootout"
     release_clause: str | None
+    player_name: str | None = None
+    number: int | None = None
+    team_name: str | None = None
 
 
 class TeamSheet(msgspec.Struct):
@@ -95,6 +108,10 @@ class TeamSheet(msgspec.Struct):
     lineup: list[str]
     bench: list[str]
     score: int
+    name: str | None = None        # the team's registered name, short letters, colours and logo
+    short: str | None = None
+    colors: ev.Colors | None = None
+    logo: str | None = None
 
 
 class Report(msgspec.Struct, kw_only=True):
@@ -123,6 +140,7 @@ class Report(msgspec.Struct, kw_only=True):
     obligations: list[Obligation]   # created by this game, as the ledger holds them now
     carried: list[CarriedView]      # obligations from earlier games this game served
     postgame: list[PostgameView]
+    roster: GameRoster | None = None  # the names, numbers and colours registered now
 
 
 #: Notices that are not lines of the report (they show elsewhere, or say nothing new).
@@ -196,6 +214,33 @@ def _detail(n: Any) -> str:
                   | nt.ObligationWithdrawn | nt.ObligationUpdated):
         return f"{n.kind} {mmss(n.owed_ms)} · {n.obligation}" if n.owed_ms else f"{n.kind} · {n.obligation}"
     return ""
+
+
+def who(roster: GameRoster | None, player: str) -> str:
+    """A player as the report shows him: ``"#2 Ortega"``, ``"Ortega"`` (no number), or his id."""
+    p = roster.players.get(player) if roster is not None else None
+    if p is None:
+        return player
+    return p.name if p.number is None else f"#{p.number} {p.name}"
+
+
+def _named(roster: GameRoster, x: Entry | BoxTrip) -> None:
+    """Add the registered names to a line that names a player or a team by id."""
+    p = roster.players.get(x.player) if x.player else None
+    if p is not None:
+        x.player_name, x.number = p.name, p.number
+    team = roster.home if x.side == "home" else roster.away if x.side == "away" else None
+    if team is not None and team.team == x.team:
+        x.team_name = team.name
+
+
+def _sheet(side: str, team: str, lineup: list[str], bench: list[str], score: int,
+           roster: GameRoster) -> TeamSheet:
+    t = roster.home if side == "home" else roster.away
+    if t is None or t.team != team:
+        return TeamSheet(side, team, lineup, bench, score)
+    return TeamSheet(side, team, lineup, bench, score, name=t.name, short=t.short.upper(),
+                     colors=t.colors, logo=t.logo)
 
 
 def stoppage(s: str) -> str:
@@ -288,20 +333,26 @@ async def build(hub: Hub, game: str) -> Report:
                 text=nt.Text(f"Voided: {color} card to {whom}.", f"Anulada: tarjeta {color} para {whom_es}."),
             ))
     entries.sort(key=lambda x: (x.moment.at, x.seq or 0))
+    roster = hub.engine.roster(game)
+    for x in entries:
+        _named(roster, x)
+    trips = _box_trips(entries)
+    for trip in trips:
+        _named(roster, trip)
 
     return Report(
         game=game, event=final.event, arena=final.arena, kind=final.kind, handicap=final.handicap,
         status=final.status,
-        home=TeamSheet("home", final.teams.home.team, final.teams.home.lineup, final.teams.home.bench,
-                       final.score.home),
-        away=TeamSheet("away", final.teams.away.team, final.teams.away.lineup, final.teams.away.bench,
-                       final.score.away),
+        home=_sheet("home", final.teams.home.team, final.teams.home.lineup, final.teams.home.bench,
+                    final.score.home, roster),
+        away=_sheet("away", final.teams.away.team, final.teams.away.lineup, final.teams.away.bench,
+                    final.score.away, roster),
         periods=final.clock.periods, period_ms=final.clock.period_ms, play_ms=final.clock.play_ms,
         period_starts=clock.period_starts(),
         seq=feed.seq, generated_at=now_ms(),
         cards=[x for x in entries if x.kind in ("card.recorded", "official.carded")],
         penalties=[x for x in entries if x.kind == "penalty.awarded"],
-        box_trips=_box_trips(entries),
+        box_trips=trips,
         releases=[x for x in entries if x.kind in ("box.release", "sub.allowed")],
         sent_off=[x for x in entries if x.kind == "sent_off"],
         goals=[x for x in entries if x.kind == "goal.scored"],
@@ -310,6 +361,7 @@ async def build(hub: Hub, game: str) -> Report:
         obligations=sorted(hub.engine.all_obligations(origin_game=game), key=lambda o: (o.order, o.player)),
         carried=list(final.carried),
         postgame=list(final.postgame),
+        roster=roster,
     )
 
 

@@ -1,5 +1,7 @@
 """The game report as CSV (``GET /games/{game}/report.csv``): one row per entry of
-the report (``report.build``), then one per obligation the game created."""
+the report (``report.build``), then one per obligation the game created. Ids stay in
+``player`` and ``team``; ``player_name``, ``number`` and ``team_name`` are what the
+roster registers (empty when nothing is)."""
 
 from __future__ import annotations
 
@@ -9,8 +11,13 @@ import io
 from ..rules.text import mmss
 from .report import Report, citation, iso
 
-ENTRY_COLUMNS = ["kind", "seq", "at", "period", "clock", "play", "player", "side", "team", "detail",
-                 "clause", "citation", "official", "voided", "cause", "text_en", "text_es"]
+ENTRY_COLUMNS = ["kind", "seq", "at", "period", "clock", "play", "player", "player_name", "number", "side",
+                 "team", "team_name", "detail", "clause", "citation", "official", "voided", "cause",
+                 "text_en", "text_es"]
+
+
+def _opt(value: object) -> str:
+    return "" if value is None else str(value)
 
 
 def to_csv(report: Report) -> str:
@@ -21,12 +28,17 @@ def to_csv(report: Report) -> str:
     w.writerow(ENTRY_COLUMNS)
     for x in report.entries:
         m = x.moment
-        w.writerow([x.kind, x.seq if x.seq is not None else "", iso(m.at), m.period, mmss(m.clock_ms),
-                    mmss(m.play_ms), x.player or "", x.side or "", x.team or "", x.detail, x.clause,
-                    x.citation, x.official, "yes" if x.voided else "", x.cause, x.text.en, x.text.es])
+        w.writerow([x.kind, _opt(x.seq), iso(m.at), m.period, mmss(m.clock_ms), mmss(m.play_ms),
+                    x.player or "", x.player_name or "", _opt(x.number), x.side or "", x.team or "",
+                    x.team_name or "", x.detail, x.clause, x.citation, x.official, "yes" if x.voided else "",
+                    x.cause, x.text.en, x.text.es])
+    roster = report.roster
+    teams = {s.team: s.name for s in (report.home, report.away) if s.name}
     for o in report.obligations:
         where = f" · in {o.applied_in}" if o.applied_in else ""
         detail = f"{o.kind} {mmss(o.owed_ms)} · {o.status}{where}"
-        w.writerow(["obligation", "", "", "", "", "", o.player, "", o.team, detail, o.clause,
+        p = roster.players.get(o.player) if roster is not None else None
+        w.writerow(["obligation", "", "", "", "", "", o.player, p.name if p else "",
+                    _opt(p.number if p else None), "", o.team, teams.get(o.team, ""), detail, o.clause,
                     citation(o.clause), o.by or "", "", o.cause, o.reason or "", ""])
     return buf.getvalue()

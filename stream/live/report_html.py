@@ -1,7 +1,9 @@
 """The game report as HTML (``GET /games/{game}/report``): the report's tables
 (``report.build``) on one page that prints on A4, with an inline SVG timeline of
 play time (``timeline_svg``): periods, goals and cards as marks, box trips and
-red cards' no-substitute windows as bars."""
+red cards' no-substitute windows as bars. Players show as "#2 Ortega" with their
+id beside, teams by their registered names in their colours (ids when nothing is
+registered)."""
 
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ from collections.abc import Iterable, Sequence
 
 from ..rules.ledger import Obligation
 from ..rules.text import mmss
-from .report import BoxTrip, Entry, Moment, Report, citation, iso, stoppage
+from .report import BoxTrip, Entry, Moment, Report, TeamSheet, citation, iso, stoppage, who
 
 _HOME, _AWAY = "#1d64c8", "#d9730d"
 _YELLOW, _RED, _GREEN = "#f0c000", "#d32f2f", "#2e9d57"
@@ -39,7 +41,48 @@ def _table(head: Sequence[str], rows: Iterable[str], empty: str) -> str:
 
 
 def _side(x: Entry | BoxTrip) -> str:
-    return f'<span class="side {_e(x.side or "")}">{_e(x.team or x.side or "")}</span>'
+    return f'<span class="side {_e(x.side or "")}">{_e(x.team_name or x.team or x.side or "")}</span>'
+
+
+def _player(r: Report, player: str | None, empty: str = "") -> str:
+    """``<b>#2 Ortega</b> <small>ortega</small>``: the registered number and name, then the id."""
+    if not player:
+        return _e(empty)
+    shown = who(r.roster, player)
+    if shown == player:
+        return f"<b>{_e(player)}</b>"
+    return f'<b>{_e(shown)}</b> <small class="id">{_e(player)}</small>'
+
+
+def _mark(r: Report, player: str) -> str:
+    """A player on the timeline, where room is short: "#2 Ortega" cut to 16 characters."""
+    shown = who(r.roster, player)
+    return shown if len(shown) <= 16 else shown[:15] + "…"
+
+
+def _team_name(r: Report, team: str) -> str:
+    for sheet in (r.home, r.away):
+        if sheet.team == team and sheet.name:
+            return sheet.name
+    return team
+
+
+def _team_head(sheet: TeamSheet) -> str:
+    """A team in the header: its registered name in its colours, with its logo."""
+    if sheet.colors is None:
+        return f'<div class="team {sheet.side}">{_e(sheet.team)}</div>'
+    c = sheet.colors
+    logo = f'<img class="logo" src="/logos/{_e(sheet.logo)}" alt="">' if sheet.logo else ""
+    return (f'<div class="team {sheet.side}" data-colors="true" style="border-color: {_e(c.primary)}">'
+            f'{logo}<span class="chip" style="background: {_e(c.primary)}; '
+            f'border-color: {_e(c.secondary)}"></span>{_e(sheet.name or sheet.team)}'
+            f'<small class="id">{_e(sheet.short or "")} · {_e(sheet.team)}</small></div>')
+
+
+def _lineup(r: Report, sheet: TeamSheet) -> str:
+    bench = f" · bench {', '.join(who(r.roster, p) for p in sheet.bench)}" if sheet.bench else ""
+    lineup = ", ".join(who(r.roster, p) for p in sheet.lineup)
+    return f"<span>{_e(sheet.name or sheet.team)}: {_e(lineup)}{_e(bench)}</span>"
 
 
 def timeline_svg(report: Report) -> str:
@@ -111,7 +154,7 @@ def timeline_svg(report: Report) -> str:
         parts.append(f'<g><title>{_e(c.text.en)}</title><rect x="{round(cx - 4, 1)}" y="{cards_y - 7}" '
                      f'width="8" height="12" rx="1.5" fill="{color}" stroke="#333" stroke-width="0.6"{dash}/>'
                      f'<text x="{cx}" y="{cards_y + 17 + 11 * row}" class="t-mark">'
-                     f'{_e(c.player or c.role or "")}</text></g>')
+                     f'{_e(_mark(report, c.player) if c.player else c.role or "")}</text></g>')
     # box trips: solid while play time is owed, hatched while waiting for the stoppage
     end = report.play_ms
     for i, t in enumerate(trips):
@@ -120,8 +163,10 @@ def timeline_svg(report: Report) -> str:
         x0 = x(t.enter.play_ms)
         served = t.eligible.play_ms if t.eligible else min(end, t.enter.play_ms + t.owed_ms)
         out = t.release.play_ms if t.release else end
-        parts.append(f'<text x="{left - 8}" y="{y + 12}" class="t-lane" fill="{color}">{_e(t.player)}</text>')
-        parts.append(f'<g><title>{_e(t.player)}: box {mmss(t.owed_ms)} of play ({_e(t.clause)}), '
+        parts.append(f'<text x="{left - 8}" y="{y + 12}" class="t-lane" fill="{color}">'
+                     f'{_e(_mark(report, t.player))}</text>')
+        parts.append(f'<g><title>{_e(who(report.roster, t.player))}: box {mmss(t.owed_ms)} of play '
+                     f'({_e(t.clause)}), '
                      f'in at {mmss(t.enter.play_ms)}, out at '
                      f'{mmss(out) if t.release else "the end"}</title>'
                      f'<rect x="{x0}" y="{y + 3}" width="{max(1.0, round(x(served) - x0, 1))}" height="12" '
@@ -134,8 +179,9 @@ def timeline_svg(report: Report) -> str:
     for j, (player, side, start, stop) in enumerate(red_windows):
         y = box_top + (len(trips) + j) * lane_h
         color = _HOME if side == "home" else _AWAY
-        parts.append(f'<text x="{left - 8}" y="{y + 12}" class="t-lane" fill="{color}">{_e(player)}</text>'
-                     f'<g><title>{_e(player)}: sent off; the team plays short</title>'
+        parts.append(f'<text x="{left - 8}" y="{y + 12}" class="t-lane" fill="{color}">'
+                     f'{_e(_mark(report, player))}</text>'
+                     f'<g><title>{_e(who(report.roster, player))}: sent off; the team plays short</title>'
                      f'<rect x="{x(start)}" y="{y + 3}" width="{max(1.0, round(x(stop) - x(start), 1))}" '
                      f'height="12" fill="{_RED}" fill-opacity="0.8" stroke="{color}"/></g>')
     if not lanes:
@@ -198,6 +244,12 @@ tr.voided td { color: var(--muted); text-decoration: line-through; }
 .when { display: block; font-weight: 700; white-space: nowrap; }
 .play { display: block; font-size: .86em; color: var(--muted); white-space: nowrap; }
 .side { font-weight: 700; }
+small.id { font-weight: 400; color: var(--muted); font-size: .82em; }
+header .team small.id { display: block; font-size: 12px; letter-spacing: .06em; }
+header .team .chip { display: inline-block; width: 14px; height: 14px; margin-right: 8px; border-radius: 3px;
+                     border: 3px solid; vertical-align: 1px; }
+header .team .logo { height: 40px; width: auto; max-width: 80px; object-fit: contain; margin-right: 10px;
+                     vertical-align: middle; }
 .side.home { color: var(--home); } .side.away { color: var(--away); }
 .clause { white-space: nowrap; }
 .clause b { display: inline-block; min-width: 2.4em; padding: 0 5px; margin-right: 4px;
@@ -258,19 +310,19 @@ def to_html(report: Report) -> str:
     cards = _table(
         ["When", "Player", "Team", "Card", "Clause", "Official"],
         (f'<tr class="{"voided" if c.voided else ""}" data-cause="{_e(c.cause)}">'
-         f"<td>{_when(c.moment)}</td><td><b>{_e(c.player or '')}</b>"
+         f"<td>{_when(c.moment)}</td><td>{_player(r, c.player)}"
          f"{_e(c.role or '')}{' <small>(team official)</small>' if c.role else ''}</td><td>{_side(c)}</td>"
          f'<td>{_card_icon(c)}{_e(c.detail)}<div class="text">{_e(c.text.en)}</div></td>'
          f"<td>{_clause(c)}</td><td>{_e(c.official)}</td></tr>" for c in r.cards),
         "No cards.")
     penalties = _table(
         ["When", "Against", "Player", "Penalty", "Clause"],
-        (f"<tr><td>{_when(p.moment)}</td><td>{_side(p)}</td><td>{_e(p.player or '—')}</td>"
+        (f"<tr><td>{_when(p.moment)}</td><td>{_side(p)}</td><td>{_player(r, p.player, '—')}</td>"
          f"<td>{_e(p.detail)}</td><td>{_clause(p)}</td></tr>" for p in r.penalties),
         "No penalties.")
     trips = _table(
         ["Player", "Team", "In", "Owed", "Served", "Released", "Clause"],
-        (f'<tr data-player="{_e(t.player)}"><td><b>{_e(t.player)}</b>'
+        (f'<tr data-player="{_e(t.player)}"><td>{_player(r, t.player)}'
          f'<div class="text">{_e(t.kind)}</div></td>'
          f"<td>{_side(t)}</td><td>{_when(t.enter)}</td><td>{mmss(t.owed_ms)} of play</td>"
          f"<td>{_when(t.eligible) if t.eligible else '—'}</td>"
@@ -280,17 +332,17 @@ def to_html(report: Report) -> str:
         "No box trips.")
     releases = _table(
         ["When", "Player", "Team", "What", "Clause"],
-        (f"<tr><td>{_when(x.moment)}</td><td><b>{_e(x.player or '')}</b></td><td>{_side(x)}</td>"
+        (f"<tr><td>{_when(x.moment)}</td><td>{_player(r, x.player)}</td><td>{_side(x)}</td>"
          f"<td>{_e(x.text.en)}</td><td>{_clause(x)}</td></tr>" for x in r.releases),
         "No releases.")
     sent = _table(
         ["When", "Player", "Team", "No substitute", "Clause"],
-        (f"<tr><td>{_when(x.moment)}</td><td><b>{_e(x.player or '')}</b></td><td>{_side(x)}</td>"
+        (f"<tr><td>{_when(x.moment)}</td><td>{_player(r, x.player)}</td><td>{_side(x)}</td>"
          f"<td>{_e(x.detail)}</td><td>{_clause(x)}</td></tr>" for x in r.sent_off),
         "No one was sent off.")
     goals = _table(
         ["When", "Team", "Player", "Score"],
-        (f"<tr><td>{_when(g.moment)}</td><td>{_side(g)}</td><td>{_e(g.player or '—')}</td>"
+        (f"<tr><td>{_when(g.moment)}</td><td>{_side(g)}</td><td>{_player(r, g.player, '—')}</td>"
          f"<td>{_e(g.detail)}</td></tr>" for g in r.goals),
         "No goals.")
     alerts = _table(
@@ -301,7 +353,7 @@ def to_html(report: Report) -> str:
         "No alerts: the record and the rules agreed throughout.")
     obligations = _table(
         ["Player", "Team", "Obligation", "Clause", "Status", "Served in", "From"],
-        (f'<tr><td><b>{_e(o.player)}</b></td><td>{_e(o.team)}</td>'
+        (f'<tr><td>{_player(r, o.player)}</td><td>{_e(_team_name(r, o.team))}</td>'
          f"<td>{_e(o.kind.replace('_', ' '))}{' ' + mmss(o.owed_ms) + ' of play' if o.owed_ms else ''}"
          f'<div class="text">{_e(o.id)}</div></td>'
          f"<td>{_ob_clause(o)}</td><td>{_e(o.status)}</td><td>{_e(o.applied_in or '—')}</td>"
@@ -310,7 +362,7 @@ def to_html(report: Report) -> str:
         "This game created no obligations for later games.")
     carried = _table(
         ["Player", "Obligation", "Clause", "From game"],
-        (f"<tr><td><b>{_e(c.player)}</b></td><td>{_e(c.kind.replace('_', ' '))} {mmss(c.owed_ms)}</td>"
+        (f"<tr><td>{_player(r, c.player)}</td><td>{_e(c.kind.replace('_', ' '))} {mmss(c.owed_ms)}</td>"
          f'<td><span class="clause"><b>{_e(c.clause)}</b></span></td><td>{_e(c.origin_game)}</td></tr>'
          for c in r.carried),
         "Nothing carried into this game.")
@@ -319,26 +371,23 @@ def to_html(report: Report) -> str:
               f"</i>"
               f"served, waiting for the stoppage</span>"
               f'<span><i style="background:{_RED}"></i>sent off, no substitute</span>'
-              f'<span><i style="background:{_HOME}"></i>{_e(r.home.team)}</span>'
-              f'<span><i style="background:{_AWAY}"></i>{_e(r.away.team)}</span></div>')
+              f'<span><i style="background:{_HOME}"></i>{_e(r.home.name or r.home.team)}</span>'
+              f'<span><i style="background:{_AWAY}"></i>{_e(r.away.name or r.away.team)}</span></div>')
     g = _e(r.game)
     return (
         f'<!doctype html><html lang="en"><head><meta charset="utf-8">'
         f'<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>Game report · {g}</title><style>{_CSS}</style></head><body><main>"
         f"<h1>Game report · Rule 14</h1>"
-        f'<header><div class="team home">{_e(r.home.team)}</div>'
+        f'<header>{_team_head(r.home)}'
         f'<div class="score">{r.home.score} – {r.away.score}</div>'
-        f'<div class="team away">{_e(r.away.team)}</div></header>'
+        f'{_team_head(r.away)}</header>'
         f'<div class="meta"><span>Game <b>{g}</b></span><span>Event <b>{_e(r.event)}</b></span>'
         f"<span>Arena <b>{_e(r.arena or '—')}</b></span><span>Handicap <b>{r.handicap}</b></span>"
         f"<span>Kind <b>{_e(r.kind)}</b></span><span>Status <b>{_e(status)}</b></span>"
         f"<span>Play <b>{mmss(r.play_ms)}</b> of {r.periods} × {mmss(r.period_ms)}</span>"
         f"<span>Log <b>seq {r.seq}</b></span><span>Generated <b>{_e(iso(r.generated_at))}</b></span></div>"
-        f'<div class="meta"><span>{_e(r.home.team)}: {_e(", ".join(r.home.lineup))}'
-        f"{_e(' · bench ' + ', '.join(r.home.bench)) if r.home.bench else ''}</span>"
-        f'<span>{_e(r.away.team)}: {_e(", ".join(r.away.lineup))}'
-        f"{_e(' · bench ' + ', '.join(r.away.bench)) if r.away.bench else ''}</span></div>"
+        f'<div class="meta">{_lineup(r, r.home)}{_lineup(r, r.away)}</div>'
         f"<h2>Timeline <small>— x axis: play time</small></h2>{timeline_svg(r)}{legend}"
         f"<h2>Cards <small>({len(r.cards)})</small></h2>{cards}"
         f"<h2>Penalties <small>({len(r.penalties)})</small></h2>{penalties}"
