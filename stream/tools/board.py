@@ -1,7 +1,10 @@
-"""A scoreboard as plain text: what the arena board shows, for a terminal."""
+"""A scoreboard as plain text: what the arena board shows, for a terminal. With the
+game's roster, teams show by name ("AIK" letters beside) and players as "#2 Ortega";
+by id when nothing is registered."""
 
 from __future__ import annotations
 
+from ..rules.rosters import GameRoster
 from ..rules.text import mmss
 from ..rules.view import GameView, SitoutView
 
@@ -12,18 +15,31 @@ def _sitout(so: SitoutView) -> str:
     return f"{mmss(so.remaining_ms)} of play owed"
 
 
-def render_board(v: GameView) -> str:
+def _who(roster: GameRoster | None, player: str) -> str:
+    p = roster.players.get(player) if roster is not None else None
+    if p is None:
+        return player
+    return p.name if p.number is None else f"#{p.number} {p.name}"
+
+
+def _team(roster: GameRoster | None, side: str, team: str) -> str:
+    entry = (roster.home if side == "home" else roster.away) if roster is not None else None
+    return f"{entry.name} ({entry.short.upper()})" if entry is not None and entry.team == team else team
+
+
+def render_board(v: GameView, roster: GameRoster | None = None) -> str:
+    home, away = _team(roster, "home", v.teams.home.team), _team(roster, "away", v.teams.away.team)
     c = v.clock
     period = f"P{c.period}" + (" OT" if c.overtime else "")
     clock = "FINAL" if v.status == "ended" else (
         f"{period} {mmss(c.remaining_ms)} {'RUN' if c.running else 'STOP'}"
         + (" (period over)" if c.period_over else ""))
     lines = [
-        f"{v.teams.home.team:>20}  {v.score.home:>2} - {v.score.away:<2}  {v.teams.away.team}",
+        f"{home:>20}  {v.score.home:>2} - {v.score.away:<2}  {away}",
         f"{clock:^50}",
     ]
-    for side in (v.teams.home, v.teams.away):
-        line = f"  {side.team}: {side.on_field} on the field"
+    for side, name in ((v.teams.home, home), (v.teams.away, away)):
+        line = f"  {name}: {side.on_field} on the field"
         if not side.substitute_allowed:
             line += ", no substitute"
         lines.append(line)
@@ -42,7 +58,7 @@ def render_board(v: GameView) -> str:
         if p.yellows and not bits:
             bits.append(f"{p.yellows} yellow")
         if bits:
-            lines.append(f"    {p.id} ({p.side}): " + "; ".join(bits))
+            lines.append(f"    {_who(roster, p.id)} ({p.side}): " + "; ".join(bits))
     for o in v.officials:  # cards to team officials (R1)
         cards = [f"{o.yellows} yellow"] if o.yellows else []
         cards += [f"{o.reds} red"] if o.reds else []

@@ -6,6 +6,10 @@ stoppage after four minutes of play; a mount is replaced; a mistaken card is
 voided; a player leaves the box early and is released by a goal that lands
 exactly on his new boundary; a 2-point goal comes from a Penalty 2.
 
+Before the game both teams are registered (name, score-bug letters, colours) and
+so are their players (names and shirt numbers, "Díaz" among them), so that every
+display shows "#2 Ortega", "AIK" and the teams' colours.
+
 ``demo_events(t0)`` gives the log as dicts (the pinned format); the bundled
 ``stream/examples/demo-game.jsonl`` is ``demo_events(DEMO_T0)`` and a test
 keeps the two the same.
@@ -21,6 +25,14 @@ EVENT = "demo-cup"
 
 HOME = {"team": "aiken-arena", "players": ["ruiz", "ortega", "mahoney"], "subs": ["diaz"]}
 AWAY = {"team": "wellington-blue", "players": ["beck", "salas", "kerr"], "subs": ["frey"]}
+
+# What the displays show: (team, name, short, primary, secondary), and (player, name, number).
+TEAMS = [("aiken-arena", "Aiken Arena", "AIK", "#0b3d2e", "#f2c230"),
+         ("wellington-blue", "Wellington Blue", "WEL", "#f4f7fc", "#1c4fd8")]
+PLAYERS = {"aiken-arena": [("ruiz", "Ruiz", 1), ("ortega", "Ortega", 2), ("mahoney", "Mahoney", 3),
+                           ("diaz", "Díaz", 4)],
+           "wellington-blue": [("beck", "Beck", 1), ("salas", "Salas", 2), ("kerr", "Kerr", 3),
+                               ("frey", "Frey", 4)]}
 
 # (offset ms from the first clock start, device role, event without id/at/game)
 SCRIPT: list[tuple[int, str, dict[str, Any]]] = [
@@ -80,10 +92,25 @@ SCRIPT: list[tuple[int, str, dict[str, Any]]] = [
 ]
 
 
+def registrations(t0: int) -> list[dict[str, Any]]:
+    """The teams and players registered before the game (fixed ids: sent again, they are
+    acknowledged as the same events)."""
+    out: list[dict[str, Any]] = []
+    for team, name, short, primary, secondary in TEAMS:
+        out.append({"type": "team.registered", "id": f"{team}-registered", "at": t0 - 3_000_000,
+                    "team": team, "name": name, "short": short,
+                    "colors": {"primary": primary, "secondary": secondary}})
+        for player, pname, number in PLAYERS[team]:
+            out.append({"type": "player.registered", "id": f"{player}-registered", "at": t0 - 3_000_000,
+                        "player": player, "name": pname, "number": number, "team": team})
+    return out
+
+
 def setup_events(t0: int, game: str = GAME, event: str = EVENT) -> list[dict[str, Any]]:
     return [
         {"type": "event.setup", "id": f"{event}-setup", "at": t0 - 3_600_000, "event": event,
          "class": "club", "handicap": 8, "teams": [HOME["team"], AWAY["team"]], "completed": False},
+        *registrations(t0),
         {"type": "game.setup", "id": f"{game}-setup", "at": t0 - 600_000, "game": game,
          "event": event, "handicap": 8, "kind": "regular", "shootout_option": False,
          "periods": 4, "period_ms": 450_000, "teams": {"home": HOME, "away": AWAY}},

@@ -1,5 +1,6 @@
 """Plays the scripted demo game through a running service, as real devices would:
-an admin device sets it up, two umpires and a referee send cards, goals,
+an admin device registers its teams and players (names, numbers, colours) and
+sets it up, two umpires and a referee send cards, goals,
 whistles and a void, a timekeeper runs the clock. Used by ``serve`` (its
 built-in demo) and by ``arena-stream simulate``.
 """
