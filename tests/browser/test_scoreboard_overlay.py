@@ -17,6 +17,7 @@ import zlib
 from collections.abc import AsyncIterator
 from typing import Any
 
+import aiohttp
 import pytest
 from playwright.async_api import Browser, Page, WebSocketRoute, expect
 
@@ -424,6 +425,24 @@ WELLINGTON = {"team": "g1-away", "name": "Wellington Blue", "short": "wel",
               "colors": {"primary": "#f4f7fc", "secondary": "#1c4fd8"}}  # light: dark ink
 
 
+def png(width: int, height: int, rgba: tuple[int, int, int, int]) -> bytes:
+    """A solid-colour RGBA PNG (a team's logo)."""
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+    raw = b"".join(b"\x00" + bytes(rgba) * width for _ in range(height))
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 6, 0, 0, 0))
+            + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))
+
+
+async def upload_logo(server: Server, team: str, data: bytes) -> str:
+    async with aiohttp.ClientSession() as s, s.post(
+            f"{server.http}/api/teams/{team}/logo", data=data,
+            headers={"Authorization": f"Bearer {server.admin}", "Content-Type": "image/png"}) as r:
+        assert r.status == 201, await r.text()
+        sha: str = (await r.json())["logo"]
+        return sha
+
+
 def rgb(hex_colour: str) -> str:
     h = hex_colour.lstrip("#")
     return f"rgb({int(h[0:2], 16)}, {int(h[2:4], 16)}, {int(h[4:6], 16)})"
@@ -454,7 +473,8 @@ async def test_registered_names_numbers_and_colours_show_and_update_live(
     await expect(overlay.locator("body")).to_have_attribute("data-home-colors", "false")
 
     admin = await admin_device(server)
-    await admin.send({"type": "team.registered", **AIKEN})
+    logo = await upload_logo(server, "g1-home", png(24, 16, (242, 194, 48, 255)))
+    await admin.send({"type": "team.registered", **AIKEN, "logo": logo})
     await admin.send({"type": "team.registered", **WELLINGTON})
     await admin.send({"type": "player.registered", "player": "a1", "name": "Núñez", "number": 7,
                       "team": "g1-away"})
@@ -470,6 +490,13 @@ async def test_registered_names_numbers_and_colours_show_and_update_live(
     assert await style(board, "#away", "backgroundColor") == rgb("#f4f7fc")
     assert await style(board, "#away-name", "color") == rgb("#0b0f17")
     await expect(board.locator("#box-away h2")).to_have_text("Penalty box · Wellington Blue")
+    # The logo, where there is one (served from /logos/{sha}, and loaded).
+    for pg, sel in ((board, "#home-logo"), (overlay, "#bug-home-logo")):
+        await expect(pg.locator(sel)).to_be_visible()
+        await expect(pg.locator(sel)).to_have_attribute("src", f"/logos/{logo}")
+        await pg.wait_for_function(f"() => document.querySelector('{sel}').naturalWidth === 24", timeout=5000)
+    await expect(board.locator("#away-logo")).to_be_hidden()
+    await expect(overlay.locator("#bug-away-logo")).to_be_hidden()
     # The overlay's score bug: the short letters, upper-cased, in the colours.
     await expect(overlay.locator("#bug-home-name")).to_have_text("AIK")
     await expect(overlay.locator("#bug-away-name")).to_have_text("WEL")
