@@ -1,0 +1,121 @@
+// Section 2, schedule games: the two teams from those registered, each side's three in the
+// lineup and its substitutes from that team's registered players (numbers and names shown),
+// the kind of game, the 5.c(2) shootout option, handicap, arena, periods and period length.
+
+import { submit } from "./committee-api.js";
+import { S, bus, t, el, option, run, reload, formMessage, playerName, teamName, parseMmss } from "./committee-ui.js";
+
+const $ = (sel, root = document) => root.querySelector(sel);
+const SIDES = ["home", "away"];
+const KINDS = ["regular", "consolation", "subsidiary_first_round", "shootout"];
+
+export function init() {
+  const form = $("#game-form");
+  form.addEventListener("submit", (e) => { e.preventDefault(); schedule(); });
+  for (const side of SIDES) {
+    form.elements[`${side}_team`].addEventListener("change", () => fillSide(side, true));
+    for (const select of form.querySelectorAll(`[data-side=${side}] select.lineup`)) {
+      select.addEventListener("change", () => markLineup(side));
+    }
+  }
+  bus.addEventListener("data", render);
+  bus.addEventListener("lang", render);
+}
+
+function render() {
+  const form = $("#game-form");
+  const f = form.elements;
+  const entered = S.tournament?.teams || [];
+  const teams = entered.length ? S.teams.filter((x) => entered.includes(x.team)) : S.teams;
+  for (const side of SIDES) {
+    const select = f[`${side}_team`];
+    const keep = select.value;
+    select.replaceChildren(option("", t("gm_pick_team")), ...teams.map((x) => option(x.team, `${x.name} (${x.short.toUpperCase()})`)));
+    select.value = keep;
+    fillSide(side, false);
+  }
+  const kind = f.kind.value || "regular";
+  f.kind.replaceChildren(...KINDS.map((k) => option(k, t(`kind_${k}`), k === kind)));
+  if (!f.handicap.value && S.tournament) f.handicap.value = String(S.tournament.handicap);
+  if (!f.game.value || form.dataset.suggested === f.game.value) {
+    const n = S.games.length + 1;
+    f.game.value = S.event ? `${S.event}-g${n}` : `g${n}`;
+    form.dataset.suggested = f.game.value;
+  }
+  $("#games-table tbody").replaceChildren(...S.games.map((g) => el("tr", { "data-game": g.game },
+    el("td", { class: "muted", text: g.game }),
+    el("td", { text: `${teamName(g.home)} – ${teamName(g.away)}` }),
+    el("td", { text: g.arena || "" }),
+    el("td", { text: t(`status_${g.status}`) }),
+    el("td", { class: "num", text: `${g.score.home}–${g.score.away}` }))));
+  $("#games-empty").hidden = S.games.length > 0;
+}
+
+/** A side's lineup selects and substitute boxes, from its team's registered players. */
+function fillSide(side, reset) {
+  const form = $("#game-form");
+  const teamId = form.elements[`${side}_team`].value;
+  const mine = S.players.filter((p) => p.team === teamId && teamId)
+    .sort((a, b) => (a.number ?? 99) - (b.number ?? 99) || a.name.localeCompare(b.name));
+  const others = S.players.filter((p) => !mine.includes(p));
+  const lineup = [...form.querySelectorAll(`[data-side=${side}] select.lineup`)];
+  lineup.forEach((select, i) => {
+    const keep = reset ? mine[i]?.player || "" : select.value;
+    select.replaceChildren(option("", "—"),
+      el("optgroup", { label: teamName(teamId) || t("gm_team") }, ...mine.map((p) => option(p.player, playerName(p.player)))),
+      el("optgroup", { label: t("gm_others") }, ...others.map((p) => option(p.player, `${playerName(p.player)} · ${teamName(p.team) || "—"}`))));
+    select.value = keep;
+  });
+  const subs = $(`[data-side=${side}] .subs`);
+  const checked = new Set(reset ? mine.slice(3).map((p) => p.player)
+    : [...subs.querySelectorAll("input:checked")].map((i) => i.value));
+  subs.replaceChildren(...(mine.length ? mine : []).map((p) => {
+    const box = el("input", { type: "checkbox", value: p.player, checked: checked.has(p.player) });
+    return el("label", { class: "check" }, box, el("span", { text: playerName(p.player) }));
+  }));
+  if (!mine.length) subs.append(el("p", { class: "muted", text: teamId ? t("gm_no_players") : t("gm_pick_first") }));
+  markLineup(side);
+}
+
+/** A player in the lineup is not also a substitute. */
+function markLineup(side) {
+  const picked = new Set([...document.querySelectorAll(`#game-form [data-side=${side}] select.lineup`)].map((s) => s.value));
+  for (const box of document.querySelectorAll(`#game-form [data-side=${side}] .subs input`)) {
+    box.disabled = picked.has(box.value);
+    if (box.disabled) box.checked = false;
+    box.closest("label").dataset.inLineup = String(box.disabled);
+  }
+}
+
+async function schedule() {
+  const form = $("#game-form");
+  const f = form.elements;
+  const teams = {};
+  for (const side of SIDES) {
+    const players = [...form.querySelectorAll(`[data-side=${side}] select.lineup`)].map((s) => s.value).filter(Boolean);
+    const subs = [...form.querySelectorAll(`[data-side=${side}] .subs input:checked`)].map((i) => i.value)
+      .filter((p) => !players.includes(p));
+    teams[side] = { team: f[`${side}_team`].value, players, subs };
+  }
+  const periodMs = parseMmss(f.period.value);
+  const body = {
+    game: f.game.value.trim(), event: S.event, handicap: Number(f.handicap.value || 0), kind: f.kind.value,
+    shootout_option: f.shootout_option.checked, periods: Number(f.periods.value || 4),
+    period_ms: Number.isNaN(periodMs) ? f.period.value : periodMs, arena: f.arena.value.trim(), teams,
+  };
+  await run(form, async () => {
+    for (const side of SIDES) {
+      if (!teams[side].team) {
+        const err = { code: "missing_team", detail: t("gm_need_team"), body: { field: `teams.${side}.team` } };
+        throw err;
+      }
+    }
+    await submit("/api/games", body, "setup");
+    formMessage(form, "ok", t("gm_done", { game: body.game, home: teamName(teams.home.team), away: teamName(teams.away.team) }));
+    form.dataset.suggested = "";
+    f.game.value = "";
+    await reload();
+  }, { duplicate_game: "game", same_team: "teams.away.team", duplicate_player: "teams.home.players",
+    unknown_event: "game", class_mismatch: "handicap", out_of_scope: "game", event_completed: "game" });
+}
+

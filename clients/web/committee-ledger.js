@@ -1,0 +1,180 @@
+// Section 5, the suspension ledger: who owes what (a sit-out, a suspension, a yellow status),
+// from which game and clause, its status and the game that takes it; what each scheduled game
+// will apply when it begins; the committee's increase, decrease and rescind, each with who and
+// why; and the event's end (completed) or a team's (eliminated).
+
+import { api, submit } from "./committee-api.js";
+import { S, bus, t, el, option, run, reload, formMessage, playerName, teamName, mmss, parseMmss, errorText } from "./committee-ui.js";
+
+const $ = (sel, root = document) => root.querySelector(sel);
+let obligations = [];
+
+export function init() {
+  const by = $("#ledger-by");
+  by.value = S.by;
+  by.addEventListener("change", () => { S.by = by.value.trim(); localStorage.setItem("arena.committee.by", S.by); });
+  $("#ledger-all").addEventListener("change", draw);
+  $("#ledger-refresh").addEventListener("click", () => reload().catch(() => refresh()));
+  $("#decision-form").addEventListener("submit", (e) => { e.preventDefault(); decide(); });
+  $("#decision-form [data-act=cancel]").addEventListener("click", () => { $("#decision-form").hidden = true; });
+  $("#increase-form").addEventListener("submit", (e) => { e.preventDefault(); increase(); });
+  $("#complete-form").addEventListener("submit", (e) => { e.preventDefault(); complete(); });
+  $("#eliminate-form").addEventListener("submit", (e) => { e.preventDefault(); eliminate(); });
+  bus.addEventListener("data", () => refresh());
+  bus.addEventListener("lang", draw);
+}
+
+function signer() {
+  return S.by || $("#ledger-by").value.trim() || t("ld_by_default");
+}
+
+export async function refresh() {
+  try {
+    obligations = await api("GET", "/api/obligations");
+    $("#ledger-error").hidden = true;
+  } catch (err) {
+    $("#ledger-error").hidden = false;
+    $("#ledger-error").replaceChildren(errorText(err));
+  }
+  draw();
+  await previews();
+}
+
+function ofEvent(o) {
+  return $("#ledger-all").checked || !S.event || o.origin_event === S.event;
+}
+
+function kindText(o) {
+  if (o.kind === "sit_out") return `${t("ob_sit_out")} ${mmss(o.owed_ms)}`;
+  if (o.kind === "suspension" && o.owed_ms) return `${t("ob_suspension")} · ${t("ld_no_sub", { time: mmss(o.owed_ms) })}`;
+  return t(`ob_${o.kind}`);
+}
+
+function draw() {
+  const rows = obligations.filter(ofEvent);
+  $("#ledger-empty").hidden = rows.length > 0;
+  $("#ledger-table").hidden = !rows.length;
+  $("#ledger-table tbody").replaceChildren(...rows.map((o) => {
+    const open = o.status === "pending";
+    return el("tr", { "data-obligation": o.id, "data-player": o.player, "data-status": o.status },
+      el("td", {}, el("b", { text: playerName(o.player) }), el("br"), el("span", { class: "muted", text: teamName(o.team) })),
+      el("td", { "data-kind": o.kind, text: kindText(o) }),
+      el("td", {}, o.origin_game, el("span", { class: "clause", text: ` ${o.clause}` })),
+      el("td", { class: `st st-${o.status}`, text: t(`ob_st_${o.status}`) }),
+      el("td", { "data-applied": o.applied_in || "", text: o.applied_in || "—" }),
+      el("td", { class: "muted", text: o.by ? `${o.by}: ${o.reason || ""}` : "" }),
+      el("td", { class: "actions" },
+        open ? el("button", { type: "button", class: "small danger", "data-act": "rescind", text: t("ld_rescind"), onclick: () => openDecision(o, "rescind") }) : "",
+        open && o.owed_ms > 0 ? el("button", { type: "button", class: "small", "data-act": "decrease", text: t("ld_decrease"), onclick: () => openDecision(o, "decrease") }) : ""));
+  }));
+  const ended = S.games.filter((g) => g.status === "ended");
+  const f = $("#increase-form").elements;
+  const keepGame = f.origin_game.value;
+  f.origin_game.replaceChildren(option("", t("ld_pick_game")), ...ended.map((g) => option(g.game, `${g.game}: ${teamName(g.home)} – ${teamName(g.away)}`)));
+  f.origin_game.value = keepGame;
+  const keepPlayer = f.player.value;
+  f.player.replaceChildren(option("", t("ld_pick_player")), ...S.players.map((p) => option(p.player, `${playerName(p.player)} · ${teamName(p.team)}`)));
+  f.player.value = keepPlayer;
+  const el2 = $("#eliminate-form").elements.team;
+  const keepTeam = el2.value;
+  const gone = new Set(S.tournament?.eliminated || []);
+  el2.replaceChildren(option("", t("ld_pick_team")), ...(S.tournament?.teams || []).filter((x) => !gone.has(x)).map((x) => option(x, teamName(x))));
+  el2.value = keepTeam;
+  $("#eliminated-list").textContent = gone.size ? `${t("ld_eliminated")}: ${[...gone].map(teamName).join(", ")}` : "";
+  const done = Boolean(S.tournament?.completed);
+  $("#complete-form button").disabled = done || !S.tournament;
+  $("#complete-state").textContent = done ? t("ev_completed") : "";
+}
+
+/** For each scheduled game: what it will apply when it begins (the engine's preview). */
+async function previews() {
+  const box = $("#previews");
+  const scheduled = S.games.filter((g) => g.status === "scheduled");
+  $("#previews-empty").hidden = scheduled.length > 0;
+  const cards = await Promise.all(scheduled.map(async (g) => {
+    let body;
+    try {
+      const p = await api("GET", `/api/games/${encodeURIComponent(g.game)}/preview`);
+      body = p.applies.length
+        ? el("ul", {}, ...p.applies.map((o) => el("li", { "data-obligation": o.id, "data-player": o.player },
+          el("b", { text: playerName(o.player) }), ` · ${kindText(o)} · ${t("ld_from", { game: o.origin_game })}`,
+          el("span", { class: "clause", text: ` ${o.clause}` }))))
+        : el("p", { class: "muted", "data-empty": "true", text: t("ld_preview_none") });
+    } catch (err) {
+      if (err.code === "game_begun") return null;   // under way since the list was read: it has taken what it owed
+      body = el("p", { class: "error" }, errorText(err));
+    }
+    return el("article", { class: "card preview", "data-game": g.game },
+      el("h4", {}, `${teamName(g.home)} – ${teamName(g.away)}`, el("span", { class: "muted", text: ` · ${g.game}` })), body);
+  }));
+  box.replaceChildren(...cards.filter(Boolean));
+}
+
+// ------------------------------------------------------------------ the committee's decisions
+
+function openDecision(o, mode) {
+  const form = $("#decision-form");
+  form.hidden = false;
+  form.dataset.mode = mode;
+  form.dataset.obligation = o.id;
+  form.elements.reason.value = "";
+  form.elements.owed.value = mmss(o.owed_ms);
+  $("#decision-owed").hidden = mode !== "decrease";
+  $("#decision-title").textContent = t(mode === "rescind" ? "ld_rescind_title" : "ld_decrease_title",
+    { player: playerName(o.player), what: kindText(o), game: o.origin_game });
+  form.querySelector("button[type=submit]").textContent = t(mode === "rescind" ? "ld_rescind_do" : "ld_decrease_do");
+  for (const n of form.querySelectorAll(".field-error, .form-msg")) n.remove();
+  form.scrollIntoView({ block: "nearest" });
+  form.elements.reason.focus();
+}
+
+async function decide() {
+  const form = $("#decision-form");
+  const mode = form.dataset.mode;
+  const body = { obligation: form.dataset.obligation, by: signer(), reason: form.elements.reason.value.trim() };
+  if (mode === "decrease") {
+    const ms = parseMmss(form.elements.owed.value);
+    body.owed_ms = Number.isNaN(ms) ? form.elements.owed.value : ms;
+  }
+  await run(form, async () => {
+    await submit(`/api/committee/${mode}`, body, mode);
+    form.hidden = true;
+    await reload();
+    formMessage($("#ledger-section"), "ok", t(mode === "rescind" ? "ld_rescinded" : "ld_decreased"));
+  }, { not_decreasable: "owed_ms", not_a_decrease: "owed_ms", unknown_obligation: "reason", record_closed: "reason" });
+}
+
+async function increase() {
+  const form = $("#increase-form");
+  const f = form.elements;
+  const sit = f.sit_out.value.trim() ? parseMmss(f.sit_out.value) : 0;
+  const body = { player: f.player.value, origin_game: f.origin_game.value, games: Number(f.games.value || 0),
+    sit_out_ms: Number.isNaN(sit) ? f.sit_out.value : sit, by: signer(), reason: f.reason.value.trim() };
+  await run(form, async () => {
+    await submit("/api/committee/increase", body, "increase");
+    formMessage(form, "ok", t("ld_increased", { player: playerName(body.player) }));
+    f.reason.value = "";
+    await reload();
+  }, { unknown_player: "player", game_not_over: "origin_game", unknown_game: "origin_game", nothing_to_add: "games" });
+}
+
+async function complete() {
+  const form = $("#complete-form");
+  if (!confirm(t("ld_complete_confirm", { event: S.event }))) return;
+  await run(form, async () => {
+    await api("POST", `/api/events/${encodeURIComponent(S.event)}/complete`, {});
+    formMessage(form, "ok", t("ld_completed"));
+    await reload();
+  });
+}
+
+async function eliminate() {
+  const form = $("#eliminate-form");
+  const teamId = form.elements.team.value;
+  await run(form, async () => {
+    if (!teamId) throw { code: "missing_team", detail: t("ld_pick_team"), body: { field: "team" } };
+    await api("POST", `/api/events/${encodeURIComponent(S.event)}/eliminate`, { team: teamId });
+    formMessage(form, "ok", t("ld_eliminated_one", { team: teamName(teamId) }));
+    await reload();
+  }, { unknown_team: "team", already_eliminated: "team" });
+}

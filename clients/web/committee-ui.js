@@ -1,0 +1,183 @@
+// What every section of the committee console shares: the data it shows (the event, teams,
+// players, games, reloaded together), the words (committee-i18n.js), small DOM helpers, and
+// how a refusal is shown: beside the field it is about, with the API's reason, code and clause.
+
+import { api } from "./committee-api.js";
+import { translator, pickLang } from "./committee-i18n.js";
+import { el } from "./live.js";
+
+export { el };
+
+export const S = {
+  lang: "en",
+  t: translator("en"),
+  event: "",          // the tournament event this console runs (a committee token's `event`)
+  tournament: null,   // its entry in GET /api/events, once set up
+  events: [],
+  teams: [],
+  players: [],
+  games: [],          // GET /api/games rows of this event
+  by: localStorage.getItem("arena.committee.by") || "",
+};
+
+export const bus = new EventTarget();
+
+export function t(key, vars) { return S.t(key, vars); }
+
+export function setLang(lang) {
+  S.lang = pickLang(lang);
+  S.t = translator(S.lang);
+  document.documentElement.lang = S.lang;
+  localStorage.setItem("arena.committee.lang", S.lang);
+  for (const node of document.querySelectorAll("[data-i18n]")) node.textContent = t(node.dataset.i18n);
+  for (const node of document.querySelectorAll("[data-i18n-ph]")) node.placeholder = t(node.dataset.i18nPh);
+  bus.dispatchEvent(new Event("lang"));
+}
+
+/** Read everything the sections show, then tell them ("data"). A part that fails is left as it was. */
+export async function reload() {
+  const [events, teams, players, games] = await Promise.allSettled([
+    api("GET", "/api/events"), api("GET", "/api/teams"), api("GET", "/api/players"), api("GET", "/api/games")]);
+  if (events.status === "fulfilled" && Array.isArray(events.value)) {
+    S.events = events.value;
+    S.tournament = S.events.find((e) => (e.id ?? e.event) === S.event) || null;
+  }
+  if (teams.status === "fulfilled" && Array.isArray(teams.value)) S.teams = teams.value;
+  if (players.status === "fulfilled" && Array.isArray(players.value)) S.players = players.value;
+  if (games.status === "fulfilled" && Array.isArray(games.value)) {
+    S.games = games.value.filter((g) => !S.event || g.event === S.event);
+  }
+  bus.dispatchEvent(new Event("data"));
+  const failed = [events, teams, players, games].find((r) => r.status === "rejected");
+  if (failed) throw failed.reason;
+}
+
+// ------------------------------------------------------------------ names
+
+export function team(id) { return S.teams.find((x) => x.team === id) || null; }
+export function player(id) { return S.players.find((x) => x.player === id) || null; }
+
+export function teamName(id) { return team(id)?.name || id || ""; }
+
+/** "#7 Ortega" (or the id when no one is registered under it). */
+export function playerName(id, roster = null) {
+  const p = roster?.players?.[id] || player(id);
+  if (!p) return id;
+  return p.number === null || p.number === undefined ? p.name : `#${p.number} ${p.name}`;
+}
+
+export function swatch(colors) {
+  const c = colors || { primary: "#888888", secondary: "#dddddd" };
+  return el("span", { class: "swatch", "aria-hidden": "true", style: `--c1:${c.primary};--c2:${c.secondary}` });
+}
+
+/** "Aiken Arena" -> "aiken-arena": an id from a name (any script's letters kept). */
+export function slug(text) {
+  return String(text || "").normalize("NFKD").replace(/[\u0300-\u036f]/g, "").toLowerCase()
+    .replace(/[^\p{L}\p{N}]+/gu, "-").replace(/^-+|-+$/g, "").slice(0, 48);
+}
+
+export function option(value, text, selected = false) {
+  const o = el("option", { text });
+  o.value = value;
+  o.selected = selected;
+  return o;
+}
+
+/** A data-i18n'd node for `key`: retranslated on a language switch. */
+export function tx(tag, key, attrs = {}) {
+  return el(tag, { ...attrs, "data-i18n": key, text: t(key) });
+}
+
+// ------------------------------------------------------------------ errors beside their fields
+
+export function clearErrors(form) {
+  for (const n of form.querySelectorAll(".field-error")) n.remove();
+  for (const n of form.querySelectorAll("[aria-invalid]")) n.removeAttribute("aria-invalid");
+  const msg = form.querySelector(".form-msg");
+  if (msg) { msg.replaceChildren(); msg.hidden = true; msg.className = "form-msg"; }
+}
+
+/** The field an error is about: the API's `field`, the `$.path` a schema error names, or the code's field. */
+function fieldOf(form, err, codes) {
+  const named = [];
+  if (err.body?.field) named.push(String(err.body.field));
+  const m = /at `\$\.?([^`]*)`/.exec(err.detail || "");
+  if (m) named.push(m[1].replace(/\[\d+\]/g, ""));
+  if (codes[err.code]) named.push(codes[err.code]);
+  for (const path of named) {
+    const parts = path.split(".");
+    for (let n = parts.length; n > 0; n--) {
+      const key = parts.slice(0, n).join(".");
+      const node = form.querySelector(`[data-path="${CSS.escape(key)}"]`) || form.querySelector(`[name="${CSS.escape(key)}"]`);
+      if (node) return node;
+    }
+  }
+  return null;
+}
+
+export function errorText(err) {
+  const tags = [err.code, err.clause].filter(Boolean).join(" · ");
+  return el("span", {}, err.detail || t("err_generic"), tags ? el("span", { class: "code", text: ` (${tags})` }) : "");
+}
+
+/** Show a refusal beside its field (or at the top of the form when it is about no one field). */
+export function showError(form, err, codes = {}) {
+  const field = fieldOf(form, err, codes);
+  const note = el("p", { class: "field-error", role: "alert", "data-code": err.code || "" }, errorText(err));
+  if (field) {
+    field.setAttribute("aria-invalid", "true");
+    (field.closest("label, .field") || field).after(note);
+    return;
+  }
+  formMessage(form, "error", errorText(err), err.code);
+}
+
+export function formMessage(form, kind, content, code = "") {
+  let msg = form.querySelector(".form-msg");
+  if (!msg) {
+    msg = el("div", { class: "form-msg", role: "status" });
+    form.prepend(msg);
+  }
+  msg.className = `form-msg ${kind}`;
+  msg.dataset.code = code || "";
+  msg.hidden = false;
+  msg.replaceChildren(...[content].flat());
+}
+
+/** Run a form's action with its button disabled; a refusal goes beside its field. */
+export async function run(form, action, codes = {}) {
+  clearErrors(form);
+  const buttons = [...form.querySelectorAll("button")];
+  for (const b of buttons) b.disabled = true;
+  try {
+    return await action();
+  } catch (err) {
+    if (err && err.code) showError(form, err, codes);
+    else formMessage(form, "error", String(err?.message || err));
+    return undefined;
+  } finally {
+    for (const b of buttons) b.disabled = false;
+  }
+}
+
+/** Toast-like status for actions outside forms. */
+export function flash(text, kind = "ok") {
+  const box = document.getElementById("flash");
+  if (!box) return;
+  const item = el("div", { class: `flash ${kind}`, role: kind === "error" ? "alert" : "status" }, text);
+  box.append(item);
+  setTimeout(() => item.remove(), 6000);
+}
+
+export function mmss(ms) {
+  const s = Math.max(0, Math.ceil((ms || 0) / 1000));
+  return `${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")}`;
+}
+
+/** "7:30" or "450" (seconds) -> ms; NaN when it reads as neither. */
+export function parseMmss(text) {
+  const m = /^\s*(\d+)(?::(\d{1,2}))?\s*$/.exec(String(text || ""));
+  if (!m) return NaN;
+  return m[2] === undefined ? Number(m[1]) * 60000 : (Number(m[1]) * 60 + Number(m[2])) * 1000;
+}
