@@ -6,7 +6,7 @@
 // over them) in its colours (primary: background, secondary: accent) with its logo; players
 // show as "#2 ORTEGA"; a raw id only when nothing is registered (watch.js, "Names").
 import { LiveGame, setup, el, mmss, gameClock, label, splitCitation } from "./live.js";
-import { playerText, teamColors, teamLogo, teamShort, teamText } from "./watch.js";
+import { displayToken, playerText, teamColors, teamLogo, teamShort, teamText } from "./watch.js";
 
 const { params, game, t } = setup();
 const $ = (id) => document.getElementById(id);
@@ -31,7 +31,7 @@ function shortName(side, team) {
 const who = (id) => playerText(roster, id, label).toLocaleUpperCase();
 
 if (game) {
-  const live = new LiveGame(game);
+  const live = new LiveGame(game, { token: displayToken() });  // (a #pair=<token> link's, kept)
   // While a resume is catching up, keep the last frame: draw once it is complete.
   live.addEventListener("change", () => { if (live.caughtUp) { render(live); tick(live); } });
   live.addEventListener("stale", () => { body.dataset.stale = String(live.stale); });

@@ -3,7 +3,7 @@
 // background, the secondary as its accent), players as "#2 Ortega"; a raw id only when
 // nothing is registered (watch.js, "Names").
 import { LiveGame, setup, el, mmss, gameClock, label } from "./live.js";
-import { playerText, teamColors, teamLogo, teamText } from "./watch.js";
+import { displayToken, playerText, teamColors, teamLogo, teamText } from "./watch.js";
 
 const { game, t } = setup();
 const $ = (id) => document.getElementById(id);
@@ -23,7 +23,8 @@ if (!game) {
 }
 
 function start(gameId) {
-  const live = new LiveGame(gameId);
+  // A display paired by the committee's link (#pair=<token>) uses its token where viewing is not public.
+  const live = new LiveGame(gameId, { token: displayToken() });
   document.title = `${gameId} · Arena Stream`;
   $("conn-text").textContent = t("connecting");
 

@@ -37,6 +37,29 @@
 
 import { applyPatch } from "./patch.js";
 
+// ------------------------------------------------------------------ a display's token
+
+const DISPLAY_TOKEN = "arena.display.token";
+
+/**
+ * A display's token (for a service without public viewing): the committee's pairing link
+ * (/scoreboard?game=G#pair=<token>) carries it in the fragment, which a browser never sends
+ * to a server. It is kept in localStorage and the fragment taken out of the address bar at
+ * once; later loads use the kept one. Null when there is none.
+ */
+export function displayToken() {
+  const frag = new URLSearchParams(location.hash.replace(/^#/, ""));
+  if (frag.has("pair")) {
+    const token = frag.get("pair");
+    frag.delete("pair");
+    const rest = frag.toString();
+    history.replaceState(null, "", location.pathname + location.search + (rest ? `#${rest}` : ""));
+    try { if (token) localStorage.setItem(DISPLAY_TOKEN, token); } catch { /* private mode */ }
+    if (token) return token;
+  }
+  try { return localStorage.getItem(DISPLAY_TOKEN); } catch { return null; }
+}
+
 // ------------------------------------------------------------------ names, numbers, colours
 
 /** The frame's roster, kept as a display uses it (null: no roster frame yet). */

@@ -15,13 +15,14 @@ import struct
 import time
 import zlib
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import aiohttp
 import pytest
 from playwright.async_api import Browser, Page, WebSocketRoute, expect
 
-from ..service.conftest import Server, admin_device
+from ..service.conftest import RunningServer, Server, admin_device
 from .conftest import shot
 
 
@@ -551,3 +552,32 @@ async def test_an_unregistered_player_in_a_registered_team_shows_by_id(server: S
     await expect(page.locator('#box .sentoff-row[data-player="h2"] .who')).to_have_text("H2")
     for d in (admin, ump):
         await d.close()
+
+
+async def test_a_display_paired_by_link_follows_a_private_service(browser: Browser, tmp_path: Path) -> None:
+    """Without public viewing, the committee pairs a scoreboard by a link whose fragment
+    carries a display token (/scoreboard?game=G#pair=<token>): the page keeps the token, takes
+    the fragment out of the address bar, sends the token in a frame (never in a URL) and shows
+    the game; reloaded without the fragment, it uses the token it kept."""
+    async with RunningServer(tmp_path, public_watch=False) as srv:
+        await srv.setup_game()
+        token = srv.token("display", "board-1", game="g1")
+        context = await browser.new_context(viewport={"width": 1280, "height": 720})
+        try:
+            page = await context.new_page()
+            errors: list[str] = []
+            page.on("pageerror", lambda err: errors.append(str(err)))
+            urls: list[str] = []
+            page.on("request", lambda r: urls.append(r.url))
+            page.on("websocket", lambda ws: urls.append(ws.url))
+            await page.goto(f"{srv.http}/scoreboard?game=g1#pair={token}")
+            await ready(page)
+            await expect(page.locator("#home-name")).to_have_text("G1 Home")
+            assert "#" not in page.url and token not in page.url and page.url.endswith("?game=g1")
+            assert await page.evaluate("localStorage.getItem('arena.display.token')") == token
+            await page.reload()
+            await ready(page)
+            assert urls and not [u for u in urls if token in u or token[-20:] in u]
+            assert not errors, errors
+        finally:
+            await context.close()
