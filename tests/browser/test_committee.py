@@ -13,8 +13,10 @@ changed, and the form shows the current one. Screenshots: artifacts/screenshots/
 
 from __future__ import annotations
 
-import asyncio
 import json
+import re
+import struct
+import zlib
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -360,9 +362,31 @@ async def test_a_second_members_save_is_refused_with_what_changed(browser: Brows
     status, doc = await server.api("GET", "/api/teams/aiken", token=token)
     assert status == 200 and doc["current"]["name"] == "Aiken Polo Club" and doc["current"]["revision"] == 2
 
-    # Saved again from the current revision: accepted.
+    # A logo too large is refused beside its field, and nothing is saved.
     await page.fill("#team-form [name=short]", "AKN")
+    await page.set_input_files("#team-form [name=logo]", files=[
+        {"name": "big.png", "mimeType": "image/png", "buffer": png(70 * 1024)}])
+    await page.click("#team-form [type=submit]")
+    await expect(page.locator("#team-form .field-error[data-code=too_large]")).to_be_visible()
+    await expect(row.locator(".short")).to_have_text("APC")
+
+    # Saved again from the current revision, with a logo that fits: accepted.
+    await page.set_input_files("#team-form [name=logo]", files=[
+        {"name": "aiken.png", "mimeType": "image/png", "buffer": png()}])
     await page.click("#team-form [type=submit]")
     await expect(page.locator("#team-form .form-msg.ok")).to_be_visible()
     await expect(row.locator(".short")).to_have_text("AKN")
-    await asyncio.sleep(0)
+    await expect(row.locator("img.logo")).to_have_attribute("src", re.compile(r"^/logos/[0-9a-f]{64}$"))
+    await shot_page(page, "18-team-saved-with-logo")
+    status, doc = await server.api("GET", "/api/teams/aiken", token=token)
+    assert doc["current"]["short"] == "AKN" and doc["current"]["revision"] == 3 and doc["current"]["logo"]
+
+
+def png(pad: int = 0) -> bytes:
+    """A 1×1 PNG (an image the service takes by its magic bytes), with ``pad`` bytes of text chunk."""
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+    ihdr = struct.pack(">IIBBBBB", 1, 1, 8, 2, 0, 0, 0)
+    text = chunk(b"tEXt", b"pad\x00" + b"x" * pad) if pad else b""
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + text
+            + chunk(b"IDAT", zlib.compress(b"\x00\x1f\x4f\xb4")) + chunk(b"IEND", b""))
