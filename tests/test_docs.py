@@ -160,7 +160,8 @@ def test_every_event_type_and_field_is_documented() -> None:
         assert not missing, f"{tag}: fields not documented: {sorted(missing)}"
         # who sends it: the roles of auth.ROLE_EVENTS (admin and a committee, who may send
         # anything, where only they may)
-        roles = {r for r, types in auth.ROLE_EVENTS.items() if tag in types and r not in ("admin", "committee")}
+        roles = {r for r, types in auth.ROLE_EVENTS.items()
+                 if tag in types and r not in ("admin", "committee")}
         named = set(re.findall(r"\b(umpire|referee|timekeeper|admin|committee)\b", who))
         if tag == "tick":
             assert who == "the service" and not any(tag in t for t in auth.ROLE_EVENTS.values())

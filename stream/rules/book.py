@@ -34,13 +34,17 @@ def _notice(cls: Any, o: lg.Obligation, cause: str, at: int, game: str, clause: 
 class Book:
     def __init__(self, ledger: dict[str, list[lg.Obligation]] | None = None,
                  sources: dict[str, int] | None = None,
-                 decisions: dict[str, Decision] | None = None) -> None:
+                 decisions: dict[str, Decision] | None = None,
+                 withdrawn: dict[str, str] | None = None) -> None:
         self.ledger: dict[str, list[lg.Obligation]] = {} if ledger is None else ledger  # player -> in order
         # A game (when it first ended) or an increase -> its turn: the serving order across games.
         self.sources: dict[str, int] = {} if sources is None else sources
         # Obligation id -> the committee's decision, kept so that deriving a game's
         # obligations again (after a correction) keeps it too.
         self.decisions: dict[str, Decision] = {} if decisions is None else decisions
+        # A rescinded obligation's id -> the tournament event of its origin game: who may
+        # read its rescind (a committee runs one event), once it is gone from the ledger.
+        self.withdrawn: dict[str, str] = {} if withdrawn is None else withdrawn
         # Team -> the players who have owed it something: where a game looks for what its
         # teams' unlisted players owe (R13). Derived from the ledger.
         self.by_team: dict[str, set[str]] = {}
@@ -205,6 +209,7 @@ class Book:
         o = self._pending(e.obligation)
         self.ledger[o.player].remove(o)
         self.decisions[o.id] = ("rescind", 0)
+        self.withdrawn[o.id] = o.origin_event
         return [_notice(nt.ObligationWithdrawn, o, e.id, e.at, o.origin_game)]
 
     def decrease(self, e: ev.CommitteeDecrease) -> list[nt.Notice]:

@@ -268,7 +268,7 @@ class Engine(Face):
         return EngineImage(games={gid: r.image() for gid, r in self.games.items()},
                            tournaments=self.tournaments.by_id, owner=self.owner, ledger=b.ledger,
                            sources=b.sources, voids=sorted(self.voids), voided=sorted(self.voided),
-                           decisions=b.decisions, teams=self.registry.teams.by_id,
+                           decisions=b.decisions, withdrawn=b.withdrawn, teams=self.registry.teams.by_id,
                            players=self.registry.players.by_id)
 
     @classmethod
@@ -277,7 +277,7 @@ class Engine(Face):
         engine.games = {gid: GameRecord.from_image(g) for gid, g in image.games.items()}
         engine.tournaments = Tournaments(image.tournaments)
         engine.owner = image.owner
-        engine.book = Book(image.ledger, image.sources, image.decisions)
+        engine.book = Book(image.ledger, image.sources, image.decisions, image.withdrawn)
         engine.voids, engine.voided = set(image.voids), set(image.voided)
         engine.registry = Registry(image.teams, image.players)
         return engine

@@ -79,9 +79,10 @@ class Face:
         return [self.tournaments.by_id[k] for k in sorted(self.tournaments.by_id)]
 
     def obligation_event(self, oid: str) -> str | None:
-        """The tournament event of an obligation's origin game; None if there is no such obligation."""
+        """The tournament event of an obligation's origin game, rescinded ones included;
+        None if there is no such obligation."""
         o = next((o for os in self.book.ledger.values() for o in os if o.id == oid), None)
-        return None if o is None else o.origin_event
+        return self.book.withdrawn.get(oid) if o is None else o.origin_event
 
     # ------------------------------------------------------------ rosters (L2)
 

@@ -170,3 +170,4 @@ class EngineImage(msgspec.Struct, array_like=True, gc=False):
     decisions: dict[str, tuple[str, int]]
     teams: dict[str, list[TeamEntry]] = {}
     players: dict[str, list[PlayerEntry]] = {}
+    withdrawn: dict[str, str] = {}

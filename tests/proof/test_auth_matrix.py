@@ -57,16 +57,18 @@ DOCS = Path(__file__).resolve().parents[2] / "docs"
 UMPIRE = frozenset({"whistle", "goal", "card", "box.left_early", "arena.left", "substitution",
                     "mount.removed", "mount.replaced", "postgame.card", "void", "game.end"})
 TIMEKEEPER = frozenset({"clock.start", "clock.stop", "horn", "game.end", "void"})
-#: "these seven need an **unscoped** admin token"
-SETUP = frozenset({"event.setup", "event.complete", "team.eliminated", "game.setup", "committee.increase",
-                   "committee.rescind", "committee.decrease"})
+#: "these nine need an **unscoped** admin token, or a committee token within its event"
+SETUP = frozenset({"event.setup", "event.complete", "team.eliminated", "game.setup", "team.registered",
+                   "player.registered", "committee.increase", "committee.rescind", "committee.decrease"})
 MAY_SEND: dict[str, frozenset[str]] = {
     "umpire": UMPIRE, "referee": UMPIRE, "timekeeper": TIMEKEEPER, "display": frozenset(),
-    "admin": UMPIRE | TIMEKEEPER | SETUP,
+    "admin": UMPIRE | TIMEKEEPER | SETUP, "committee": UMPIRE | TIMEKEEPER | SETUP,
 }
 #: "No role may send `tick`"
 NOBODY = frozenset({"tick"})
-ROLES = sorted(MAY_SEND)
+#: The roles whose scope is a game or an arena. A committee's is a tournament event: its
+#: cells are tests/service/test_committee_scope.py and test_committee_api.py.
+ROLES = sorted(r for r in MAY_SEND if r != "committee")
 #: The token's scope relative to the game a cell acts on.
 SCOPES = ("game", "other_game", "arena", "other_arena", "none")
 
@@ -286,6 +288,9 @@ class World:
             "committee.decrease": {"obligation": obligation, "owed_ms": 60_000, "by": "committee",
                                    "reason": "mitigation"},
             "event.setup": {"event": f"ev{n}x", "class": "club", "handicap": 8, "teams": []},
+            "team.registered": {"team": f"{game}-h", "name": "Aiken Arena", "short": "AIK",
+                                "colors": {"primary": "#0B3D91", "secondary": "#FFD100"}},
+            "player.registered": {"player": p(game, "h1"), "name": "Tomás Ortega", "number": 2},
             "event.complete": {"event": f"ev{n}"},
             "team.eliminated": {"event": f"ev{n}", "team": f"{game}-h"},
             "game.setup": {"game": f"{game}-new", "event": "cup", "class": "club", "handicap": 8,

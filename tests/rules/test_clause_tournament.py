@@ -227,6 +227,7 @@ def r6_committee_rescinds_a_red_shown_to_the_wrong_player(s: Season) -> None:
     w = one(out, nt.ObligationWithdrawn)
     assert (w.obligation, w.cause, w.game) == (ob.id, s.last_id(), "g1")
     assert s.obligations() == []
+    assert s.engine.obligation_event(ob.id) == "cup"  # whose rescind it was, for a committee
     s.postgame("g1", "2y", player="b1")          # the ledger of g1 is derived again
     assert s.obligations() == []
     assert [a for a in applied(s.start("g2")) if a[0] == P] == []
