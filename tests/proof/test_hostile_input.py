@@ -668,10 +668,10 @@ def check_watch(data: str | bytes, category: str, replies: list[dict[str, Any]],
         assert replies[-1]["code"] == 4401 and all(r["code"] in CODES for r in replies[:-1]), replies
         return "close 4401"
     if isinstance(decoded, pr.Subscribe) and (decoded.arena is not None or decoded.game in ("g1", "g2")):
-        # a well-formed subscription: a snapshot (with presence), or nothing if already followed
-        # or an arena with no games yet (docs: "Subscribe")
+        # a well-formed subscription: a snapshot (with its roster and presence), or nothing if
+        # already followed or an arena with no games yet (docs: "Subscribe")
         kinds = [r["type"] for r in replies]
-        assert set(kinds) <= {"snapshot", "presence"}, replies
+        assert set(kinds) <= {"snapshot", "roster", "presence"}, replies
         return "subscribed" if kinds else "none (subscribe)"
     assert len(replies) == 1 and replies[0]["type"] == "error", replies
     assert replies[0]["code"] in CODES, replies

@@ -155,6 +155,11 @@ async def test_slow_viewer_gets_a_fresh_snapshot_while_others_keep_pace(tmp_path
                 await slow.next()
         resets = [f for f in slow.frames if f["type"] == "snapshot" and f["reset"]]
         assert resets and {f["reason"] for f in resets} == {"slow"}
+        # every snapshot, the fresh ones included, is followed at once by the game's roster
+        if slow.frames[-1]["type"] == "snapshot":
+            await slow.next("roster")
+        after = [slow.frames[i + 1]["type"] for i, f in enumerate(slow.frames) if f["type"] == "snapshot"]
+        assert after == ["roster"] * (len(resets) + 1)
         check_stream(slow.frames, last)
         assert len([f for f in slow.frames if f["type"] == "delta"]) < last - 1  # it did skip
         _, now = await server.api("GET", "/api/games/g1")
