@@ -192,8 +192,8 @@ async def post_logo(request: web.Request) -> web.Response:
     if data is None:
         return _problem(413, "too_large", f"a logo is at most {LOGO_MAX // 1024} KiB")
     if _image_type(data) != kind:
-        return _problem(415, "unsupported_media", f"the body is not a {kind} image (its first bytes "
-                                                  "are not that format's)")
+        return _problem(415, "unsupported_media", f"the body is not a {kind.removeprefix('image/').upper()} "
+                                                  "image (its first bytes are not that format's)")
     sha = hashlib.sha256(data).hexdigest()
     await svc.hub.store.put_blob(sha, kind, data)
     return _send(api_types.LogoStored(logo=sha, url=f"/logos/{sha}"), 201)
