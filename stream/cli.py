@@ -72,7 +72,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
                 text = describe(n)
                 print(text.en if args.lang == "en" else text.es)
             if notices and engine.has_game(demo.GAME):
-                print(render_board(engine.view(demo.GAME)))
+                print(render_board(engine.view(demo.GAME), engine.roster(demo.GAME)))
                 print()
     return 0
 

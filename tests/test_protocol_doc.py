@@ -229,10 +229,16 @@ def reachable(*entries: str) -> list[Scanned]:
 
 def http_handlers() -> list[str]:
     """The handlers ``app.build_app`` routes (``web.get(path, handler)``, ``add_get``),
-    but the two WebSocket ones."""
+    and those the modules it calls ``add_routes`` of route there, but the two WebSocket ones."""
     tree = ast.parse((LIVE / "app.py").read_text(encoding="utf-8"))
     build = next(n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == "build_app")
-    names = {call.args[1].id for call in ast.walk(build) if isinstance(call, ast.Call)
+    routers = [build]
+    for call in ast.walk(build):
+        if (isinstance(call, ast.Call) and call_name(call) == "add_routes"
+                and isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Name)):
+            module = ast.parse((LIVE / f"{call.func.value.id}.py").read_text(encoding="utf-8"))
+            routers += [n for n in module.body if isinstance(n, ast.FunctionDef) and n.name == "add_routes"]
+    names = {call.args[1].id for router in routers for call in ast.walk(router) if isinstance(call, ast.Call)
              and call_name(call) in ("get", "post", "add_get", "add_post") and len(call.args) == 2
              and isinstance(call.args[1], ast.Name)}
     return sorted(names - set(HANDLERS.values()))
@@ -275,7 +281,7 @@ def test_the_scan_finds_the_service_s_codes() -> None:
     assert {"unknown_game", "unscoped", "invalid_field", "not_stored"} <= CODES["http"]
     assert {"rate_limited", "not_stored", "unknown"} <= RETRY
     assert {"not_stored", "unknown"} <= CODES["device"] & CODES["http"]
-    assert {"healthz", "post_token", "revoke_token", "preview_game"} <= set(http_handlers())
+    assert {"healthz", "post_token", "revoke_token", "preview_game", "pairing"} <= set(http_handlers())
     assert (int(pr.CloseCode.AUTH), "authenticate first") in CLOSES["device"]
     assert (int(pr.CloseCode.TOO_SLOW), "too slow") in CLOSES["watch"]
 

@@ -21,9 +21,23 @@ HTTP API (docs/protocol.md, OpenAPI at ``/openapi.json``):
     POST /api/committee/increase       the committee increases a penalty    (admin)
     POST /api/committee/rescind        the committee rescinds an obligation (admin)
     POST /api/committee/decrease       the committee lowers the play time owed (admin)
-    POST /api/admin/store/accept       take the history the store holds as the log (admin)
+    POST /api/admin/store/accept       take the history the store holds as the log (unscoped admin)
+    POST /api/pairings                 a device token for one game, as a link and a QR code (admin)
+    GET  /api/tokens?game=G            the tokens issued: revoked, connected (admin)
+    GET  /api/games/{game}/preview     what a scheduled game will take when it begins (admin)
+    GET  /api/events                   the tournament events                (admin)
+    GET  /api/events/{event}/reports.csv   every game report of the event, one CSV (admin)
+    GET  /api/events/{event}/log       the event's records as JSON Lines    (admin)
+    GET  /api/teams, /api/players      every team's / player's registration (admin)
+    GET  /api/teams/{team}, /api/players/{player}   its registration and every revision (admin)
+    POST /api/teams, /api/players      register a team / a player           (admin)
+    POST /api/teams/{team}/logo        store a logo (PNG, JPEG, WebP, GIF; 64 KiB) (admin)
+    GET  /logos/{sha}                  a logo, by its SHA-256, cached for good
+    GET  /api/rosters/template.csv     the CSV the roster import takes
+    POST /api/rosters/import?event=E   teams and players from a CSV, every row checked first (admin)
 
-Admin calls carry ``Authorization: Bearer <token>``.
+Admin calls carry ``Authorization: Bearer <token>``: an admin token, or a committee
+token within its tournament event (``committee_api``).
 
 This module holds the API's shapes: the request and response types of the
 handlers in ``app.py``, from which ``schemas.py`` generates the OpenAPI
@@ -32,17 +46,21 @@ document (this text is its description), and the browser pages it serves.
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 import msgspec
 
 from ..rules.ledger import Obligation
+from ..rules.rosters import GameRoster, PlayerEntry, TeamEntry
+from ..rules.tournaments import Tournament
 from ..rules.view import GameView, Score
 from ..store import Accepted
 from . import auth
+from . import protocol as pr
 
 #: The browser clients, by route.
-PAGES = {"/scoreboard": "scoreboard.html", "/overlay": "overlay.html", "/handheld": "handheld.html"}
+PAGES = {"/scoreboard": "scoreboard.html", "/overlay": "overlay.html", "/handheld": "handheld.html",
+         "/committee": "committee.html"}
 
 
 # ------------------------------------------------------------ requests
@@ -54,6 +72,7 @@ class TokenRequest(msgspec.Struct, kw_only=True):
     official: str = ""
     game: str | None = None
     arena: str | None = None
+    event: str | None = None     # a committee token: the tournament event it runs
     ttl_s: Annotated[int, msgspec.Meta(ge=60, le=90 * 86_400)] = 12 * 3600
 
 
@@ -65,6 +84,38 @@ class TokenIssued(msgspec.Struct, kw_only=True):
 class RevokeRequest(msgspec.Struct, kw_only=True):
     jti: str
     reason: str = ""
+
+
+class PairingRequest(msgspec.Struct, kw_only=True):
+    """``POST /api/pairings``: a device token for one game and role, to pair a handheld by QR code."""
+
+    game: str
+    role: Literal["umpire", "referee", "timekeeper", "display"]
+    official: str = ""
+    device: Annotated[str, msgspec.Meta(min_length=1, max_length=48,
+                                         pattern=r"^[A-Za-z0-9_.:-]+$")] | None = None  # else made up
+    ttl_s: Annotated[int, msgspec.Meta(ge=60, le=90 * 86_400)] = 12 * 3600
+
+
+class Pairing(msgspec.Struct, kw_only=True):
+    """``POST /api/pairings``: the token, its claims, the page that pairs with it (the token in the
+    URL's ``#pair=`` fragment, which no browser sends to a server) and that URL as a QR code (SVG)."""
+
+    token: str
+    claims: auth.Claims
+    url: str
+    qr_svg: str
+
+
+class TokenInfo(msgspec.Struct, kw_only=True):
+    """One row of ``GET /api/tokens``: a token issued (never the token itself), when (ms) and by
+    whom, whether it is revoked, and how many sockets it has open on this node now."""
+
+    claims: auth.Claims
+    at: int
+    by: str
+    revoked: bool
+    connected: int
 
 
 # ------------------------------------------------------------ responses
@@ -81,6 +132,7 @@ class GameSummary(msgspec.Struct, kw_only=True):
     away: str
     score: Score
     seq: int
+    roster: GameRoster          # who its displays name (the ``roster`` frame's document)
 
 
 class GameDocument(msgspec.Struct, kw_only=True):
@@ -89,6 +141,7 @@ class GameDocument(msgspec.Struct, kw_only=True):
     seq: int
     epoch: str
     view: GameView
+    roster: GameRoster          # who its displays name (the ``roster`` frame's document)
 
 
 class StateDigest(msgspec.Struct, kw_only=True):
@@ -120,7 +173,8 @@ class PlayerObligations(msgspec.Struct, kw_only=True):
 
 class GamePreview(msgspec.Struct, kw_only=True):
     """``POST /api/games/preview``: the obligations the game would apply to its
-    rosters if it were set up now."""
+    rosters if it were set up now; ``GET /api/games/{game}/preview``: those a game
+    set up and not yet begun will take when it begins."""
 
     game: str
     applies: list[Obligation]
@@ -160,7 +214,59 @@ class StoreAccepted(Accepted, frozen=True, kw_only=True):
     games: int
 
 
+class TeamDocument(msgspec.Struct, kw_only=True):
+    """``GET /api/teams/{team}``: the team's current registration and every revision, oldest first."""
+
+    current: TeamEntry
+    history: list[TeamEntry]
+
+
+class PlayerDocument(msgspec.Struct, kw_only=True):
+    """``GET /api/players/{player}``: the player's current registration and every revision, oldest first."""
+
+    current: PlayerEntry
+    history: list[PlayerEntry]
+
+
+class LogoStored(msgspec.Struct, kw_only=True):
+    """``POST /api/teams/{team}/logo``: the image's SHA-256 (what ``team.registered`` names as
+    its ``logo``) and where it is served."""
+
+    logo: str
+    url: str
+
+
+class CsvRowProblem(msgspec.Struct, kw_only=True):
+    """A row of a roster CSV that can't be imported: its line (the header is line 1), the
+    column, and why."""
+
+    line: int
+    field: str
+    reason: str
+
+
+class InvalidCsv(msgspec.Struct, kw_only=True):
+    """``POST /api/rosters/import``, 400: the file can't be imported; nothing was."""
+
+    code: str
+    detail: str
+    rows: list[CsvRowProblem]
+
+
+class RosterImported(msgspec.Struct, kw_only=True):
+    """``POST /api/rosters/import``: the teams and players registered anew, the registrations
+    skipped as unchanged, and the ack of every registration sent (``duplicate`` for a file sent
+    again). ``error``: why one was refused, after the others were sent (send the file again)."""
+
+    teams: int
+    players: int
+    unchanged: int
+    acks: list[pr.Ack]
+    error: pr.Error | None = None
+
+
 #: Every request and response shape, for the generated documents.
 SHAPES: tuple[type, ...] = (TokenRequest, TokenIssued, RevokeRequest, GameSummary, GameDocument, Problem,
                             Revoked, Health, Ready, PlayerObligations, GamePreview, StateDigest,
-                            AcceptRequest, StoreAccepted)
+                            AcceptRequest, StoreAccepted, PairingRequest, Pairing, TokenInfo, Tournament,
+                            TeamDocument, PlayerDocument, LogoStored, InvalidCsv, RosterImported)

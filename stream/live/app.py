@@ -11,7 +11,6 @@ import hashlib
 import logging
 import re
 import secrets
-import time
 from collections.abc import Sequence
 from html import escape
 from pathlib import Path
@@ -23,11 +22,22 @@ from aiohttp import web
 from aiohttp.typedefs import Handler
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
-from ..errors import AuthError, MalformedEvent, NotStored, Refused
+from ..errors import MalformedEvent, NotStored, Refused
 from ..rules import codec
 from ..rules.events import GameSetup
 from ..store import Store
-from . import api_types, auth, lifecycle, logs, report, report_csv, report_html, schemas
+from . import (
+    api_types,
+    auth,
+    committee_api,
+    lifecycle,
+    logs,
+    report,
+    report_csv,
+    report_html,
+    rosters_api,
+    schemas,
+)
 from . import protocol as pr
 from .config import Config, load_secret
 from .feeds import Frames
@@ -58,18 +68,10 @@ def _problem(status: int, code: str, detail: str,
     return _send(api_types.Problem(code=code, detail=detail, clause=clause), status)
 
 
-def _admin(request: web.Request) -> auth.Claims:
-    svc = request.app[Service.KEY]
-    header = request.headers.get("Authorization", "")
-    if not header.startswith("Bearer "):
-        raise web.HTTPUnauthorized(text="Authorization: Bearer <admin token> required\n")
-    try:
-        claims = svc.verify(header.removeprefix("Bearer ").strip())
-    except AuthError as err:
-        raise web.HTTPUnauthorized(text=f"{err.code}: {err.detail}\n") from None
-    if claims.role != "admin":
-        raise web.HTTPForbidden(text="this needs an admin token\n")
-    return claims
+def _staff(request: web.Request) -> auth.Claims:
+    """An admin or a committee token's claims; else 401/403 (``committee_api.staff``). What a
+    committee token may write is ``auth.authorize``'s (in ``submit_fields``)."""
+    return committee_api.staff(request)
 
 
 async def _json_body(request: web.Request) -> dict[str, Any]:
@@ -82,7 +84,7 @@ async def _json_body(request: web.Request) -> dict[str, Any]:
 
 async def _submit(request: web.Request, etype: str, fields: dict[str, Any]) -> web.Response:
     svc = request.app[Service.KEY]
-    claims = _admin(request)
+    claims = _staff(request)
     fields = {**fields, "type": etype}
     fields.setdefault("id", f"api-{secrets.token_hex(6)}")
     result = await submit_fields(svc, claims, fields, None)
@@ -133,16 +135,18 @@ async def games(request: web.Request) -> web.Response:
     hub = request.app[Service.KEY].hub
     return _send([api_types.GameSummary(game=gid, event=v.event, arena=v.arena, status=v.status,
                                         home=v.teams.home.team, away=v.teams.away.team, score=v.score,
-                                        seq=feed.seq)
+                                        seq=feed.seq, roster=hub.engine.roster(gid))
                   for gid, feed in hub.feeds.items() if (v := feed.view) is not None])
 
 
 async def game(request: web.Request) -> web.Response:
     hub = request.app[Service.KEY].hub
-    feed = hub.feeds.get(request.match_info["game"])
+    gid = request.match_info["game"]
+    feed = hub.feeds.get(gid)
     if feed is None or feed.view is None:  # (no view yet: its set-up is still being committed)
         return _problem(404, "unknown_game", "no such game")
-    return _send(api_types.GameDocument(seq=feed.seq, epoch=hub.store.epoch, view=feed.view))
+    return _send(api_types.GameDocument(seq=feed.seq, epoch=hub.store.epoch, view=feed.view,
+                                        roster=hub.engine.roster(gid)))
 
 
 async def game_log(request: web.Request) -> web.StreamResponse:
@@ -157,21 +161,24 @@ async def game_log(request: web.Request) -> web.StreamResponse:
 
 
 async def whole_log(request: web.Request) -> web.Response:
-    _admin(request)
+    claims = _staff(request)
     hub = request.app[Service.KEY].hub
-    body = b"".join(r.body + b"\n" for r in await hub.store.records())
+    records = await hub.store.records()
+    if claims.role == "committee" and claims.event is not None:  # its event's records only
+        records = committee_api.event_records(hub.engine, records, claims.event)
+    body = b"".join(r.body + b"\n" for r in records)
     return web.Response(body=body, content_type="application/x-ndjson")
 
 
 async def state_digest(request: web.Request) -> web.Response:
-    _admin(request)
+    _staff(request)
     engine = request.app[Service.KEY].hub.engine
     return _send(api_types.StateDigest(sha256=engine.state_hash(), events=engine.event_count(),
                                        games=len(engine.game_ids())))
 
 
 async def post_event(request: web.Request) -> web.Response:
-    _admin(request)  # the token first: an anonymous caller learns nothing from the body
+    _staff(request)  # the token first: an anonymous caller learns nothing from the body
     return await _submit(request, "event.setup", await _json_body(request))
 
 
@@ -187,7 +194,7 @@ def _derived_id(kind: str, *parts: str) -> str:
 
 
 async def complete_event(request: web.Request) -> web.Response:
-    _admin(request)
+    _staff(request)
     body = await _json_body(request) if request.can_read_body else {}
     event = request.match_info["event"]
     # One completion per event: a repeated call is the same event, acked as a duplicate.
@@ -197,7 +204,7 @@ async def complete_event(request: web.Request) -> web.Response:
 
 async def eliminate_team(request: web.Request) -> web.Response:
     """A team is out of the event (R15): what it still owes may then be served with any team."""
-    _admin(request)
+    _staff(request)
     body = await _json_body(request)
     event = request.match_info["event"]
     team = body.get("team")
@@ -208,45 +215,36 @@ async def eliminate_team(request: web.Request) -> web.Response:
 
 
 async def post_game(request: web.Request) -> web.Response:
-    _admin(request)
+    _staff(request)
     return await _submit(request, "game.setup", await _json_body(request))
 
 
-def _within_scope(svc: Service, issuer: auth.Claims, game: str | None, arena: str | None) -> bool:
-    """Whether a token scoped to ``game``/``arena`` acts only where ``issuer`` may: a
-    scoped admin token must not mint an unscoped one (docs/protocol.md, "Scope")."""
-    if issuer.game is not None and game != issuer.game:
-        return False
-    if issuer.arena is not None and arena != issuer.arena:
-        return game is not None and svc.hub.engine.arena_of(game) == issuer.arena
-    return True
-
-
 async def post_token(request: web.Request) -> web.Response:
+    """Issue a token within the issuer's scope (``committee_api.mint``: a committee token, device
+    tokens for its event's games only; a scoped admin token, within its scope), recorded."""
     svc = request.app[Service.KEY]
-    claims = _admin(request)
+    claims = _staff(request)
     try:
         req = msgspec.json.decode(await request.read(), type=api_types.TokenRequest)
-        if not _within_scope(svc, claims, req.game, req.arena):
-            return _problem(403, "out_of_scope", "a scoped admin token issues tokens within its scope only")
-        token, issued = svc.issue(sub=req.device, role=req.role, official=req.official,
-                                  game=req.game, arena=req.arena, exp=int(time.time()) + req.ttl_s)
     except (msgspec.DecodeError, RecursionError) as err:
         return _problem(400, "invalid_field", str(err))
-    except AuthError as err:
-        return _problem(400, err.code, err.detail)
-    log.info("token issued", extra={"by": claims.sub, "device": req.device, "role": req.role,
-                                    "jti": issued.jti, "fingerprint": auth.fingerprint(token)})
-    return _send(api_types.TokenIssued(token=token, claims=issued), 201)
+    minted = await committee_api.mint(svc, claims, role=req.role, device=req.device, official=req.official,
+                                      game=req.game, arena=req.arena, event=req.event, ttl_s=req.ttl_s)
+    if isinstance(minted, web.Response):
+        return minted
+    return _send(api_types.TokenIssued(token=minted[0], claims=minted[1]), 201)
 
 
 async def revoke_token(request: web.Request) -> web.Response:
     svc = request.app[Service.KEY]
-    claims = _admin(request)
+    claims = _staff(request)
     try:
         req = msgspec.json.decode(await request.read(), type=api_types.RevokeRequest)
     except (msgspec.DecodeError, RecursionError) as err:
         return _problem(400, "invalid_field", str(err))
+    refusal = await committee_api.revoke_refusal(svc, claims, req.jti)  # a committee: its games' only
+    if refusal is not None:
+        return refusal
     await svc.hub.store.revoke(req.jti, now_ms(), claims.sub, req.reason)
     closed = await svc.revoke(req.jti)
     log.info("token revoked", extra={"by": claims.sub, "jti": req.jti, "closed": closed})
@@ -257,7 +255,7 @@ async def accept_store(request: web.Request) -> web.Response:
     """The operator takes the history the store holds as the log (docs/reliability.md): a new
     epoch; this node reloads it and every viewer gets a fresh snapshot; the others follow."""
     svc = request.app[Service.KEY]
-    claims = _admin(request)
+    claims = committee_api.staff(request, admin_only=True)
     if claims.game is not None or claims.arena is not None:
         return _problem(403, "out_of_scope", "accepting the store's history needs an unscoped admin token")
     try:
@@ -299,7 +297,7 @@ async def obligations(request: web.Request) -> web.Response:
 
 async def preview_game(request: web.Request) -> web.Response:
     """The obligations a game would apply to its rosters if set up now (admin)."""
-    _admin(request)
+    _staff(request)
     hub = request.app[Service.KEY].hub
     body = await _json_body(request)
     body = {**body, "type": "game.setup", "id": body.get("id", "preview"), "at": now_ms()}
@@ -316,19 +314,19 @@ async def preview_game(request: web.Request) -> web.Response:
 
 async def committee_increase(request: web.Request) -> web.Response:
     """The committee increases a penalty: logged with who and why (R6)."""
-    _admin(request)
+    _staff(request)
     return await _submit(request, "committee.increase", await _json_body(request))
 
 
 async def committee_rescind(request: web.Request) -> web.Response:
     """The committee rescinds an obligation no game has begun to serve: logged with who and why."""
-    _admin(request)
+    _staff(request)
     return await _submit(request, "committee.rescind", await _json_body(request))
 
 
 async def committee_decrease(request: web.Request) -> web.Response:
     """The committee lowers the play time an obligation owes: logged with who and why."""
-    _admin(request)
+    _staff(request)
     return await _submit(request, "committee.decrease", await _json_body(request))
 
 
@@ -447,6 +445,8 @@ def build_app(config: Config, *, store: Store | None = None, secret: bytes | Non
         web.get("/openapi.json", openapi_doc),
         web.get("/asyncapi.json", asyncapi_doc),
     ])
+    rosters_api.add_routes(app)
+    committee_api.add_routes(app)
     for route in api_types.PAGES:
         app.router.add_get(route, page)
     if CLIENTS.is_dir():

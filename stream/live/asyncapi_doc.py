@@ -34,7 +34,10 @@ Order rules:
   `since` and `epoch`.
 * **Resume** with `since` (the last `seq` applied) and `epoch` (from the snapshot): the service
   sends exactly the deltas missed (none if `since` is the latest), or a `snapshot` with
-  `reset: true` and a `reason`; then a `presence` frame.
+  `reset: true` and a `reason`; then the game's `roster` and a `presence` frame.
+* **A `roster` follows every `snapshot`** of a game (and the catch-up of a resume), and comes
+  again whenever a team's or player's registration changes it: each replaces the one before
+  (it has no `seq`).
 """
 
 _GOING_AWAY = "the service is shutting down (reason `server going away`): reconnect with backoff, then resume"

@@ -42,9 +42,20 @@ def _either(description: str, name: str) -> dict[str, Any]:
 
 
 _UNAUTHORIZED = _text("no `Authorization: Bearer <token>`, or a token that is forged, expired or revoked")
-_NOT_ADMIN = _text("the token is valid but not an admin token")
+_NOT_ADMIN = _text("the token is valid but neither an admin nor a committee token")
 _TOO_LARGE = _text("the body is larger than 256 KiB")
 _NDJSON = {"type": "string", "description": "JSON Lines: one `LogEvent` per line, in log order"}
+
+
+def _list(name: str, description: str) -> dict[str, Any]:
+    return {"description": description,
+            "content": {"application/json": {"schema": {"type": "array", "items": ref(name)}}}}
+
+
+def _scoped(description: str) -> dict[str, Any]:
+    """A 403 of a route a committee token calls within its event only."""
+    return _either("neither an admin nor a committee token (text), or outside the token's scope "
+                   f"(`Problem`: {description})", "Problem")
 
 
 def _ndjson(description: str) -> dict[str, Any]:
@@ -120,6 +131,76 @@ def _ws_upgrade(kind: str, channel: str) -> dict[str, Any]:
     }}
 
 
+def _roster_paths() -> dict[str, Any]:
+    """The routes of ``rosters_api.py``: teams, players, logos and the CSV import."""
+    unknown = {k: _json("Problem", f"`unknown_{k}`: never registered") for k in ("team", "player")}
+    image = {"schema": {"type": "string", "format": "binary"}}
+    return {
+        "/api/teams": {
+            "get": _op("listTeams", "Every team's current registration", "rosters", _admin_responses(**{
+                "200": _list("TeamEntry", "by id")}), admin=True),
+            "post": _op("registerTeam", "Register a team, or register it again (a `team.registered` event)",
+                        "rosters", _submit_responses(), admin=True, body="TeamRegisteredRequest",
+                        description="Send `revision` (the one edited; 0 for a new team): a registration "
+                                    "made from an older one is refused `stale_registration` (409), with "
+                                    "what changed since and the current values in `detail`.")},
+        "/api/teams/{team}": {"get": _op(
+            "getTeam", "A team's current registration and every revision", "rosters", _admin_responses(**{
+                "200": _json("TeamDocument", "`current`, and `history` oldest first"),
+                "404": unknown["team"]}), admin=True, params=["team"])},
+        "/api/teams/{team}/logo": {"post": {**_op(
+            "uploadLogo", "Store a team's logo", "rosters", _admin_responses(**{
+                "201": _json("LogoStored", "stored by its SHA-256: name it as `logo` in `team.registered`"),
+                "413": _json("Problem", "`too_large`: over 64 KiB"),
+                "415": _json("Problem", "`unsupported_media`: another Content-Type, or a body whose first "
+                                        "bytes are not that format's")}), admin=True, params=["team"]),
+            "requestBody": {"required": True, "content": {
+                t: image for t in ("image/png", "image/jpeg", "image/webp", "image/gif")}}}},
+        "/logos/{sha}": {"get": _op(
+            "getLogo", "A logo, by its SHA-256", "rosters", {
+                "200": {"description": "the image, with its Content-Type; `Cache-Control: public, "
+                                       "max-age=31536000, immutable` and an `ETag`",
+                        "content": {t: image for t in ("image/png", "image/jpeg", "image/webp",
+                                                        "image/gif")}},
+                "304": {"description": "`If-None-Match` named its `ETag`"},
+                "404": _json("Problem", "`unknown_logo`")}, params=["sha"])},
+        "/api/players": {
+            "get": _op("listPlayers", "Every player's current registration", "rosters", _admin_responses(**{
+                "200": _list("PlayerEntry", "by id")}), admin=True),
+            "post": _op("registerPlayer", "Register a player, or register them again (a "
+                        "`player.registered` event)", "rosters", _submit_responses(), admin=True,
+                        body="PlayerRegisteredRequest",
+                        description="`revision` as for `POST /api/teams`.")},
+        "/api/players/{player}": {"get": _op(
+            "getPlayer", "A player's current registration and every revision", "rosters",
+            _admin_responses(**{"200": _json("PlayerDocument", "`current`, and `history` oldest first"),
+                                "404": unknown["player"]}), admin=True, params=["player"])},
+        "/api/rosters/template.csv": {"get": _op(
+            "rosterTemplate", "The CSV the roster import takes, with example rows", "rosters", {
+                "200": {"description": "UTF-8 with a BOM; the columns `team,team_name,short,primary,"
+                                       "secondary,player,player_name,number,handicap`",
+                        "content": {"text/csv": {"schema": {"type": "string"}}}}})},
+        "/api/rosters/import": {"post": {**_op(
+            "importRosters", "Register teams and players from a CSV", "rosters", {
+                **_admin_responses(**{
+                    "200": _json("RosterImported", "every registration sent and acked (`duplicate` for a "
+                                                   "file sent again); rows registered already skipped"),
+                    "400": _json("InvalidCsv", "`invalid_csv`: every bad row by line and column; nothing "
+                                               "was imported"),
+                    "413": _TOO_LARGE,
+                    "503": _json("RosterImported", "a registration was not stored (`error`): send the "
+                                                   "same file again")}),
+                "403": _either("neither an admin nor a committee token (text), or a team entered in an "
+                               "event outside the token's scope (`Problem` `out_of_scope`)", "Problem")},
+            admin=True, description="One row per player; a row with no player registers its team alone. "
+                                    "Every row is checked before anything is sent."),
+            "parameters": [{"name": "event", "in": "query", "required": False,
+                            "description": "also enter each team in this tournament event",
+                            "schema": {"type": "string"}}],
+            "requestBody": {"required": True, "content": {"text/csv": {"schema": {"type": "string"}}}}}},
+    }
+
+
 @functools.cache
 def openapi() -> dict[str, Any]:
     """The OpenAPI 3.1 document of the HTTP API (``app.py``), built once."""
@@ -158,15 +239,36 @@ def openapi() -> dict[str, Any]:
                             "`Content-Disposition: attachment`)"),
              "404": unknown_game}, params=["game"])},
         "/api/log": {"get": _op("getLog", "The whole log as JSON Lines", "log",
-                                _admin_responses(**{"200": _ndjson("every event, in append order")}),
+                                _admin_responses(**{"200": _ndjson("every event, in append order (a "
+                                                                   "committee token: its event's)")}),
                                 admin=True)},
         "/api/state": {"get": _op(
             "getStateDigest", "The SHA-256 of the live folded state", "log",
             _admin_responses(**{"200": _json("StateDigest", "equal to `arena-stream replay LOG --hash` "
                                                             "of this service's `/api/log`")}),
             admin=True)},
-        "/api/events": {"post": _op("setupEvent", "Set up a tournament event (an `event.setup` event)",
-                                    "admin", _submit_responses(), admin=True, body="EventSetupRequest")},
+        "/api/events": {
+            "post": _op("setupEvent", "Set up a tournament event (an `event.setup` event)",
+                        "admin", _submit_responses(), admin=True, body="EventSetupRequest"),
+            "get": _op("listEvents", "Every tournament event", "admin", _admin_responses(**{
+                "200": _list("Tournament", "class, handicap, teams, completed, eliminated, rules; by id")}),
+                admin=True)},
+        "/api/events/{event}/reports.csv": {"get": _op(
+            "eventReportsCsv", "Every game report of a tournament event, as one CSV", "admin",
+            _admin_responses(**{
+                "200": {"description": "a `game` column, then the columns of `/games/{game}/report.csv`; "
+                                       "the games in set-up order (a download)",
+                        "content": {"text/csv": {"schema": {"type": "string"}}}},
+                "404": _json("Problem", "`unknown_event`: never set up, and no game names it")}),
+            admin=True, params=["event"])},
+        "/api/events/{event}/log": {"get": _op(
+            "eventLog", "A tournament event's records as JSON Lines", "log",
+            _admin_responses(**{
+                "200": _ndjson("its games' records, its own set-up, completion and eliminations, the "
+                               "committee's decisions on obligations from its games, and the "
+                               "registrations that enter no other event; in log order (a download)"),
+                "404": _json("Problem", "`unknown_event`: never set up, and no game names it")}),
+            admin=True, params=["event"])},
         "/api/events/{event}/complete": {"post": _op(
             "completeEvent", "Mark a tournament event completed (an `event.complete` event)", "admin",
             _submit_responses(), admin=True, body="EventCompleteRequest", body_required=False,
@@ -195,6 +297,14 @@ def openapi() -> dict[str, Any]:
             admin=True, body="GameSetupRequest",
             description="The body is a `game.setup` as for `POST /api/games` (`id` defaults to "
                         "`preview`). Nothing is logged.")},
+        "/api/games/{game}/preview": {"get": _op(
+            "previewScheduledGame", "What a game set up and not yet begun will take when it begins",
+            "admin", _admin_responses(**{
+                "200": _json("GamePreview", "the obligations it would take if it began now"),
+                "404": unknown_game,
+                "409": _json("Problem", "`game_begun`: it has begun (it took its obligations then: "
+                                        "`GET /api/obligations`)")}),
+            admin=True, params=["game"])},
         "/api/players/{player}/obligations": {"get": _op(
             "getPlayerObligations", "What a player owes, where it may be served, and what was served "
             "where", "games", {"200": _json("PlayerObligations", "the player's obligations, in "
@@ -233,17 +343,52 @@ def openapi() -> dict[str, Any]:
                 "201": _json("TokenIssued", "the token (send it only in an `auth` frame or an "
                                             "`Authorization` header) and its claims (`jti` revokes it)"),
                 "400": _json("Problem", "`invalid_field` (the body), or `unscoped`: a token for any "
-                                        "role but admin needs a `game` or an `arena`"),
-                "413": _TOO_LARGE}),
-             "403": _either("not an admin token (text), or a scoped admin token asking for a token "
-                            "outside its own scope (`Problem` `out_of_scope`)", "Problem")},
-            admin=True, body="TokenRequest")},
+                                        "role but admin and committee needs a `game` or an `arena`, a "
+                                        "committee token an `event` (and only it)"),
+                "413": _TOO_LARGE,
+                "503": _json("Problem", "`not_stored`: the store could not record the token (none is given)",
+                             **{"Retry-After": {"description": "seconds", "schema": {"type": "integer"}}})}),
+             "403": _scoped("`out_of_scope`: a scoped admin token asking for a token outside its own "
+                            "scope or for a committee token, a committee token for one not scoped to a "
+                            "game of its event; `forbidden`: a committee token asking for an admin or "
+                            "committee token")},
+            admin=True, body="TokenRequest",
+            description="The token is recorded (its claims, when, by whom; never the token): "
+                        "`GET /api/tokens`. While the store can't record it, none is given: 503 "
+                        "`not_stored`."),
+            "get": {**_op(
+                "listTokens", "The tokens issued, never a token itself", "admin",
+                {**_admin_responses(**{"200": _list("TokenInfo", "oldest first; `connected`: the sockets "
+                                                                 "each has open on this node now")}),
+                 "403": _scoped("`out_of_scope`: a committee token asking for another event's game")},
+                admin=True, description="A committee token lists those of its event's games."),
+                "parameters": [{"name": "game", "in": "query", "required": False,
+                                "description": "only the tokens scoped to this game",
+                                "schema": {"type": "string"}}]}},
+        "/api/pairings": {"post": _op(
+            "pairDevice", "A device token for one game and role, as a link and a QR code", "admin",
+            {**_admin_responses(**{
+                "201": _json("Pairing", "`url` opens the handheld (a display's: the scoreboard) for the "
+                                        "game with the token in its `#pair=` fragment, which browsers never "
+                                        "send; `qr_svg` is an SVG QR code of exactly `url`"),
+                "400": _json("Problem", "`invalid_field`: the body (a role other than umpire, referee, "
+                                        "timekeeper or display)"),
+                "404": unknown_game, "413": _TOO_LARGE,
+                "503": _json("Problem", "`not_stored`: the store could not record the token (none is given)",
+                             **{"Retry-After": {"description": "seconds", "schema": {"type": "integer"}}})}),
+             "403": _scoped("`out_of_scope`: a game outside the token's scope (a committee token's: "
+                            "outside its event)")},
+            admin=True, body="PairingRequest",
+            description="Recorded like any token issued (`GET /api/tokens`); revoked by its `jti`.")},
         "/api/tokens/revoke": {"post": _op(
             "revokeToken", "Revoke a token by its `jti`", "admin",
-            _admin_responses(**{
+            {**_admin_responses(**{
                 "200": _json("Revoked", "revoked: refused at its next authentication"),
                 "400": _json("Problem", "`invalid_field`"), "413": _TOO_LARGE}),
+             "403": _scoped("`out_of_scope`: a committee token revoking a token that is not one issued "
+                            "for a game of its event")},
             admin=True, body="RevokeRequest")},
+        **_roster_paths(),
         "/api/admin/store/accept": {"post": _op(
             "acceptStoreHistory", "Take the history the store holds as the log, while it is in question",
             "admin", {**_admin_responses(**{
@@ -300,7 +445,9 @@ def openapi() -> dict[str, Any]:
         "jsonSchemaDialect": "https://spec.openapis.org/oas/3.1/dialect/base",
         "tags": [{"name": n, "description": d} for n, d in (
             ("games", "what viewers can read"), ("log", "the event log, JSON Lines"),
-            ("admin", "setup and tokens: `Authorization: Bearer <admin token>`"),
+            ("admin", "setup and tokens: `Authorization: Bearer <admin or committee token>` (a committee "
+                      "token within its tournament event)"),
+            ("rosters", "teams and players as registered, their logos, and the CSV import"),
             ("health", "probes and metrics"), ("websocket", "the two WebSocket endpoints"),
             ("docs", "this document and its companion"),
             ("clients", "the browser clients: scoreboard, overlay, handheld"))],
@@ -310,6 +457,7 @@ def openapi() -> dict[str, Any]:
             "securitySchemes": {"bearerAuth": {
                 "type": "http", "scheme": "bearer", "bearerFormat": "v1.<payload>.<signature>",
                 "description": "An admin token (`admin.token` in the data directory, or one issued by "
-                               "`POST /api/tokens` with `role: admin`)."}},
+                               "`POST /api/tokens` with `role: admin`), or a committee token (issued "
+                               "with `role: committee` and its `event`), within its event."}},
         },
     }

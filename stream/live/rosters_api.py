@@ -37,9 +37,10 @@ from typing import Any
 import msgspec
 from aiohttp import web
 
-from ..errors import AuthError, MalformedEvent
+from ..errors import AuthError, MalformedEvent, Refused
 from ..rules import codec
 from ..rules.engine import Engine
+from ..rules.events import PlayerRegistered, TeamRegistered
 from ..rules.rosters import PlayerEntry, TeamEntry
 from . import api_types, auth, committee_api
 from . import protocol as pr
@@ -334,19 +335,6 @@ def _unchanged(engine: Engine, row: _Row, event: str | None) -> bool:
         f["name"], f["number"], f["handicap"], f["team"])
 
 
-def _engine_check(engine: Engine, row: _Row, event: str | None) -> str | None:
-    """What the engine would refuse of ``row`` (its own checks of a registration with no
-    ``revision``): a team entered in an event that is not set up, or completed."""
-    if row.kind != "team" or event is None:
-        return None
-    tournament = engine.tournament(event)
-    if tournament is None:
-        return f"no event {event!r} has been set up"
-    if tournament.completed:
-        return f"event {event!r} is completed: no team enters it now"
-    return None
-
-
 async def import_csv(request: web.Request) -> web.Response:
     claims = committee_api.staff(request)
     svc = request.app[Service.KEY]
@@ -378,18 +366,19 @@ async def import_csv(request: web.Request) -> web.Response:
                 fields["event"] = event
         columns = _TEAM_COLUMNS if row.kind == "team" else _PLAYER_COLUMNS
         try:
-            codec.event_from_fields({**fields, "id": f"{claims.sub}/{cid}", "at": 0})
+            trial = codec.event_from_fields({**fields, "id": f"{claims.sub}/{cid}", "at": 0})
             auth.authorize(engine, claims, fields["type"], fields)
+            assert isinstance(trial, TeamRegistered | PlayerRegistered)
+            engine.check_registration(trial)  # what the rules would refuse, nothing applied
+        except Refused as err:
+            problems.append(api_types.CsvRowProblem(line=row.line, field="event", reason=err.detail))
+            continue
         except MalformedEvent as err:
             problems.append(api_types.CsvRowProblem(line=row.line, field=_field_of(err, columns),
                                                     reason=_reason(err.detail)))
             continue
         except AuthError as err:
             return _problem(403, err.code, err.detail)
-        refused = _engine_check(engine, row, event)
-        if refused is not None:
-            problems.append(api_types.CsvRowProblem(line=row.line, field="event", reason=refused))
-            continue
         if (claims.sub, cid) not in known and _unchanged(engine, row, event):
             unchanged += 1  # (a file sent again: its rows are sent, and acked as duplicates)
             continue

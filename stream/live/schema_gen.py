@@ -36,6 +36,8 @@ REQUEST_BODIES = {
     "CommitteeIncrease": "CommitteeIncreaseRequest",
     "CommitteeRescind": "CommitteeRescindRequest",
     "CommitteeDecrease": "CommitteeDecreaseRequest",
+    "TeamRegistered": "TeamRegisteredRequest",
+    "PlayerRegistered": "PlayerRegisteredRequest",
 }
 #: The routes that can mean an event only once make up its id from the path (``app._derived_id``).
 _DERIVED_ID = {

@@ -108,6 +108,16 @@ class Face:
     def player_history(self, player: str) -> list[PlayerEntry]:
         return list(self.registry.players.by_id.get(player, []))
 
+    def check_registration(self, e: ev.TeamRegistered | ev.PlayerRegistered) -> None:
+        """``Refused`` as applying ``e`` would be (a CSV import checks every row first);
+        changes nothing."""
+        if isinstance(e, ev.TeamRegistered):
+            self.registry.check_team(e)
+            if e.event is not None:
+                self.tournaments.check_enter(e.event)
+        else:
+            self.registry.players.check("player", e.player, e.revision)
+
     def roster(self, game: str) -> GameRoster:
         """What the game's displays name (``Refused`` ``unknown_game``)."""
         return self.registry.roster(self._record(game).game)

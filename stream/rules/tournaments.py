@@ -36,11 +36,16 @@ class Tournaments:
         self.by_id[e.event] = Tournament(e.event, e.cls, e.handicap, list(e.teams), e.completed, [],
                                          e.rules)
 
-    def enter(self, event: str, team: str) -> None:
-        """A registration enters ``team`` in ``event`` (nothing changes if it is entered)."""
+    def check_enter(self, event: str) -> Tournament:
+        """The event a registration may enter a team in; ``Refused`` if none may."""
         t = self.get(event)
         if t.completed:
             raise Refused("event_completed", f"event {event!r} is completed: no team enters it now", "L2")
+        return t
+
+    def enter(self, event: str, team: str) -> None:
+        """A registration enters ``team`` in ``event`` (nothing changes if it is entered)."""
+        t = self.check_enter(event)
         if team not in t.teams:
             t.teams.append(team)
 

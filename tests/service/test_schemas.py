@@ -93,7 +93,12 @@ async def test_admin_routes_need_the_bearer_token(server: Server) -> None:
              ("/api/games", "post"), ("/api/tokens", "post"), ("/api/tokens/revoke", "post"),
              ("/api/games/preview", "post"), ("/api/committee/increase", "post"),
              ("/api/committee/rescind", "post"), ("/api/committee/decrease", "post"),
-             ("/api/admin/store/accept", "post")}
+             ("/api/admin/store/accept", "post"), ("/api/pairings", "post"), ("/api/tokens", "get"),
+             ("/api/games/{game}/preview", "get"), ("/api/events", "get"),
+             ("/api/events/{event}/reports.csv", "get"), ("/api/events/{event}/log", "get"),
+             ("/api/teams", "get"), ("/api/teams", "post"), ("/api/teams/{team}", "get"),
+             ("/api/teams/{team}/logo", "post"), ("/api/players", "get"), ("/api/players", "post"),
+             ("/api/players/{player}", "get"), ("/api/rosters/import", "post")}
     for path, ops in doc["paths"].items():
         for method, op in ops.items():
             if (path, method) in admin:
@@ -144,7 +149,8 @@ async def test_every_event_route_takes_its_event_without_type_and_at(server: Ser
     routes = {"/api/events": "EventSetup", "/api/events/{event}/complete": "EventComplete",
               "/api/events/{event}/eliminate": "TeamEliminated", "/api/games": "GameSetup",
               "/api/committee/increase": "CommitteeIncrease", "/api/committee/rescind": "CommitteeRescind",
-              "/api/committee/decrease": "CommitteeDecrease"}
+              "/api/committee/decrease": "CommitteeDecrease", "/api/teams": "TeamRegistered",
+              "/api/players": "PlayerRegistered"}
     assert set(routes.values()) == set(schemas.REQUEST_BODIES)
     for path, event in routes.items():
         op = doc["paths"][path]["post"]
@@ -185,8 +191,9 @@ async def test_every_notice_and_event_is_in_the_asyncapi_document(server: Server
     send_tags = {comps[f"Send{t.__name__}"]["properties"]["type"]["enum"][0] for t in ev.EVENT_TYPES
                  if f"Send{t.__name__}" in comps}
     assert send_tags == sendable
-    for name in ("SendTeamEliminated", "SendCommitteeRescind", "SendCommitteeDecrease"):
-        assert comps[name]["x-roles"] == ["admin"], name
+    for name in ("SendTeamEliminated", "SendCommitteeRescind", "SendCommitteeDecrease", "SendTeamRegistered",
+                 "SendPlayerRegistered"):
+        assert comps[name]["x-roles"] == ["admin", "committee"], name
     player_view = comps["PlayerView"]["properties"]
     assert "shootout_excluded" in player_view
     assert "officials" in comps["GameView"]["properties"]
