@@ -21,7 +21,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from playwright.async_api import Browser, BrowserContext, Page, expect
+from playwright.async_api import Browser, BrowserContext, FilePayload, Page, expect
 
 from ..service.conftest import Server
 from .conftest import shot
@@ -133,7 +133,7 @@ async def test_the_committee_runs_a_day_from_the_console(browser: Browser, serve
     await expect(page.locator("#csv-template")).to_have_attribute("href", "/api/rosters/template.csv")
 
     await page.set_input_files("#csv-form [name=file]", files=[
-        {"name": "rosters.csv", "mimeType": "text/csv", "buffer": bad_csv()}])
+        FilePayload(name="rosters.csv", mimeType="text/csv", buffer=bad_csv())])
     await page.click("#csv-form [type=submit]")
     refused = page.locator("#csv-result [data-result=refused]")
     await expect(refused).to_contain_text("Nothing was imported")
@@ -145,7 +145,7 @@ async def test_the_committee_runs_a_day_from_the_console(browser: Browser, serve
     assert status == 200 and teams == []                                   # nothing imported
 
     await page.set_input_files("#csv-form [name=file]", files=[
-        {"name": "rosters.csv", "mimeType": "text/csv", "buffer": good_csv()}])
+        FilePayload(name="rosters.csv", mimeType="text/csv", buffer=good_csv())])
     await page.click("#csv-form [type=submit]")
     await expect(page.locator("#csv-result [data-result=imported]")).to_contain_text("4 teams and 16 players")
     await expect(page.locator("#teams-table tbody tr")).to_have_count(4)
@@ -365,14 +365,14 @@ async def test_a_second_members_save_is_refused_with_what_changed(browser: Brows
     # A logo too large is refused beside its field, and nothing is saved.
     await page.fill("#team-form [name=short]", "AKN")
     await page.set_input_files("#team-form [name=logo]", files=[
-        {"name": "big.png", "mimeType": "image/png", "buffer": png(70 * 1024)}])
+        FilePayload(name="big.png", mimeType="image/png", buffer=png(70 * 1024))])
     await page.click("#team-form [type=submit]")
     await expect(page.locator("#team-form .field-error[data-code=too_large]")).to_be_visible()
     await expect(row.locator(".short")).to_have_text("APC")
 
     # Saved again from the current revision, with a logo that fits: accepted.
     await page.set_input_files("#team-form [name=logo]", files=[
-        {"name": "aiken.png", "mimeType": "image/png", "buffer": png()}])
+        FilePayload(name="aiken.png", mimeType="image/png", buffer=png())])
     await page.click("#team-form [type=submit]")
     await expect(page.locator("#team-form .form-msg.ok")).to_be_visible()
     await expect(row.locator(".short")).to_have_text("AKN")

@@ -97,7 +97,7 @@ def l2_bad_registrations_are_refused_by_the_format(s: Season) -> None:
     the codec refuses anything else (a typed error, nothing applied)."""
     from stream.errors import MalformedEvent
     from stream.rules import codec
-    bad = [{"short": "A"}, {"short": "AB_C"}, {"colors": {"primary": "red", "secondary": "#000000"}},
+    bad: list[dict[str, Any]] = [{"short": "A"}, {"short": "AB_C"}, {"colors": {"primary": "red", "secondary": "#000000"}},
            {"name": "   "}]
     for over in bad:
         body = {"type": "team.registered", "id": "x", "at": s.t, "team": "A", "name": "Aiken",
