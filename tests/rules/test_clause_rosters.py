@@ -97,8 +97,8 @@ def l2_bad_registrations_are_refused_by_the_format(s: Season) -> None:
     the codec refuses anything else (a typed error, nothing applied)."""
     from stream.errors import MalformedEvent
     from stream.rules import codec
-    bad: list[dict[str, Any]] = [{"short": "A"}, {"short": "AB_C"}, {"colors": {"primary": "red", "secondary": "#000000"}},
-           {"name": "   "}]
+    bad: list[dict[str, Any]] = [{"short": "A"}, {"short": "AB_C"}, {"name": "   "},
+                                 {"colors": {"primary": "red", "secondary": "#000000"}}]
     for over in bad:
         body = {"type": "team.registered", "id": "x", "at": s.t, "team": "A", "name": "Aiken",
                 "short": "AIK", "colors": AIK, **over}
