@@ -59,7 +59,8 @@ async def _demo_loop(svc: Service, url: str, speed: float) -> None:
         print(f"\ndemo game {game} is on:\n"
               f"  scoreboard  http://{host}/scoreboard?game={game}\n"
               f"  overlay     http://{host}/overlay?game={game}\n"
-              f"  handheld    http://{host}/handheld#token={yours}\n"
+              f"  handheld    http://{host}/handheld?game={game}#pair={yours}\n"
+              f"  committee   http://{host}/committee (sign in with the admin token)\n"
               f"  watch       ws://{host}/ws/watch?game={game}", flush=True)
         try:
             await sim.run()

@@ -77,6 +77,12 @@ async function start() {
   show(TABS.includes(location.hash.slice(1)) ? location.hash.slice(1) : "event");
   try {
     await reload();
+    if (!S.event && c.role === "admin" && S.events.length) {
+      // An admin signing in runs the last event listed until it picks another (or "New event…").
+      const last = S.events[S.events.length - 1];
+      S.event = last.id ?? last.event;
+      await reload();
+    }
   } catch (err) {
     if (err.status === 401 || err.status === 403) {
       signOut();

@@ -390,3 +390,23 @@ def png(pad: int = 0) -> bytes:
     text = chunk(b"tEXt", b"pad\x00" + b"x" * pad) if pad else b""
     return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + text
             + chunk(b"IDAT", zlib.compress(b"\x00\x1f\x4f\xb4")) + chunk(b"IEND", b""))
+
+
+async def test_an_admin_signs_in_to_the_event_listed_and_may_pick_another(server: Server,
+                                                                          console: Console) -> None:
+    """The admin token (what `arena-stream serve` writes) runs the console too: it opens on the
+    last event listed, its games in the day's view, and the picker switches events."""
+    for event in ("autumn-cup", EVENT):
+        status, _ = await server.api("POST", "/api/events", {"event": event, "class": "club", "handicap": 8,
+                                                             "teams": []})
+        assert status == 201
+    await server.setup_game(G1, arena="main", event=EVENT)
+    page = console.page
+    await page.goto(f"{server.http}/committee")
+    await page.fill("#token-input", server.admin)
+    await page.click("#signin-form [type=submit]")
+    await expect(page.locator("#event-pick")).to_have_value(EVENT)
+    await console.tab("day")
+    await expect(page.locator("#day-section")).to_contain_text(G1)
+    await page.select_option("#event-pick", "autumn-cup")
+    await expect(page.locator("#day-section")).not_to_contain_text(G1)
