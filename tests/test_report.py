@@ -230,3 +230,23 @@ async def test_report_names_registered_players_and_teams_beside_their_ids(srv: S
         "h1", "Ortega", "2", "Aiken Arena")
     (ob,) = [r for r in rows if r["kind"] == "obligation" and r["player"] == "h2"]
     assert (ob["player_name"], ob["number"], ob["team_name"]) == ("Núñez", "7", "Aiken Arena")
+
+
+async def test_a_card_recorded_without_its_conduct_shows_it_once_named(srv: Server) -> None:
+    """R1: the umpire records a card in three taps and names its conduct afterwards
+    (``card.amended``): the report shows the conduct as named; before, that none is."""
+    await srv.setup_game()
+    ump = await srv.device("umpire")
+    tk = await srv.device("timekeeper")
+    await tk.send({"type": "clock.start", "game": "g1"})
+    card = await ump.send({"type": "card", "game": "g1", "player": "h2", "color": "yellow"})
+    assert card["type"] == "ack" and card["notices"][0]["conduct"] is None
+    status, _, body = await get(srv, "/games/g1/report.json")
+    (line,) = [e for e in json.loads(body)["entries"] if e["kind"] == "card.recorded"]
+    assert status == 200 and "conduct not named" in line["detail"]
+    named = await ump.send({"type": "card.amended", "game": "g1", "target": card["log_id"],
+                            "conduct": "dangerous_riding"})
+    assert [n["type"] for n in named["notices"]] == ["conduct.named"]
+    _, _, body = await get(srv, "/games/g1/report.json")
+    (line,) = [e for e in json.loads(body)["entries"] if e["kind"] == "card.recorded"]
+    assert "dangerous_riding" in line["detail"] and "not named" not in line["detail"]

@@ -100,6 +100,7 @@ function refusalReasons() {
     class_mismatch: ["the event is of another class", "el evento es de otra clase"],
     stale_registration: ["someone registered this again meanwhile: reload it", "otro lo registró mientras tanto: vuelva a cargarlo"],
     event_completed: ["the event is completed", "el evento está terminado"],
+    not_a_card: ["that card is not on record in this game", "esa tarjeta no consta en este partido"],
     game_begun: ["the game has begun: it took its obligations then", "el partido ya empezó: tomó sus obligaciones entonces"],
     unknown_team: ["the team is not entered in that event", "el equipo no está inscrito en ese evento"],
     already_eliminated: ["the team is already out of that event", "el equipo ya quedó eliminado de ese evento"],

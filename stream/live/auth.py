@@ -24,7 +24,7 @@ Role = Literal["umpire", "referee", "timekeeper", "display", "committee", "admin
 #: What each role may send, by event type (docs/protocol.md, "Roles").
 ROLE_EVENTS: dict[str, frozenset[str]] = {
     "umpire": frozenset({
-        "whistle", "goal", "card", "box.left_early", "arena.left", "substitution",
+        "whistle", "goal", "card", "card.amended", "box.left_early", "arena.left", "substitution",
         "mount.removed", "mount.replaced", "postgame.card", "void", "game.end"}),
     "timekeeper": frozenset({"clock.start", "clock.stop", "horn", "game.end", "void"}),
     "display": frozenset(),

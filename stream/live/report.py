@@ -179,14 +179,14 @@ class _Clock:
 def _detail(n: Any) -> str:
     if isinstance(n, nt.OfficialCarded):
         color = n.color + (f" ×{n.count}" if n.count > 1 else "")
-        return f"{color} · {n.role} (team official) · {n.conduct}"
+        return f"{color} · {n.role} (team official) · {n.conduct or 'conduct not named'}"
     if isinstance(n, nt.Alert):
         return n.code + (f" · {n.subject}" if n.subject else "")
     if isinstance(n, nt.CardRecorded):
         color = n.color + (f" ×{n.count}" if n.count > 1 else "")
         conv = f" (converted: {n.converted})" if n.converted else ""
         yellows = f" · {n.yellows} yellow in the game" if n.yellows else ""
-        return f"{color}{conv} · {n.conduct} · offense {n.offense}{yellows}"
+        return f"{color}{conv} · {n.conduct or 'conduct not named'} · offense {n.offense}{yellows}"
     if isinstance(n, nt.PenaltyAwarded):
         sev = f" ({n.severity})" if n.severity is not None else ""
         return f"penalty{sev} to {n.to} · {n.reason}"
@@ -267,7 +267,7 @@ async def build(hub: Hub, game: str) -> Report:
     seqs: dict[str, int] = {}
     held: list[tuple[int, int, Any]] = []        # (at, log order, event): what the rules still hold
     dropped: list[tuple[Any, int]] = []          # voided events, with their seq
-    for n, r in enumerate(records):
+    for order, r in enumerate(records):
         e = codec.decode_event(r.body)
         officials[e.id] = "the service" if r.device == SYSTEM else r.official or r.device
         seqs[e.id] = r.seq or 0
@@ -276,7 +276,7 @@ async def build(hub: Hub, game: str) -> Report:
         if hub.engine.is_voided(e.id):
             dropped.append((e, r.seq or 0))
         else:
-            held.append((e.at, n, e))
+            held.append((e.at, order, e))
     held.sort(key=lambda x: (x[0], x[1]))
 
     # The fork's time cursor starts before everything (as the engine's does), so that events
@@ -296,11 +296,15 @@ async def build(hub: Hub, game: str) -> Report:
     final = fork.view(game)
     sides = {p.id: p.side for p in final.players}
 
+    # A card's conduct, as last named (R1: a card.amended names it after the card).
+    conducts = {n.target: n.conduct for n, _, _ in out if isinstance(n, nt.ConductNamed)}
     entries: list[Entry] = []
     for n, moment, by in out:
         tag = str(type(n).__struct_config__.tag)
         if tag in _SKIP:
             continue
+        if isinstance(n, nt.CardRecorded | nt.OfficialCarded) and n.cause in conducts:
+            n = msgspec.structs.replace(n, conduct=conducts[n.cause])
         side = getattr(n, "side", None) or getattr(n, "against", None)
         entries.append(Entry(
             kind=tag, seq=seqs.get(by), cause=n.cause, moment=moment,
@@ -327,7 +331,8 @@ async def build(hub: Hub, game: str) -> Report:
             entries.append(Entry(
                 kind="official.carded" if e.official is not None else "card.recorded", seq=seq, cause=e.id,
                 moment=clock.at(e.at), player=e.player, side=side, team=teams[side],
-                detail=f"{color} · {e.conduct} · voided", clause="L1", citation=citation("L1"),
+                detail=f"{color} · {e.conduct or 'conduct not named'} · voided", clause="L1",
+                citation=citation("L1"),
                 official=officials.get(e.id, ""), voided=True, color=e.color,
                 role=e.official.role if e.official is not None else None,
                 text=nt.Text(f"Voided: {color} card to {whom}.", f"Anulada: tarjeta {color} para {whom_es}."),

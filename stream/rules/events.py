@@ -168,6 +168,10 @@ class GameSetup(GameEventBase, frozen=True, tag="game.setup", kw_only=True):
     # not known, so each game says; both default to the common practice.
     clock_stops_on_whistle: bool = True
     clock_stops_on_goal: bool = True
+    # Arena facts: intervals are 4 minutes, 10 after the 2nd period (after half the
+    # periods), and 10 before a 5.c(1) extra period; 4 before a 5.c(2) shootout.
+    interval_ms: Annotated[int, msgspec.Meta(ge=0, le=3_600_000)] = 240_000
+    long_interval_ms: Annotated[int, msgspec.Meta(ge=0, le=3_600_000)] = 600_000
     # The arena (venue) the game is played in: device tokens can be scoped to one.
     arena: Label = ""
 
@@ -216,8 +220,17 @@ class Card(GameEventBase, frozen=True, tag="card", kw_only=True):
     official: TeamOfficial | None = None
     color: Color
     count: Annotated[int, msgspec.Meta(ge=1, le=3)] = 1
-    conduct: Conduct
+    # Chosen when the card is recorded, or added later by a ``card.amended``: an umpire
+    # never has to name it before the card is on record.
+    conduct: Conduct | None = None
     penalty: Severity = None
+
+
+class CardAmended(GameEventBase, frozen=True, tag="card.amended", kw_only=True):
+    """The conduct a card was shown for, named (or named again) after it was recorded."""
+
+    target: Ident       # the card's event id
+    conduct: Conduct
 
 
 class BoxLeftEarly(GameEventBase, frozen=True, tag="box.left_early", kw_only=True):
@@ -310,6 +323,7 @@ Event = Union[
     Horn,
     GameEnd,
     Card,
+    CardAmended,
     BoxLeftEarly,
     ArenaLeft,
     Substitution,

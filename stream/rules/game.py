@@ -158,6 +158,7 @@ def _official_card(g: Game, e: ev.Card, out: Out) -> None:
         rec.reds += 1
     else:
         rec.yellows += e.count
+    g.cards[e.id] = None
     out.append(nt.OfficialCarded(cause=e.id, at=e.at, game=g.id, clause="R1", side=o.team,
                                  role=o.role, color=e.color, count=e.count, conduct=e.conduct))
     st.penalty(g, o.team, None, e, e.penalty, "card", "R2", out)
@@ -181,6 +182,7 @@ def card(g: Game, e: ev.Card, out: Out) -> None:
     if color == "yellow" and (yellows >= 4 or offense >= 4):
         color, converted = "red", "fourth_offense"
     # -- checks done; changes follow --
+    g.cards[e.id] = p.id
     p.offenses = offense
     if color == "yellow":
         p.yellows = yellows
@@ -287,6 +289,14 @@ def mount_replaced(g: Game, e: ev.MountReplaced, out: Out) -> None:
                                       player=p.id, side=p.side))
 
 
+def card_amended(g: Game, e: ev.CardAmended, out: Out) -> None:
+    """R1: the conduct of a card already on record, named. It changes nothing else."""
+    if e.target not in g.cards:
+        raise Refused("not_a_card", f"{e.target!r} is not a card recorded in game {g.id!r}", "R1")
+    out.append(nt.ConductNamed(cause=e.id, at=e.at, game=g.id, clause="R1", target=e.target,
+                              player=g.cards[e.target], conduct=e.conduct))
+
+
 def postgame_card(g: Game, e: ev.PostgameCard, out: Out) -> None:
     p = st.player(g, e.player)
     g.postgame.append(PostgameEntry(p.id, e.level, e.id))
@@ -323,7 +333,7 @@ def new_game(e: ev.GameSetup, rules: ev.Rules) -> Game:
         stops_on_whistle=e.clock_stops_on_whistle, stops_on_goal=e.clock_stops_on_goal,
         home=Team(e.teams.home.team, list(e.teams.home.players), list(e.teams.home.subs)),
         away=Team(e.teams.away.team, list(e.teams.away.players), list(e.teams.away.subs)),
-        players=players, rules=rules,
+        players=players, rules=rules, interval_ms=e.interval_ms, long_interval_ms=e.long_interval_ms,
     )
 
 
@@ -351,6 +361,7 @@ TRANSITIONS: dict[type, Transition] = {
     ev.Horn:          Transition(_OPEN,  horn),            # A1, R11, house rule 3; a fact
     ev.GameEnd:       Transition(_OPEN,  game_end),        # A1, R11; a fact
     ev.Card:          Transition(_OPEN,  card),            # R1-R7
+    ev.CardAmended:   Transition(_ANY,   card_amended),    # R1: the conduct, named later
     ev.BoxLeftEarly:  Transition(_OPEN,  box_left_early),  # R8
     ev.ArenaLeft:     Transition(_LIVE,  arena_left),      # R14
     ev.Substitution:  Transition(_OPEN,  substitution),    # R13, R6, A3

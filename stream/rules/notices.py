@@ -37,7 +37,7 @@ class CardRecorded(_Notice, frozen=True, tag="card.recorded", kw_only=True):
     count: int
     yellows: int
     offense: int
-    conduct: str
+    conduct: str | None
     # Why the color differs from what the device sent ("fourth_offense"),
     # or "left_arena" for the automatic red of R14.
     converted: str | None = None
@@ -50,6 +50,14 @@ class OfficialCarded(_Notice, frozen=True, tag="official.carded", kw_only=True):
     role: str
     color: Literal["yellow", "red"]
     count: int
+    conduct: str | None
+
+
+class ConductNamed(_Notice, frozen=True, tag="conduct.named", kw_only=True):
+    """The conduct of a card already recorded, named: ``target`` is the card's event."""
+
+    target: str
+    player: str | None
     conduct: str
 
 
@@ -222,6 +230,7 @@ class Rejected(_Notice, frozen=True, tag="rejected", kw_only=True):
 
 Notice = Union[
     CardRecorded,
+    ConductNamed,
     OfficialCarded,
     PenaltyAwarded,
     BoxEnter,

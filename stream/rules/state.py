@@ -109,6 +109,11 @@ class Game(msgspec.Struct):
     carried: list[Carried] = msgspec.field(default_factory=list)
     officials: list[OfficialCards] = msgspec.field(default_factory=list)
     rules: Rules = msgspec.field(default_factory=Rules)  # the event's readings of the rule
+    interval_ms: int = 240_000         # between periods (arena facts) ...
+    long_interval_ms: int = 600_000    # ... after half of them, and before an extra period
+    # The cards recorded (event id -> the player, or None for a team official): what
+    # a ``card.amended`` may name.
+    cards: dict[str, str | None] = msgspec.field(default_factory=dict)
 
     def team(self, side: Side) -> Team:
         return self.home if side == "home" else self.away

@@ -186,8 +186,16 @@ def _official(n: nt.OfficialCarded) -> tuple[str, str]:
             f"{what_es} al {n.role} del {_SIDE_ES[n.side]} (organización del equipo)")
 
 
+def _conduct_named(n: nt.ConductNamed) -> tuple[str, str]:
+    whom = n.player or "a team official"
+    whom_es = n.player or "un miembro de la organización del equipo"
+    what = n.conduct.replace("_", " ")
+    return (f"The card to {whom} was for {what}", f"La tarjeta a {whom_es} fue por {what} ({n.conduct})")
+
+
 _RENDER: dict[type, Callable[[Any], tuple[str, str]]] = {
     nt.Alert: _alert,
+    nt.ConductNamed: _conduct_named,
     nt.OfficialCarded: _official,
     nt.ObligationUpdated: lambda n: (
         (f"{n.player}: the {_ob_en(n)} from game {n.origin_game} may now be served with any team"

@@ -23,6 +23,15 @@ class Score(msgspec.Struct):
     away: int
 
 
+class IntervalView(msgspec.Struct):
+    """The interval after a period the horn ended (arena facts: 4 minutes, 10 after half
+    the periods and before an extra period): a display counts down to ``ends_at``."""
+
+    started_at: int
+    ms: int
+    ends_at: int
+
+
 class ClockView(msgspec.Struct):
     running: bool
     period: int
@@ -33,6 +42,7 @@ class ClockView(msgspec.Struct):
     at: int
     period_over: bool
     overtime: bool
+    interval: IntervalView | None = None
 
 
 class SitoutView(msgspec.Struct):
@@ -188,6 +198,15 @@ def _team(g: Game, side: Side, t: Team) -> TeamView:
                     short=short)
 
 
+def _interval(g: Game) -> IntervalView | None:
+    c = g.clock
+    if not c.period_over or g.status != "live":
+        return None
+    extra = c.period >= g.periods and not g.shootout_option  # 5.c(1): extra periods
+    ms = g.long_interval_ms if c.period == g.periods // 2 or extra else g.interval_ms
+    return IntervalView(started_at=c.since, ms=ms, ends_at=c.since + ms)
+
+
 def game_view(g: Game, now: int) -> GameView:
     c = g.clock
     play = clk.play_at(c, g.period_ms, now)
@@ -198,7 +217,7 @@ def game_view(g: Game, now: int) -> GameView:
         clock=ClockView(running=c.running, period=c.period, periods=g.periods,
                         period_ms=g.period_ms, remaining_ms=clk.remaining_at(c, g.period_ms, now),
                         play_ms=play, at=now, period_over=c.period_over,
-                        overtime=c.period > g.periods),
+                        overtime=c.period > g.periods, interval=_interval(g)),
         teams=Teams(_team(g, "home", g.home), _team(g, "away", g.away)),
         players=[_player(g, p, play, now) for p in g.players.values()],
         postgame=[PostgameView(x.player, x.level, x.cause) for x in g.postgame],

@@ -54,7 +54,7 @@ DOCS = Path(__file__).resolve().parents[2] / "docs"
 # --------------------------------------------------------- the docs' table
 
 #: docs/protocol.md, "Tokens and roles": what each role may send on /ws/device.
-UMPIRE = frozenset({"whistle", "goal", "card", "box.left_early", "arena.left", "substitution",
+UMPIRE = frozenset({"whistle", "goal", "card", "card.amended", "box.left_early", "arena.left", "substitution",
                     "mount.removed", "mount.replaced", "postgame.card", "void", "game.end"})
 TIMEKEEPER = frozenset({"clock.start", "clock.stop", "horn", "game.end", "void"})
 #: "these nine need an **unscoped** admin token, or a committee token within its event"
@@ -254,12 +254,15 @@ class World:
         """Set ``game`` up so that the event of type ``etype`` returned is one the rules take."""
         await self.setup_game(game, arena)
         g: dict[str, Any] = {"game": game}
-        obligation = ""
+        obligation = target = ""
         start = (await self.admin({"type": "clock.start", **g})) if etype != "clock.start" else None
         if etype == "box.left_early":  # a second yellow in the game: to the box
             for _ in range(2):
                 await self.admin({"type": "card", **g, "player": p(game, "h2"), "color": "yellow",
                                   "conduct": "arguing"})
+        elif etype == "card.amended":  # a card recorded without its conduct, to name it
+            card = await self.admin({"type": "card", **g, "player": p(game, "h3"), "color": "yellow"})
+            target = card["log_id"]
         elif etype == "mount.replaced":
             await self.admin({"type": "mount.removed", **g, "player": p(game, "a1"), "reason": "unfit"})
         elif etype in ("postgame.card", "committee.increase"):
@@ -276,6 +279,7 @@ class World:
             "clock.start": g, "clock.stop": g, "whistle": g, "horn": {**g, "split": True}, "game.end": g,
             "tick": g, "goal": {**g, "team": "home", "player": p(game, "h1")},
             "card": {**g, "player": p(game, "h2"), "color": "yellow", "conduct": "arguing"},
+            "card.amended": {**g, "target": target, "conduct": "arguing"},
             "box.left_early": {**g, "player": p(game, "h2")}, "arena.left": {**g, "player": p(game, "h3")},
             "substitution": {**g, "team": "home", "out": p(game, "h1"), "in": p(game, "h4")},
             "mount.removed": {**g, "player": p(game, "a1"), "reason": "unfit"},

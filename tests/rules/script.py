@@ -133,7 +133,7 @@ class Script:
         return self.must("horn", **kw)
 
     def card(self, player: str, color: str = "yellow", count: int = 1,
-             conduct: str = "arguing", **kw: Any) -> list[Any]:
+             conduct: str | None = "arguing", **kw: Any) -> list[Any]:
         return self.must("card", player=player, color=color, count=count, conduct=conduct, **kw)
 
     def last_id(self) -> str:

@@ -88,18 +88,30 @@ def r1_unknown_conduct_is_a_decode_error(s: Script) -> None:
     assert state_bytes(s) == before
 
 
-def r1_card_without_conduct_is_a_decode_error(s: Script) -> None:
-    """R1: every card names the conduct it punishes; a card without ``conduct`` is
-    refused by the decoder (``invalid_field``)."""
-    body = {"type": "card", "id": "x1", "at": s.t, "game": s.game, "player": "h2", "color": "yellow"}
-    with pytest.raises(MalformedEvent) as err:
-        codec.decode_event(msgspec.json.encode(body))
-    assert err.value.code == "invalid_field"
+def r1_a_card_is_recorded_before_its_conduct_is_named(s: Script) -> None:
+    """R1: the umpire records the card first; its conduct may be named then or later,
+    within the game, by a ``card.amended`` (``conduct.named`` notice, nothing else
+    changes). An amendment names a card recorded in its game; a voided card is none."""
+    s.start()
+    rec = one(s.card("h2", conduct=None), nt.CardRecorded)
+    card = s.last_id()
+    assert (rec.conduct, rec.yellows) == (None, 1)
+    before = state_bytes(s)
+    out = s.must("card.amended", target=card, conduct="arguing")
+    amended = one(out, nt.ConductNamed)
+    assert (amended.target, amended.player, amended.conduct, amended.clause) == (card, "h2", "arguing", "R1")
+    assert len(out) == 1
+    assert state_bytes(s) == before  # the game's state, its players' cards included, is the same
+    assert s.refused("card.amended", target="nope", conduct="arguing").reason == "not_a_card"
+    s.must("whistle")
+    assert s.refused("card.amended", target=s.last_id(), conduct="arguing").reason == "not_a_card"
+    s.must("void", target=card, entered_in_error=True)
+    assert s.refused("card.amended", target=card, conduct="other").reason == "not_a_card"
 
 
 R1 = table(r1_yellow_records_each_listed_conduct, r1_red_records_its_conduct,
            r1_appeal_forms_are_conducts, r1_unknown_conduct_is_a_decode_error,
-           r1_card_without_conduct_is_a_decode_error)
+           r1_a_card_is_recorded_before_its_conduct_is_named)
 
 
 @pytest.mark.parametrize("case", R1)

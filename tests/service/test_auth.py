@@ -182,6 +182,7 @@ EVENTS: dict[str, dict[str, Any]] = {
     "horn": {"game": "g1", "split": True},
     "game.end": {"game": "g1"},
     "card": {"game": "g1", "player": "h2", "color": "yellow", "conduct": "arguing"},
+    "card.amended": {"game": "g1", "target": "admin/prep-start", "conduct": "arguing"},  # not a card
     "box.left_early": {"game": "g1", "player": "h2"},
     "arena.left": {"game": "g1", "player": "h3"},
     "substitution": {"game": "g1", "team": "home", "out": "h1", "in": "h4"},
