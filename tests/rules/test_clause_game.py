@@ -151,6 +151,24 @@ def a1_second_period_horn_is_a_stoppage(s: Script) -> None:
     assert (s.view.clock.period, s.view.clock.remaining_ms) == (2, PERIOD)
 
 
+def a1_intervals_are_timed_from_the_horn(s: Script) -> None:
+    """A1: "Intervals are 4 minutes, 10 after the 2nd period": while the horn has ended
+    a period, the clock's view gives the interval (from the horn's moment) that a
+    scoreboard counts down; the next start ends it."""
+    assert s.view.clock.interval is None
+    for period, ms in ((1, 240_000), (2, 600_000), (3, 240_000)):
+        s.start()
+        s.run(PERIOD)
+        s.horn()
+        horn_at = s.t
+        interval = s.view.clock.interval
+        assert interval is not None and (interval.started_at, interval.ms, interval.ends_at) == (
+            horn_at, ms, horn_at + ms), period
+        s.run(ms)
+    s.start()
+    assert s.view.clock.interval is None and s.view.clock.period == 4
+
+
 def r9_postgame_card_only_after_end(s: Script) -> None:
     """R9: "If a player demonstrates unsportsmanlike conduct after the game ends":
     ``postgame.card`` before the end is refused ``game_not_over``; after it, it
@@ -271,7 +289,8 @@ def a3_goal_credited_to_a_boxed_player_counts(s: Script) -> None:
 A1 = table(a1_goal_stops_clock, a1_goal_does_not_stop_clock_when_set, a1_whistle_does_not_stop_clock_when_set,
            a1_live_events_before_first_start_are_facts, a1_goal_before_the_clock_begins_the_game,
            a1_events_after_game_end_refused,
-           a1_clock_start_while_running_is_a_fact, a1_second_period_horn_is_a_stoppage)
+           a1_clock_start_while_running_is_a_fact, a1_second_period_horn_is_a_stoppage,
+           a1_intervals_are_timed_from_the_horn)
 A2 = table(a2_goals_add_points)
 A3 = table(a3_unknown_player_refused, a3_substitution_needs_lineup_and_bench,
            a3_goal_credited_to_a_boxed_player_counts)
