@@ -16,6 +16,8 @@ from .live.config import Config
 from .rules import codec
 from .rules.engine import Engine
 from .rules.notices import ClockChanged
+from .tools import demo as demo_script
+from .tools.all_bench.output import TRACKED_REPORT
 
 _json = msgspec.json.Encoder()
 
@@ -46,6 +48,18 @@ def replay(log: IO[bytes], out: IO[bytes], *, state: bool, digest: bool = False)
     return 1 if malformed else 0
 
 
+class _Gone(argparse.Action):
+    """An option that is no more: refused with what replaced it, not "unrecognized"."""
+
+    def __init__(self, option_strings: list[str], dest: str, why: str = "", **kw: Any) -> None:
+        super().__init__(option_strings, dest, nargs="?", **kw)
+        self.why = why
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: Any, option_string: str | None = None) -> None:
+        parser.error(f"{option_string} is no longer an option: {self.why}")
+
+
 def _cmd_replay(args: argparse.Namespace) -> int:
     try:
         with open(args.log, "rb") as f:
@@ -72,7 +86,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
                 text = describe(n)
                 print(text.en if args.lang == "en" else text.es)
             if notices and engine.has_game(demo.GAME):
-                print(render_board(engine.view(demo.GAME), engine.roster(demo.GAME)))
+                print(render_board(engine.view(demo.GAME), engine.roster(demo.GAME), args.lang))
                 print()
     return 0
 
@@ -110,10 +124,15 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--state", action="store_true", help="print the final state as one JSON document")
     r.add_argument("--hash", action="store_true",
                    help="print the SHA-256 of the final state (as GET /api/state gives it live)")
+    r.add_argument("--left-early", action=_Gone, help=argparse.SUPPRESS,
+                   why="the committee's reading of R8 travels in the log (event.setup "
+                       "rules.left_early, docs/rules.md), so a log always folds one way: "
+                       "replay folds it as recorded")
     r.set_defaults(func=_cmd_replay)
 
     d = sub.add_parser("demo", help="replay the bundled demo game and show the scoreboard")
-    d.add_argument("--lang", choices=["en", "es"], default="en")
+    d.add_argument("--lang", choices=["en", "es"], default="en",
+                   help="the notices and the board in English or Spanish (default en)")
     d.set_defaults(func=_cmd_demo)
 
     s = sub.add_parser("serve", help="run the live service (WebSockets and HTTP on one port)")
@@ -148,18 +167,25 @@ def main(argv: list[str] | None = None) -> int:
                       help="play the demo game: the default on SQLite; on a Redis store (shared by "
                            "every node) the demo is off unless asked for, on one node")
     demo.add_argument("--no-demo", action="store_true", help="don't play the demo game")
-    s.add_argument("--demo-speed", type=float, default=1.0, help="play the demo faster (2 = twice)")
+    s.add_argument("--demo-speed", type=float, default=demo_script.DEFAULT_SPEED, metavar="X",
+                   help="play the demo game's script X times faster (default %(default)s: real time, "
+                        "the play time Rule 14 counts). It joins period 1 at 6:14 on the game "
+                        "clock, a player already in the box: a first yellow 10 s later, his release "
+                        "and a second yellow at about 1:30; faster, a box may be released later "
+                        "than the script has it")
     s.add_argument("--heartbeat", type=float, default=Config().heartbeat,
                    help="seconds between heartbeats to viewers (default %(default)s); WebSocket pings "
                         "go every 3x that, and a viewer that leaves one unanswered for 1.5x that is dropped")
     s.set_defaults(func=_cmd_serve)
 
     m = sub.add_parser("simulate", help="play the scripted demo game through a running service")
-    m.add_argument("--url", default="http://127.0.0.1:8080")
-    m.add_argument("--token", help="an admin token (default: DATA/admin.token)")
-    m.add_argument("--data", type=Path, default=Path("arena-data"))
+    m.add_argument("--url", default="http://127.0.0.1:8080", help="the service (default %(default)s)")
+    m.add_argument("--token", help="an admin token (default: the one in DATA/admin.token)")
+    m.add_argument("--data", type=Path, default=Path("arena-data"),
+                   help="the data directory `serve` runs on, for its admin token (default %(default)s)")
     m.add_argument("--game", help="game id (default: sim-<time>)")
-    m.add_argument("--speed", type=float, default=1.0)
+    m.add_argument("--speed", type=float, default=demo_script.DEFAULT_SPEED, metavar="X",
+                   help="play the script X times faster (default %(default)s: real time)")
     m.set_defaults(func=_cmd_simulate)
 
     pf = sub.add_parser("proof", help="the proof suites: kill -9 soak, power loss, hostile input, "
@@ -189,11 +215,20 @@ def main(argv: list[str] | None = None) -> int:
     bf.add_argument("--node-ws", action="store_true",
                     help="also a Node `ws` peer server (ws@8, npm-installed into ~/.cache/arena-stream)")
     ba = bsub.add_parser("all", help="every performance figure beside its goal, in one table; "
-                                      "also written as Markdown (--out)")
-    ba.add_argument("--out", type=Path, default=Path("docs/performance.md"),
-                    help="the Markdown report (default docs/performance.md)")
+                                      "written as Markdown only when asked (--write, --out)",
+                         description="Every performance figure beside its goal, in one table. It "
+                                     "writes nothing unless asked: --write makes the run's report "
+                                     "docs/performance.md (a full run only), --out FILE writes it "
+                                     "to FILE.")
+    where = ba.add_mutually_exclusive_group()
+    where.add_argument("--write", action="store_true",
+                       help=f"write the report to {TRACKED_REPORT} (the tracked one; a full run "
+                            "only: refused with --quick)")
+    where.add_argument("--out", type=Path, metavar="FILE",
+                       help=f"write the report to FILE (--quick may not write {TRACKED_REPORT})")
     ba.add_argument("--quick", action="store_true",
-                    help="tiny sizes (under a minute): the figures mean nothing, the run is a smoke test")
+                    help="tiny sizes (under a minute): the figures mean nothing, the run is a smoke "
+                         f"test, and never written to {TRACKED_REPORT}")
     ba.add_argument("--events", type=int, default=1_000_000, help="bench replay's season size")
     ba.add_argument("--viewers", type=int, default=1000, help="viewers during the event stream")
     ba.add_argument("--rate", type=float, default=50.0, help="events per second from the device")

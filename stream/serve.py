@@ -10,6 +10,7 @@ import logging
 import signal
 import sys
 import time
+import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -119,9 +120,40 @@ def serve(args: argparse.Namespace) -> int:
     return 0
 
 
+class SimulateError(Exception):
+    """What stops ``simulate`` before it plays, said plainly."""
+
+
+def admin_token_for(args: argparse.Namespace) -> str:
+    """``--token``, or the admin token ``serve`` wrote in its data directory (``--data``)."""
+    if args.token:
+        return str(args.token)
+    path = Path(args.data) / "admin.token"
+    try:
+        token = path.read_text().strip()
+    except OSError as err:
+        raise SimulateError(
+            f"simulate needs the service's admin token, and there is none at {path.resolve()} "
+            f"({err.strerror.lower() if err.strerror else type(err).__name__}). Run it from the "
+            f"directory `arena-stream serve` was started in, or give `--data DIR` (the server's "
+            f"data directory) or `--token $(cat DIR/admin.token)`") from None
+    if not token:
+        raise SimulateError(f"{path.resolve()} is empty: give --token, or the data directory "
+                            f"of the running server with --data DIR")
+    return token
+
+
 def simulate(args: argparse.Namespace) -> int:
     """Issue device tokens with an admin token, then play the demo script."""
-    token = args.token or (Path(args.data) / "admin.token").read_text().strip()
+    try:
+        return _simulate(args)
+    except SimulateError as err:
+        print(f"arena-stream: {err}", file=sys.stderr)
+        return 2
+
+
+def _simulate(args: argparse.Namespace) -> int:
+    token = admin_token_for(args)
     base = args.url.rstrip("/")
     game = args.game or time.strftime("sim-%Y%m%d-%H%M%S")
 
@@ -132,8 +164,20 @@ def simulate(args: argparse.Namespace) -> int:
         req = urllib.request.Request(f"{base}/api/tokens", data=json.dumps(body).encode(), method="POST",
                                      headers={"Authorization": f"Bearer {token}",
                                               "Content-Type": "application/json"})
-        with urllib.request.urlopen(req, timeout=10) as resp:
-            return str(json.load(resp)["token"])
+        try:
+            with urllib.request.urlopen(req, timeout=10) as resp:
+                return str(json.load(resp)["token"])
+        except urllib.error.HTTPError as err:
+            if err.code in (401, 403):
+                raise SimulateError(f"the service at {base} refused the admin token (HTTP {err.code}): "
+                                    f"is it the token of that server's data directory? (--data DIR "
+                                    f"or --token)") from None
+            raise SimulateError(f"the service at {base} answered HTTP {err.code} to "
+                                f"POST /api/tokens") from None
+        except (urllib.error.URLError, OSError) as err:
+            why = getattr(err, "reason", err)
+            raise SimulateError(f"no service at {base} ({why}): start one with `arena-stream serve`, "
+                                f"or give its address with --url") from None
 
     tokens = {"admin": token, "umpire": issue("umpire", f"{game}-ump1", True),
               "referee": issue("referee", f"{game}-ref", True),

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from stream.tools.bench_all import APART
 
 ROWS = (
@@ -59,3 +61,38 @@ def test_bench_all_quick_prints_every_row_and_writes_the_report(tmp_path: Path) 
     assert re.search(r"^\| figure \| measured \| goal \| \|$", md, re.M)
     for row in ROWS:
         assert re.search(rf"^\| {row} \| ", md, re.M), row
+
+
+def test_only_a_full_run_writes_the_tracked_report_and_only_when_asked(tmp_path: Path) -> None:
+    """docs/performance.md is tracked and quoted by the README: a run writes nothing
+    unless asked, ``--write`` is the tracked report, and ``--quick`` never writes it."""
+    from stream.tools.all_bench.output import TRACKED_REPORT, ReportRefused, report_path
+
+    here = Path(__file__).resolve().parents[1] / TRACKED_REPORT
+    assert report_path(write=False, out=None, quick=False) is None
+    assert report_path(write=False, out=None, quick=True) is None
+    assert report_path(write=True, out=None, quick=False) == TRACKED_REPORT
+    assert report_path(write=False, out=tmp_path / "p.md", quick=True) == tmp_path / "p.md"
+    for write, out in ((True, None), (False, TRACKED_REPORT), (False, here)):
+        with pytest.raises(ReportRefused, match=r"--quick never writes docs/performance\.md"):
+            report_path(write=write, out=out, quick=True)
+
+
+@pytest.mark.parametrize("where", [["--write"], ["--out", "docs/performance.md"]])
+def test_bench_all_quick_refuses_the_tracked_report_before_it_runs(where: list[str]) -> None:
+    report = Path(__file__).resolve().parents[1] / "docs" / "performance.md"
+    before = report.read_bytes() if report.exists() else None
+    res = subprocess.run([sys.executable, "-m", "stream", "bench", "all", "--quick", *where],
+                         cwd=report.parents[1], capture_output=True, text=True, timeout=60)
+    assert res.returncode == 1 and "Traceback" not in res.stderr, res.stderr
+    assert "bench all --quick never writes docs/performance.md" in res.stderr
+    assert "== replay" not in res.stdout, "refused before any section ran"
+    assert (report.read_bytes() if report.exists() else None) == before
+
+
+def test_bench_all_help_says_what_it_writes() -> None:
+    res = subprocess.run([sys.executable, "-m", "stream", "bench", "all", "--help"],
+                         capture_output=True, text=True, timeout=60, check=True)
+    text = " ".join(res.stdout.split())
+    assert "It writes nothing unless asked" in text
+    assert "--write write the report to docs/performance.md" in text and "refused with --quick" in text

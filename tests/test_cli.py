@@ -113,6 +113,167 @@ def test_demo_prints_the_scoreboard_in_both_languages() -> None:
     assert "sale del área de castigo" in es
 
 
+def test_demo_in_spanish_prints_the_board_in_spanish_too() -> None:
+    """``--lang es`` once gave Spanish notices over an English board."""
+    es = run("demo", "--lang", "es", check=True).stdout
+    for words in ("3 en la cancha", "2 en la cancha, sin sustituto", "#1 Beck (visitante): ÁREA 2:00 de "
+                  "tiempo de juego debido", "#2 Ortega (local): 1 amarilla", "EXPULSADO", "DETENIDO",
+                  "EN MARCHA", "vuelve en la próxima detención", "FINAL"):
+        assert words in es, words
+    for english in ("on the field", "no substitute", "of play owed", "BOX ", "SENT OFF", " STOP",
+                    "(home)", "(away)", "returns at next stoppage"):
+        assert english not in es, english
+
+
+# ------------------------------------------------------------------ options after the subcommand
+
+
+LOG = "game.jsonl"
+
+
+@pytest.mark.parametrize(("cmd", "argv", "expect"), [
+    ("_cmd_replay", ["replay", LOG, "--state"], {"log": Path(LOG), "state": True, "hash": False}),
+    ("_cmd_replay", ["replay", LOG, "--hash"], {"log": Path(LOG), "hash": True}),
+    ("_cmd_demo", ["demo", "--lang", "es"], {"lang": "es"}),
+    ("_cmd_serve", ["serve", "--no-demo", "--port", "9001", "--data", "d", "--demo-speed", "4",
+                    "--store", "sqlite", "--heartbeat", "2"],
+     {"no_demo": True, "port": 9001, "data": Path("d"), "demo_speed": 4.0, "heartbeat": 2.0}),
+    ("_cmd_simulate", ["simulate", "--url", "http://h:1", "--speed", "3", "--data", "d", "--token", "t",
+                       "--game", "g"],
+     {"url": "http://h:1", "speed": 3.0, "data": Path("d"), "token": "t", "game": "g"}),
+    ("_cmd_proof", ["proof", "--full", "--report", "r.jsonl", "--", "-k", "soak"],
+     {"full": True, "report": Path("r.jsonl"), "pytest_args": ["-k", "soak"]}),
+    ("_cmd_bench", ["bench", "replay", "--events", "5", "--seed", "2"], {"events": 5, "seed": 2}),
+    ("_cmd_bench", ["bench", "fanout", "--viewers", "3", "--nodes", "2", "--node-ws"],
+     {"viewers": 3, "nodes": 2, "node_ws": True}),
+    ("_cmd_bench", ["bench", "all", "--quick", "--out", "p.md", "--seed", "3"],
+     {"quick": True, "out": Path("p.md"), "write": False, "seed": 3}),
+    ("_cmd_bench", ["bench", "nodes", "--runs", "2", "--seconds", "1.5"], {"runs": 2, "seconds": 1.5}),
+    ("_cmd_bench", ["bench", "race", "--rounds", "2", "--rate", "7"], {"rounds": 2, "rate": 7.0}),
+])
+def test_options_work_after_the_subcommand_and_its_arguments(
+        cmd: str, argv: list[str], expect: dict[str, object], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every subcommand takes its options after its name and after its positional
+    arguments, as the README writes them (``arena-stream replay LOG --state``)."""
+    seen: list[argparse.Namespace] = []
+
+    def record(args: argparse.Namespace) -> int:
+        seen.append(args)
+        return 0
+
+    monkeypatch.setattr(cli, cmd, record)
+    assert cli.main(argv) == 0
+    assert {k: getattr(seen[0], k) for k in expect} == expect
+    if argv[0] == "replay":  # and before the positional argument too
+        seen.clear()
+        assert cli.main([argv[0], *argv[2:], argv[1]]) == 0
+        assert {k: getattr(seen[0], k) for k in expect} == expect
+
+
+def test_replay_with_its_option_after_the_log_runs() -> None:
+    doc = json.loads(run("replay", str(bundled()), "--state", check=True).stdout)
+    assert doc["games"][demo.GAME]["status"] == "ended"
+
+
+def test_replay_left_early_says_the_reading_is_in_the_log() -> None:
+    """The R8 reading was a replay option once; it travels in the log now (event.setup
+    rules.left_early), so the option is refused saying so, never "unrecognized"."""
+    res = run("replay", str(bundled()), "--left-early", "sequential")
+    assert res.returncode == 2 and not res.stdout
+    assert "--left-early is no longer an option" in res.stderr
+    assert "rules.left_early" in res.stderr and "unrecognized" not in res.stderr
+
+
+def test_simulate_outside_the_data_directory_says_what_to_do(tmp_path: Path) -> None:
+    url = f"http://127.0.0.1:{free_port()}"
+    res = subprocess.run([sys.executable, "-m", "stream", "simulate", "--url", url], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=60)
+    assert res.returncode == 2 and "Traceback" not in res.stderr, res.stderr
+    assert f"there is none at {tmp_path / 'arena-data' / 'admin.token'}" in res.stderr
+    assert "--data DIR" in res.stderr and "--token" in res.stderr
+
+
+def test_simulate_with_no_server_there_says_so(tmp_path: Path) -> None:
+    (tmp_path / "arena-data").mkdir()
+    (tmp_path / "arena-data" / "admin.token").write_text("not-a-token\n")
+    url = f"http://127.0.0.1:{free_port()}"
+    res = subprocess.run([sys.executable, "-m", "stream", "simulate", "--url", url],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert res.returncode == 2 and "Traceback" not in res.stderr, res.stderr
+    assert f"arena-stream: no service at {url}" in res.stderr and "--url" in res.stderr
+
+
+# ------------------------------------------------------------------ the demo's pace
+
+
+def _demo_notices() -> list[tuple[float, dict[str, object]]]:
+    """(seconds after the simulator starts at the default speed, notice) for the demo
+    game, folded by the engine from the script."""
+    from stream.rules import codec
+    from stream.rules.engine import Engine
+
+    engine = Engine()
+    out = []
+    for e in demo.demo_events():
+        for n in engine.feed(codec.decode_event(json.dumps(e))):
+            doc = json.loads(codec.encode_notice(n))
+            out.append((demo.wall_s(n.at - demo.DEMO_T0), doc))
+    return out
+
+
+def test_the_demo_is_eventful_from_the_start_at_the_default_speed() -> None:
+    """A watcher who opens the demo sees a card within 20 s and a second yellow and a box
+    release within two minutes, live (after ``LIVE_FROM``, not in what came before)."""
+    assert demo.DEFAULT_SPEED == 1.0, "real time: the play time Rule 14 counts fits the script"
+    help_ = run("serve", "--help", check=True).stdout
+    assert "--demo-speed X" in help_ and "(default 1.0: real time" in " ".join(help_.split())
+    live = [(t, n) for t, n in _demo_notices() if n["at"] - demo.DEMO_T0 > demo.LIVE_FROM]  # type: ignore[operator]
+    first_card = next(t for t, n in live if n["type"] == "card.recorded")
+    second_yellow = next(t for t, n in live if n["type"] == "box.enter")
+    release = next(t for t, n in live if n["type"] == "box.release")
+    assert 0 < first_card <= 20, first_card
+    assert second_yellow <= 120 and 0 < release <= 120, (second_yellow, release)
+    # The box the watcher sees released was entered before they came: the game is under way.
+    at_start = [n for t, n in _demo_notices() if n["at"] - demo.DEMO_T0 <= demo.LIVE_FROM]  # type: ignore[operator]
+    assert any(n["type"] == "box.enter" for n in at_start)
+    # And the beats that were there stay: a red, a mount replaced, a voided card.
+    kinds = {n["type"] for _, n in live}
+    assert {"sent_off", "mount.replaced", "correction", "game.ended"} <= kinds, kinds
+
+
+def test_the_simulator_sends_what_came_before_at_once_with_its_times() -> None:
+    """Before ``LIVE_FROM`` each event carries the time it happened (in the past, in order),
+    after it none: the service stamps it as it comes."""
+    import asyncio
+    import time
+
+    from stream.tools.simulator import Simulator
+
+    sent: list[dict[str, object]] = []
+
+    class Fake:
+        async def send(self, body: dict[str, object]) -> dict[str, str]:
+            sent.append(body)
+            return {"log_id": f"x/{len(sent)}"}
+
+    sim = Simulator("ws://unused", {}, game="g1", speed=50_000.0)
+    sim.devices = {role: Fake() for role in ("admin", "umpire", "referee", "timekeeper")}  # type: ignore[misc]
+    before = int(time.time() * 1000)
+    asyncio.run(sim._play())
+    game = [b for b in sent if b.get("game") == "g1" and b["type"] != "game.setup"]
+    assert len(game) == len(demo.SCRIPT)
+    backlog = [offset for offset, _, _ in demo.SCRIPT if offset < demo.LIVE_FROM]
+    assert backlog and all("at" in b for b in game[:len(backlog)])
+    assert not any("at" in b for b in game[len(backlog):])
+    stamps = [b["at"] for b in game[:len(backlog)]]
+    assert all(isinstance(a, int) for a in stamps)
+    ints = [a for a in stamps if isinstance(a, int)]
+    assert ints == sorted(ints) and max(ints) < before + 1000
+    setup = next(b for b in sent if b["type"] == "game.setup")
+    assert isinstance(setup["at"], int) and setup["at"] < ints[0]
+    assert not any("at" in b for b in sent if b["type"] in ("event.setup", "team.registered"))
+
+
 def test_serve_refuses_sqlite_synchronous_normal_without_unsafe_store(tmp_path: Path) -> None:
     """NORMAL does not fsync each commit: a power cut can lose acked events
     (tests/proof/test_power_loss.py shows it), so it needs --unsafe-store."""
@@ -184,3 +345,37 @@ def test_serve_on_a_redis_that_is_not_there_says_so_without_a_traceback(tmp_path
     last = r.stderr.splitlines()[-1]
     assert last.startswith("arena-stream: can't start: Redis at redis://127.0.0.1:"), r.stderr
     assert "is not reachable" in r.stderr and "Traceback" not in r.stderr, r.stderr
+
+
+# ------------------------------------------------------------------ the README's two commands
+
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_the_first_command_makes_and_uses_a_virtual_environment() -> None:
+    """Debian's Python refuses ``pip install`` outside a virtual environment (PEP 668)."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    first = readme.split("## Two commands", 1)[1].split("```sh\n", 1)[1].split("\n```", 1)[0]
+    steps = [s.strip() for s in first.split("&&")]
+    assert steps == ["python3 -m venv .venv", ". .venv/bin/activate", "pip install -e .",
+                     "arena-stream serve"]
+
+
+def test_run_sh_says_what_it_installs_before_it_does() -> None:
+    lines = (ROOT / "tests" / "run.sh").read_text(encoding="utf-8").splitlines()
+
+    def first(text: str, said: bool = True) -> int:
+        return next(n for n, line in enumerate(lines) if text in line and not line.lstrip().startswith("#")
+                    and (said or not line.lstrip().startswith("say ")))
+
+    for announce, does in (('say "installing Debian packages', "apt-get install -y"),
+                           ('say "creating .venv', "python3 -m venv .venv"),
+                           ("installing the package and its test dependencies: pip install -e '.[test]'",
+                            "-m pip install"),
+                           ('npm install ws@8 into ~/.cache/arena-stream/node-ws', "ensure_node_ws")):
+        assert first(announce) < first(does, said=False), (announce, does)
+    # Without a virtual environment, a Python that refuses pip (PEP 668) gets .venv.
+    text = "\n".join(lines)
+    assert "EXTERNALLY-MANAGED" in text and 'VIRTUAL_ENV' in text
+    assert first("elif externally_managed python3") < first("make_venv=yes")

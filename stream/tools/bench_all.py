@@ -26,8 +26,10 @@ One process tree, bounded in time, and it stops by itself. In order:
   bare websockets server and against Node ``ws``, ack p99 against a raw commit,
   memory per idle viewer, and with ``--nodes 2`` the cross-node p99.
 
-It prints one table and writes it as Markdown (``--out``) with the date, the
-machine and the command. Goals are printed, never asserted: a missed goal is a
+It prints one table and, when asked, writes it as Markdown with the date, the
+machine and the command: ``--write`` to ``docs/performance.md`` (a full run only),
+``--out FILE`` anywhere else (``all_bench/output.py``); without either it writes nothing.
+Goals are printed, never asserted: a missed goal is a
 figure; a section that could not run says so in its row and the exit status is 1.
 
 The code: ``stream/tools/all_bench/`` (``sections``: the order; ``cold``, ``commits``:
@@ -47,6 +49,7 @@ import time
 from pathlib import Path
 
 from .all_bench.options import AllOptions, options_from
+from .all_bench.output import ReportRefused, report_path
 from .all_bench.report import machine, markdown, table
 from .all_bench.sections import bench_all
 
@@ -58,6 +61,10 @@ def run(args: argparse.Namespace) -> int:
     if min(opts.events, opts.viewers, opts.idle_viewers, opts.rounds, opts.devices, opts.cold_events) < 1 \
             or min(opts.rate, opts.seconds, opts.commit_seconds) <= 0:
         raise SystemExit("bench all: every size must be positive")
+    try:  # decided before the run: a refusal costs nothing
+        out = report_path(write=args.write, out=args.out, quick=opts.quick)
+    except ReportRefused as err:
+        raise SystemExit(f"arena-stream: {err}") from None
     command = shlex.join(["arena-stream", *sys.argv[1:]])
     when = datetime.datetime.now(datetime.UTC)
     box = machine()
@@ -69,9 +76,13 @@ def run(args: argparse.Namespace) -> int:
     elapsed = time.perf_counter() - t0
     print(f"\nbench all: every figure and its goal ({elapsed:.0f} s)\n")
     print(table(report.rows))
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(markdown(report, when, command, box, elapsed, opts.quick) + kept_apart(args.out))
-    print(f"\nwritten to {args.out}", flush=True)
+    if out is None:
+        print("\nnot written anywhere: --write makes it docs/performance.md (a full run), "
+              "--out FILE writes it to FILE", flush=True)
+    else:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(markdown(report, when, command, box, elapsed, opts.quick) + kept_apart(out))
+        print(f"\nwritten to {out}", flush=True)
     return 1 if report.failed else 0
 
 

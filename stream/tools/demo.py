@@ -1,10 +1,15 @@
-"""The demo game: one scripted arena game that shows every common Rule 14 path.
+"""The demo game: one scripted arena game that shows every common Rule 14 path,
+eventful from the start.
 
-Four periods of 7:30. A second yellow sits a player out until the goal that
-follows his two minutes of play; a red leaves a team short until the first
-stoppage after four minutes of play; a mount is replaced; a mistaken card is
-voided; a player leaves the box early and is released by a goal that lands
-exactly on his new boundary; a 2-point goal comes from a Penalty 2.
+Four periods of 7:30. A watcher joins period 1 at 6:14 on the game clock (``LIVE_FROM``),
+with #1 Beck (WEL) already in the penalty box for a second yellow. Then, in real time:
+#2 Ortega's first yellow at 6:06 (10 s in); a goal at 5:26; Beck released at the
+whistle at 4:56, once his two minutes of play are served, and Ortega's second
+yellow right after it (about 1:34 in); Ortega out until the goal at 2:46 that follows
+his two minutes of play. Later a red leaves a team short until the first stoppage
+after four minutes of play; a mount is replaced; a mistaken card is voided; a player
+leaves the box early and owes the rest and two minutes more; a 2-point goal comes
+from a Penalty 2.
 
 Before the game both teams are registered (name, score-bug letters, colours) and
 so are their players (names and shirt numbers, "Díaz" among them), so that every
@@ -34,61 +39,77 @@ PLAYERS = {"aiken-arena": [("ruiz", "Ruiz", 1), ("ortega", "Ortega", 2), ("mahon
            "wellington-blue": [("beck", "Beck", 1), ("salas", "Salas", 2), ("kerr", "Kerr", 3),
                                ("frey", "Frey", 4)]}
 
-# (offset ms from the first clock start, device role, event without id/at/game)
+# (offset ms from the first clock start, device role, event without id/at/game). Period 1's
+# game clock counts down from 7:30 while the clock runs; the comments give it.
+#: The script's offset that plays live: ``serve``'s demo and ``simulate`` join the game there,
+#: the events before it sent at once with the times they happened (as a handheld's outbox
+#: sends what it recorded offline), so the game is under way when a watcher arrives.
+LIVE_FROM = 90_000
+#: ``--demo-speed`` and ``simulate --speed``: 1 is real time, the play time Rule 14 counts.
+DEFAULT_SPEED = 1.0
+
 SCRIPT: list[tuple[int, str, dict[str, Any]]] = [
-    (0, "timekeeper", {"type": "clock.start"}),
-    (40_000, "umpire", {"type": "whistle"}),
-    (45_000, "umpire", {"type": "card", "player": "ortega", "color": "yellow", "conduct": "arguing"}),
-    (60_000, "timekeeper", {"type": "clock.start"}),
-    (100_000, "umpire", {"type": "goal", "team": "home", "player": "ruiz"}),
-    (110_000, "timekeeper", {"type": "clock.start"}),
-    (150_000, "umpire", {"type": "whistle"}),
-    (155_000, "umpire", {"type": "card", "player": "ortega", "color": "yellow",
-                         "conduct": "abusive_language"}),
-    (170_000, "timekeeper", {"type": "clock.start"}),
-    (320_000, "umpire", {"type": "goal", "team": "away", "player": "kerr"}),
+    (0, "timekeeper", {"type": "clock.start"}),                                       # P1 7:30
+    (18_000, "umpire", {"type": "whistle"}),                                          # 7:12
+    (20_000, "umpire", {"type": "card", "player": "beck", "color": "yellow", "conduct": "arguing"}),
+    (25_000, "timekeeper", {"type": "clock.start"}),
+    (40_000, "umpire", {"type": "whistle"}),                                          # 6:57
+    (42_000, "umpire", {"type": "card", "player": "beck", "color": "yellow",
+                        "conduct": "abusive_language"}),                              # Beck to the box
+    (47_000, "timekeeper", {"type": "clock.start"}),
+    # LIVE_FROM: what a watcher sees live starts here (90 s in, 6:14 on the clock).
+    (98_000, "umpire", {"type": "whistle"}),                                          # 6:06
+    (100_000, "umpire", {"type": "card", "player": "ortega", "color": "yellow", "conduct": "arguing"}),
+    (105_000, "timekeeper", {"type": "clock.start"}),
+    (145_000, "umpire", {"type": "goal", "team": "home", "player": "ruiz"}),          # 5:26
+    (152_000, "timekeeper", {"type": "clock.start"}),
+    (182_000, "umpire", {"type": "whistle"}),                                         # 4:56: Beck out
+    (184_000, "umpire", {"type": "card", "player": "ortega", "color": "yellow",
+                         "conduct": "abusive_language"}),                             # Ortega to the box
+    (190_000, "timekeeper", {"type": "clock.start"}),
+    (320_000, "umpire", {"type": "goal", "team": "away", "player": "kerr"}),          # 2:46: Ortega out
     (330_000, "timekeeper", {"type": "clock.start"}),
-    (510_000, "timekeeper", {"type": "horn"}),
-    (750_000, "timekeeper", {"type": "clock.start"}),
-    (800_000, "umpire", {"type": "whistle"}),
-    (802_000, "umpire", {"type": "mount.removed", "player": "beck", "reason": "unfit"}),
-    (900_000, "umpire", {"type": "mount.replaced", "player": "beck"}),
-    (905_000, "timekeeper", {"type": "clock.start"}),
-    (1_000_000, "umpire", {"type": "whistle"}),
-    (1_005_000, "umpire", {"type": "card", "player": "salas", "color": "red",
-                           "conduct": "striking", "penalty": "Penalty 2"}),
-    (1_010_000, "timekeeper", {"type": "clock.start"}),
-    (1_100_000, "umpire", {"type": "goal", "team": "home", "player": "mahoney", "points": 2}),
-    (1_110_000, "timekeeper", {"type": "clock.start"}),
-    (1_200_000, "umpire", {"type": "whistle"}),
-    (1_210_000, "timekeeper", {"type": "clock.start"}),
-    (1_300_000, "umpire", {"type": "goal", "team": "away", "player": "beck"}),
-    (1_305_000, "umpire", {"type": "substitution", "team": "away", "out": "salas", "in": "frey"}),
-    (1_310_000, "timekeeper", {"type": "clock.start"}),
-    (1_345_000, "timekeeper", {"type": "horn"}),
-    (1_945_000, "timekeeper", {"type": "clock.start"}),
-    (2_000_000, "umpire", {"type": "whistle"}),
-    (2_005_000, "umpire", {"type": "card", "player": "kerr", "color": "yellow",
-                           "conduct": "appealing", "penalty": "Penalty 2"}),
-    (2_010_000, "timekeeper", {"type": "clock.start"}),
-    (2_050_000, "umpire", {"type": "goal", "team": "home", "player": "ruiz", "points": 2}),
-    (2_060_000, "timekeeper", {"type": "clock.start"}),
-    (2_100_000, "umpire", {"type": "whistle"}),
-    (2_102_000, "umpire", {"type": "card", "player": "mahoney", "color": "yellow",
-                           "conduct": "unwelcome_talking"}),
-    (2_110_000, "referee", {"type": "void", "target": "@-1"}),
-    (2_115_000, "timekeeper", {"type": "clock.start"}),
-    (2_430_000, "timekeeper", {"type": "horn"}),
-    (2_670_000, "timekeeper", {"type": "clock.start"}),
-    (2_700_000, "umpire", {"type": "whistle"}),
-    (2_702_000, "umpire", {"type": "card", "player": "kerr", "color": "yellow",
-                           "conduct": "dangerous_riding"}),
-    (2_710_000, "timekeeper", {"type": "clock.start"}),
-    (2_780_000, "umpire", {"type": "box.left_early", "player": "kerr"}),
-    (2_900_000, "umpire", {"type": "goal", "team": "away", "player": "beck"}),
-    (2_910_000, "timekeeper", {"type": "clock.start"}),
-    (3_140_000, "timekeeper", {"type": "horn"}),
-    (3_141_000, "referee", {"type": "game.end"}),
+    (496_000, "timekeeper", {"type": "horn"}),                                        # 0:00
+    (736_000, "timekeeper", {"type": "clock.start"}),
+    (786_000, "umpire", {"type": "whistle"}),
+    (788_000, "umpire", {"type": "mount.removed", "player": "beck", "reason": "unfit"}),
+    (886_000, "umpire", {"type": "mount.replaced", "player": "beck"}),
+    (891_000, "timekeeper", {"type": "clock.start"}),
+    (986_000, "umpire", {"type": "whistle"}),
+    (991_000, "umpire", {"type": "card", "player": "salas", "color": "red",
+                         "conduct": "striking", "penalty": "Penalty 2"}),
+    (996_000, "timekeeper", {"type": "clock.start"}),
+    (1_086_000, "umpire", {"type": "goal", "team": "home", "player": "mahoney", "points": 2}),
+    (1_096_000, "timekeeper", {"type": "clock.start"}),
+    (1_186_000, "umpire", {"type": "whistle"}),
+    (1_196_000, "timekeeper", {"type": "clock.start"}),
+    (1_286_000, "umpire", {"type": "goal", "team": "away", "player": "beck"}),
+    (1_291_000, "umpire", {"type": "substitution", "team": "away", "out": "salas", "in": "frey"}),
+    (1_296_000, "timekeeper", {"type": "clock.start"}),
+    (1_331_000, "timekeeper", {"type": "horn"}),
+    (1_931_000, "timekeeper", {"type": "clock.start"}),
+    (1_986_000, "umpire", {"type": "whistle"}),
+    (1_991_000, "umpire", {"type": "card", "player": "kerr", "color": "yellow",
+                         "conduct": "appealing", "penalty": "Penalty 2"}),
+    (1_996_000, "timekeeper", {"type": "clock.start"}),
+    (2_036_000, "umpire", {"type": "goal", "team": "home", "player": "ruiz", "points": 2}),
+    (2_046_000, "timekeeper", {"type": "clock.start"}),
+    (2_086_000, "umpire", {"type": "whistle"}),
+    (2_088_000, "umpire", {"type": "card", "player": "mahoney", "color": "yellow",
+                         "conduct": "unwelcome_talking"}),
+    (2_096_000, "referee", {"type": "void", "target": "@-1"}),
+    (2_101_000, "timekeeper", {"type": "clock.start"}),
+    (2_416_000, "timekeeper", {"type": "horn"}),
+    (2_656_000, "timekeeper", {"type": "clock.start"}),
+    (2_686_000, "umpire", {"type": "whistle"}),
+    (2_688_000, "umpire", {"type": "card", "player": "kerr", "color": "yellow",
+                         "conduct": "dangerous_riding"}),
+    (2_696_000, "timekeeper", {"type": "clock.start"}),
+    (2_766_000, "umpire", {"type": "box.left_early", "player": "kerr"}),
+    (2_886_000, "umpire", {"type": "goal", "team": "away", "player": "beck"}),
+    (2_896_000, "timekeeper", {"type": "clock.start"}),
+    (3_126_000, "timekeeper", {"type": "horn"}),
+    (3_127_000, "referee", {"type": "game.end"}),
 ]
 
 
@@ -130,3 +151,9 @@ def script_events(t0: int, game: str = GAME) -> list[tuple[str, dict[str, Any]]]
 
 def demo_events(t0: int = DEMO_T0, game: str = GAME, event: str = EVENT) -> list[dict[str, Any]]:
     return [*setup_events(t0, game, event), *(e for _, e in script_events(t0, game))]
+
+
+def wall_s(offset_ms: int, speed: float = DEFAULT_SPEED) -> float:
+    """Seconds after the simulator starts at which the script's ``offset_ms`` plays (0 for
+    what happened before ``LIVE_FROM``: it is sent at once)."""
+    return max(0, offset_ms - LIVE_FROM) / 1000 / speed

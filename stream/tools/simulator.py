@@ -3,6 +3,12 @@ an admin device registers its teams and players (names, numbers, colours) and
 sets it up, two umpires and a referee send cards, goals,
 whistles and a void, a timekeeper runs the clock. Used by ``serve`` (its
 built-in demo) and by ``arena-stream simulate``.
+
+The game is joined under way (``demo.LIVE_FROM``, 6:14 on the game clock in period 1):
+the events before that are sent at once, each with the time it happened (the device
+clock is synced first, as a handheld's is), and the rest in real time, ``speed`` times
+faster if asked (Rule 14 still counts real play time then, so a box may be released
+later than the script has it).
 """
 
 from __future__ import annotations
@@ -44,25 +50,31 @@ class Simulator:
                 await d.close()
 
     async def _play(self) -> None:
-        t0 = int(time.time() * 1000)
+        # The script's zero, in the past: the game is under way (demo.LIVE_FROM into it) when
+        # the simulator starts, and what happened before is sent at once with its own times.
+        live = time.time() * 1000
+        t0 = int(live - demo.LIVE_FROM / self.speed)
         admin = self.devices["admin"]
         for body in demo.setup_events(t0, self.game, self.event):
-            body = {k: v for k, v in body.items() if k != "at"}
             if body["type"] == "game.setup":
-                body["arena"] = self.arena
+                body = {**body, "arena": self.arena}  # its own time: before the game's first events
+            else:  # the tournament event and the rosters, the same in every demo game
+                body = {k: v for k, v in body.items() if k != "at"}
             try:
                 await admin.send(body)
             except Exception as err:  # the tournament event from an earlier demo game stands
                 if "duplicate_event" not in str(err) and "already" not in str(err):
                     raise
         script = demo.script_events(0, self.game)
-        start = time.monotonic()
+        start = time.monotonic() - demo.LIVE_FROM / 1000 / self.speed
         last_log_id = ""
         for n, (role, e) in enumerate(script, 1):
             wait = start + e["at"] / 1000 / self.speed - time.monotonic()
-            if wait > 0:
-                await asyncio.sleep(wait)
             body = {k: v for k, v in e.items() if k not in ("at", "id")}
+            if e["at"] < demo.LIVE_FROM:  # before the watcher came: recorded then, sent now
+                body["at"] = int(t0 + e["at"] / self.speed)
+            elif wait > 0:
+                await asyncio.sleep(wait)
             if body.get("type") == "void":
                 body["target"] = last_log_id
             device = self.devices["timekeeper" if role == "timekeeper" else
@@ -76,7 +88,6 @@ class Simulator:
                 # fits the play time Rule 14 counts): say so and play on.
                 what = f"{body['type']} refused: {err.reply.get('code')}"
             self.progress(n, len(script), what)
-
 
 def bar(done: int, total: int, what: str) -> None:
     width = 30
