@@ -1,11 +1,18 @@
 // The arena scoreboard: /scoreboard?game=G[&lang=es]. See live.js for the connection.
 // Teams show by their registered name in their colours (the primary colour as the panel's
 // background, the secondary as its accent), players as "#2 Ortega"; a raw id only when
-// nothing is registered (watch.js, "Names").
+// nothing is registered (watch.js, "Names"). A colour on which no ink reaches 7:1 keeps the
+// texts on a neutral plate (scoreboard-ink.js). The latest events are said in words
+// (scoreboard-events.js); each team's yellows are counted beside the player's name.
+// Layouts (1080p, 720p, portrait) and the minimum text sizes: scoreboard.css.
 import { LiveGame, setup, el, mmss, gameClock, label } from "./live.js";
 import { displayToken, playerText, teamColors, teamLogo, teamText } from "./watch.js";
+import { inkFor } from "./scoreboard-ink.js";
+import { EventLog, describe, words } from "./scoreboard-events.js";
 
-const { game, t } = setup();
+const { game, lang, t: shared } = setup();
+const t = words(lang, shared);
+const events = new EventLog(3);
 const $ = (id) => document.getElementById(id);
 const body = document.body;
 
@@ -29,6 +36,8 @@ function start(gameId) {
   $("conn-text").textContent = t("connecting");
 
   // While a resume is catching up, keep the last frame: draw once it is complete.
+  live.addEventListener("snapshot", (e) => events.reset(e.detail.recent));
+  live.addEventListener("delta", (e) => events.add(e.detail.notices));
   live.addEventListener("change", () => { if (live.caughtUp) { render(live); tick(live); fitPanels(); } });
   live.addEventListener("stale", () => connection(live));
   live.addEventListener("error", (e) => {
@@ -78,21 +87,62 @@ function render(live) {
     fit($(`${side}-name`), teamName(v, side));
     $(`${side}-score`).textContent = String(v.score[side]);
     $(`${side}-strength`).replaceChildren(strength(v, team));
-    $(`box-${side}`).replaceChildren(...panel(v, side));
+    $(`${side}-yellows`).replaceChildren(...yellows(v, side));
+    const rows = panel(v, side);
+    $(`box-${side}`).dataset.empty = String(rows.length === 1 && rows[0].classList.contains("empty"));
+    $(`box-${side}`).replaceChildren(el("h2", { text: `${t("box")} · ${teamName(v, side)}` }), ...rows);
   }
+  $("box").dataset.empty = String(["home", "away"].every((s) => $(`box-${s}`).dataset.empty === "true"));
   $("period").textContent = periodText(v.clock, v.status);
+  lastEvents(v);
+  mounts(v);
   carried(v);
+}
+
+/** Each player's yellows in this game, beside his name (a first yellow leaves a trace). */
+function yellows(v, side) {
+  return v.players.filter((p) => p.side === side && p.yellows > 0).map((p) =>
+    el("li", { "data-player": p.id, "data-yellows": p.yellows },
+      el("i", { class: "yc", "aria-hidden": "true" }),
+      el("b", { class: "n", text: String(p.yellows) }),
+      el("span", { class: "who", text: who(p.id) })));
+}
+
+const ICONS = { yellow: ["i", "yc"], red: ["i", "rc"] };
+function eventNode(item, v, tag) {
+  const said = describe(item, { w: t, who, team: (side) => (side ? teamName(v, side) : "") });
+  if (!said) return null;
+  const [name, cls] = ICONS[said.icon] || ["i", `glyph glyph-${said.icon}`];
+  return el(tag, { class: "ev", "data-side": said.side || "", "data-icon": said.icon, "data-player": said.player || null },
+    el(name, { class: cls, "aria-hidden": "true" }),
+    el("span", { class: "words", text: said.parts.filter(Boolean).join(" · ") }));
+}
+
+/** The latest event in words, and the two before it while there is room (fitPanels). */
+function lastEvents(v) {
+  const nodes = events.items.map((item) => eventNode(item, v, "div")).filter(Boolean).reverse();
+  $("events").hidden = !nodes.length;
+  if (!nodes.length) { $("last-event").replaceChildren(); $("earlier-events").replaceChildren(); return; }
+  const [latest, ...earlier] = nodes;
+  $("last-event").replaceChildren(...latest.childNodes);
+  $("last-event").dataset.icon = latest.dataset.icon;
+  $("last-event").dataset.side = latest.dataset.side;
+  if (latest.dataset.player) $("last-event").dataset.player = latest.dataset.player;
+  else delete $("last-event").dataset.player;
+  $("earlier-events").replaceChildren(...earlier.map((n) => el("li", { class: "ev", "data-side": n.dataset.side, "data-icon": n.dataset.icon }, ...n.childNodes)));
 }
 
 /** The team's colours on its panel (primary: background, secondary: accent) and its logo. */
 function colours(side, team) {
   const c = teamColors(roster, side, team);
   const node = $(side);
+  const ink = c ? inkFor(c.primary) : null;
+  node.dataset.plate = String(!!ink && ink.plate);
   for (const target of [node, $(`box-${side}`)]) {
     target.dataset.colors = String(!!c);
     if (c) {
       target.style.setProperty("--team-bg", c.primary);
-      target.style.setProperty("--team-ink", c.ink);
+      target.style.setProperty("--team-ink", ink.ink);
       target.style.setProperty("--team-accent", c.secondary);
     } else {
       for (const k of ["--team-bg", "--team-ink", "--team-accent"]) target.style.removeProperty(k);
@@ -105,14 +155,22 @@ function colours(side, team) {
   logo.hidden = !src;
 }
 
-/** The largest layout of the penalty panels in which every row fits. */
-const DENSITY = [[false, "roomy"], [false, "medium"], [true, "medium"], [true, "compact"], [true, "tiny"]];
+/**
+ * The space serves the game: the box panels and the extras (mounts, carried) take the room
+ * their rows need, the score line the rest. Try the roomiest layout first; a denser one
+ * when the score line would be left too little. Every density keeps the minimum text sizes
+ * (scoreboard.css): a denser layout only shows less beside the text (bars, earlier events).
+ */
+const DENSITY = [["roomy", true], ["roomy", false], ["medium", false], ["compact", false]];
 function fitPanels() {
-  const panels = [$("box-home"), $("box-away")];
-  for (const [busy, density] of DENSITY) {
-    body.dataset.busy = String(busy);
+  const portrait = matchMedia("(max-aspect-ratio: 1/1)").matches;
+  body.dataset.layout = portrait ? "portrait" : "landscape";
+  const want = (portrait ? 0.42 : 0.4) * innerHeight;
+  for (const [density, earlier] of DENSITY) {
     $("box").dataset.density = density;
-    if (panels.every((p) => p.scrollHeight <= p.clientHeight + 1)) return;
+    body.dataset.density = density;
+    $("earlier-events").hidden = !earlier;
+    if ($("scoreline").getBoundingClientRect().height >= want) return;
   }
 }
 
@@ -122,7 +180,9 @@ function fit(node, text) {
   node.textContent = text;
   node.style.fontSize = "";
   let size = parseFloat(getComputedStyle(node).fontSize);
-  const min = size * 0.55;
+  // Never below the board's minimum for secondary text (scoreboard.css, --t-min): 1/30 of
+  // the screen's shorter side; a name longer than that is cut with an ellipsis.
+  const min = Math.max(size * 0.55, (Math.min(innerWidth, innerHeight) / 30) * 1.03);
   while (node.scrollWidth > node.clientWidth && size > min) {
     size *= 0.94;
     node.style.fontSize = `${size}px`;
@@ -151,11 +211,15 @@ function panel(v, side) {
     else if (p.suspended) rows.push(el("div", { class: "row suspended-row", "data-player": p.id },
       el("span", { class: "who", text: who(p.id) }), el("span", { class: "what", text: t("suspended") })));
   }
-  for (const p of players) {
-    if (p.mount) rows.push(mountRow(p));
-  }
   if (!rows.length) rows.push(el("div", { class: "empty", text: t("boxEmpty") }));
-  return [el("h2", { text: `${t("box")} · ${teamName(v, side)}` }), ...rows];
+  return rows;
+}
+
+/** Mount countdowns (R17) in their own panel: not a penalty, not in the box. */
+function mounts(v) {
+  const list = v.players.filter((p) => p.mount);
+  $("mounts").hidden = !list.length;
+  $("mounts").replaceChildren(...(list.length ? [el("h2", { text: t("mounts") }), ...list.map(mountRow)] : []));
 }
 
 function cards(p) {
@@ -184,23 +248,23 @@ function sentOffRow(p) {
 }
 
 function mountRow(p) {
-  return el("div", { class: "row mount-row", "data-player": p.id },
-    el("span", { class: "who" }, el("i", { class: "horse", text: "♞" }), who(p.id)),
+  return el("div", { class: `row mount-row ${p.side}`, "data-player": p.id },
+    el("span", { class: "who" }, el("i", { class: "glyph glyph-mount", "aria-hidden": "true" }), who(p.id)),
     el("span", { class: "countdown" }),
     el("span", { class: "status" }),
     el("span", { class: "bar" }, el("i")),
     el("span", { class: "clause", text: "R17" }));
 }
 
+/** Suspensions and sit-outs from earlier games served in this one (R9-R16): their own panel. */
 function carried(v) {
   const list = v.carried || [];
   $("carried").hidden = !list.length;
-  if (!list.length) return;
-  $("carried").replaceChildren(el("h2", { text: t("carried") }),
-    el("ul", {}, ...list.map((c) => el("li", { "data-player": c.player },
-      el("b", { text: who(c.player) }),
-      ` ${t(`kind_${c.kind}`)}${c.owed_ms ? ` ${mmss(c.owed_ms)}` : ""} · ${t("carriedFrom", { game: c.origin_game })}`,
-      el("span", { class: "clause", text: c.clause })))));
+  $("carried").replaceChildren(...(list.length ? [el("h2", { text: t("carried") }),
+    ...list.map((c) => el("div", { class: "row carried-row", "data-player": c.player },
+      el("span", { class: "who", text: who(c.player) }),
+      el("span", { class: "what", text: `${t(`kind_${c.kind}`)}${c.owed_ms ? ` ${mmss(c.owed_ms)}` : ""} · ${t("carriedFrom", { game: label(c.origin_game) })}` }),
+      el("span", { class: "clause", text: c.clause })))] : []));
 }
 
 // ------------------------------------------------------------------ the ticking parts (every frame)
@@ -214,7 +278,12 @@ function tick(live) {
   const remaining = live.clockRemaining();
   setText($("clock"), gameClock(remaining, c.running && !live.stale));
   $("clock").dataset.running = String(c.running);
-  setText($("clock-state"), v.status === "live" ? (c.running ? t("running") : t("stopped")) : "");
+  // The interval between periods (from the horn to the next start): counted down, in words.
+  const iv = v.status === "live" && c.interval ? c.interval : null;
+  $("interval").hidden = !iv;
+  body.dataset.interval = String(!!iv);
+  setText($("interval"), iv ? `${t("interval")} ${mmss(iv.ends_at - live.now())}` : "");
+  setText($("clock-state"), v.status === "live" && !iv ? (c.running ? t("running") : t("stopped")) : "");
   for (const p of v.players) {
     if (p.box) sitout(live, p.box, document.querySelector(`.box-row[data-player="${CSS.escape(p.id)}"]`), t("returnsNext"));
     if (p.sent_off) {
@@ -227,13 +296,13 @@ function tick(live) {
       }
     }
     if (p.mount) {
-      const row = document.querySelector(`.mount-row[data-player="${CSS.escape(p.id)}"]`);
+      const row = document.querySelector(`#mounts .mount-row[data-player="${CSS.escape(p.id)}"]`);
       if (!row) continue;
       const left = live.mountRemaining(p.mount);
       const expired = p.mount.expired || left <= 0;
       row.dataset.expired = String(expired);
       setText(row.querySelector(".countdown"), expired ? "" : mmss(left));
-      setText(row.querySelector(".status"), expired ? t("mountExpired") : t("mount"));
+      setText(row.querySelector(".status"), expired ? t("mountExpired") : "");
       row.querySelector(".bar i").style.width = `${100 * (1 - left / 300000)}%`;
     }
   }
