@@ -6,7 +6,7 @@
 // feed list, the void sheet) and alerts. A token for an arena first follows the arena
 // (LiveArena) to pick a game.
 import { LiveArena, LiveGame } from "./watch.js";
-import { LS, S, app, lsGet, lsSet } from "./handheld-state.js";
+import { LS, S, app, isOffline, lsGet, lsSet } from "./handheld-state.js";
 import { addAlerts } from "./handheld-alerts.js";
 
 // Two missed heartbeats make the feed stale (docs/protocol.md), but never under 2.5 s: a
@@ -95,7 +95,7 @@ export function feedState() {
   const live = S.live;
   if (!live) return "idle";
   if (!live.stale) return "live";
-  if (!live.connected && navigator.onLine === false) return "offline";
+  if (!live.connected && isOffline()) return "offline";
   return S.game && S.view ? "stale" : "connecting";
 }
 

@@ -20,7 +20,9 @@ import { connectDevice, dropDevice, followNetwork } from "./handheld-device.js";
 import { feedSeq, feedState, loadWatch, startFeed, stopFeed } from "./handheld-feed.js";
 import { listenToOtherTabs, openOutbox, pendingEntries, pump, record } from "./handheld-outbox.js";
 import { render, renderAbout, renderConn, tick, toast } from "./handheld-views.js";
-import { drawSheet, endSheet, goalSheet, initSheets, openSheet, playerSheet, voidSheet } from "./handheld-sheets.js";
+import { conductSheet, drawSheet, endSheet, goalSheet, initSheets, openSheet, playerSheet, undoSheet, voidSheet } from "./handheld-sheets.js";
+import { cue, diagnostics as timerState, holdWakeLock, unlockAudio } from "./handheld-timer.js";
+import { describe } from "./handheld-state.js";
 
 const params = new URLSearchParams(location.search);
 
@@ -134,10 +136,20 @@ async function onTap(ev) {
     case "whistle": await record("whistle", {}); break;
     case "goal": S.actionAt = Date.now(); openSheet(goalSheet(null, null)); break;
     case "void": openSheet(voidSheet()); break;
+    case "undo": openSheet(undoSheet()); break;
+    case "conn-detail": S.connOpen = !S.connOpen; renderConn(); break;
+    case "name-conduct": {
+      const target = el.dataset.target;
+      const own = S.entries.find((e) => `${e.device}/${e.id}` === target || (e.ack && e.ack.log_id === target));
+      const n = S.notices.find((x) => x.cause === target && x.text);
+      const label = own ? describe(JSON.parse(own.body)) : n ? (lang === "es" ? n.text.es : n.text.en) : target;
+      openSheet(conductSheet(target, label));
+      break;
+    }
     case "end": S.actionAt = Date.now(); openSheet(endSheet()); break;
     case "clock.start": await record("clock.start", {}); break;
     case "clock.stop": await record("clock.stop", {}); break;
-    case "horn": await record("horn", {}); break;
+    case "horn": cue("horn"); await record("horn", {}); break;
     case "horn-split": await record("horn", { split: true }); break;
     default: break;
   }
@@ -159,6 +171,12 @@ async function registerWorker() {
 function start() {
   Object.assign(app, { render, renderConn, renderAbout, toast, pump });
   document.addEventListener("click", onTap);
+  document.addEventListener("pointerdown", unlockAudio, { passive: true });
+  // The game screen fills what the header (alerts included) and the action bar leave.
+  const top = $("#top");
+  const sizeTop = () => document.documentElement.style.setProperty("--top-h", top.offsetHeight + "px");
+  if ("ResizeObserver" in self) new ResizeObserver(sizeTop).observe(top);
+  sizeTop();
   initSheets();
   $("#toast").addEventListener("click", () => { $("#toast").hidden = true; });
   listenToOtherTabs();
@@ -175,6 +193,7 @@ function start() {
   setInterval(tick, 500);
   // Back online after a long sleep, or the tab shown again: try at once.
   document.addEventListener("visibilitychange", () => {
+    holdWakeLock();
     if (document.visibilityState !== "visible") return;
     connectDevice();
     if (S.live) S.live.reconnectNow();
@@ -188,6 +207,7 @@ function start() {
     device: () => ({ state: S.dev.state, ready: S.dev.ready, rtt: S.dev.rtt }),
     feed: () => ({ state: feedState(), seq: feedSeq() }),
     alerts: () => S.alerts.map((a) => ({ code: a.code, cause: a.cause, key: a.key })),
+    timer: () => timerState(),
   };
 }
 

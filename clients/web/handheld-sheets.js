@@ -4,7 +4,7 @@
 // a function that draws it, redrawn when the language changes; its Record button puts the
 // event in the outbox.
 import { CONDUCTS, cardName, conductLabel, lang, t } from "./handheld.js";
-import { $, S, h, hhmmss, player, recentEvents, sideOf, teamName, who } from "./handheld-state.js";
+import { $, S, h, hhmmss, lastUndoable, pendingCards, player, recentEvents, sideOf, teamName, who } from "./handheld-state.js";
 import { record } from "./handheld-outbox.js";
 
 const sheet = () => $("#sheet");
@@ -50,9 +50,9 @@ function foot(label, enabled, onRecord, cls) {
     h("button", { type: "button", class: "secondary", "data-act": "cancel", onclick: cancelSheet }, t("cancel")), btn);
 }
 
-function penaltyField(onChange) {
+function penaltyField(onChange, value) {
   const input = h("input", { type: "text", inputmode: "text", maxlength: "64", placeholder: t("penalty_ph"),
-    id: "penalty", autocomplete: "off", "aria-label": t("penalty") });
+    id: "penalty", autocomplete: "off", "aria-label": t("penalty"), value: value || null });
   input.addEventListener("input", () => onChange(input.value.trim()));
   return h("label", { class: "field" }, h("span", {}, t("penalty")), input);
 }
@@ -68,47 +68,52 @@ function standing(pid) {
   return bits.join(" · ");
 }
 
+/** A player's sheet: the card first (colour, then Record: three taps from the game screen,
+ * player → colour → record), its conduct optional (named now, or later from the card's entry);
+ * the rarer facts below. "2 yellows" and "3 yellows" ask for a confirmation naming the player. */
 export function playerSheet(pid) {
-  return () => {
+  let pick = null;                    // "yellow1", "yellow2", "yellow3", "red1"
+  let conduct = null;
+  let penalty = "";
+  let openConduct = false;
+  const build = () => {
     const p = player(pid);
     const side = p ? p.side : sideOf(pid);
     const ended = S.view && S.view.status === "ended";
     const onBench = S.view && side && S.view.teams[side].bench.includes(pid);
     const acts = [];
     const act = (key, cls, fn) => acts.push(h("button", { type: "button", class: "opt big " + cls, "data-act": key, onclick: fn }, t("act_" + key)));
-    if (!ended) {
-      act("card", "card", () => openSheet(cardSheet(pid)));
-      act("goal", "goal", () => openSheet(goalSheet(side, pid)));
-      act("box_early", "warn", () => openSheet(confirmPlayerSheet(pid, "box.left_early", t("act_box_early"), t("box_warn"))));
-      act("arena", "danger", () => openSheet(confirmPlayerSheet(pid, "arena.left", t("act_arena"), t("arena_warn"))));
-      act("mount_removed", "mount", () => openSheet(mountSheet(pid)));
-      act("mount_replaced", "mount", async () => { closeSheet(); await record("mount.replaced", { player: pid }); });
-      act("sub", "sub", () => openSheet(subSheet(pid, side, !!onBench)));
-    } else {
+    if (ended) {
       act("postgame", "card", () => openSheet(postgameSheet(pid)));
+      return h("div", { class: "sheet-body", "data-sheet": "player" },
+        head(who(pid), standing(pid)),
+        h("div", { class: "grid2" }, acts),
+        h("div", { class: "sheet-foot" }, h("button", { type: "button", class: "secondary wide", "data-act": "cancel", onclick: cancelSheet }, t("cancel"))));
     }
-    return h("div", { class: "sheet-body", "data-sheet": "player" },
-      head(who(pid), standing(pid)),
-      h("div", { class: "grid2" }, acts),
-      h("div", { class: "sheet-foot" }, h("button", { type: "button", class: "secondary wide", "data-act": "cancel", onclick: cancelSheet }, t("cancel"))));
-  };
-}
+    act("goal", "goal", () => openSheet(goalSheet(side, pid)));
+    act("sub", "sub", () => openSheet(subSheet(pid, side, !!onBench)));
+    act("box_early", "warn", () => openSheet(confirmPlayerSheet(pid, "box.left_early", t("act_box_early"), t("box_warn"))));
+    act("arena", "danger", () => openSheet(confirmPlayerSheet(pid, "arena.left", t("act_arena"), t("arena_warn"))));
+    act("mount_removed", "mount", () => openSheet(mountSheet(pid)));
+    act("mount_replaced", "mount", async () => { closeSheet(); await record("mount.replaced", { player: pid }); });
 
-function cardSheet(pid) {
-  let color = "yellow";
-  let count = 1;
-  let conduct = null;
-  let penalty = "";
-  return () => {
-    const summary = () => (conduct ? `${t("record")}: ${cardName(color, count)} · ${conductLabel(conduct)}` : t("pick_conduct"));
-    const recordBtn = foot(summary(), false, () => record("card", {
-      player: pid, color, ...(color === "yellow" ? { count } : {}), conduct,
-      ...(penaltyValue(penalty) !== undefined ? { penalty: penaltyValue(penalty) } : {}) }), "card-" + color);
+    const color = () => (pick ? pick.slice(0, -1) : "yellow");
+    const count = () => (pick ? Number(pick.slice(-1)) : 1);
+    const label = () => (pick ? `${t("record")}: ${cardName(color(), count())} · ${who(pid)}${conduct ? " · " + conductLabel(conduct) : ""}` : t("pick_card"));
+    const fields = () => ({ player: pid, color: color(), ...(color() === "yellow" ? { count: count() } : {}),
+      ...(conduct ? { conduct } : {}), ...(penaltyValue(penalty) !== undefined ? { penalty: penaltyValue(penalty) } : {}) });
+    const recordBtn = h("button", { type: "button", class: "primary card-" + color(), "data-act": "record", disabled: !pick }, label());
+    recordBtn.addEventListener("click", async () => {
+      if (!pick || recordBtn.disabled) return;
+      if (count() > 1) { openSheet(cardConfirmSheet(pid, fields(), () => openSheet(build))); return; }
+      recordBtn.disabled = true;
+      closeSheet();
+      await record("card", fields());
+    });
     const refresh = () => {
-      const b = recordBtn.querySelector("[data-act=record]");
-      b.textContent = summary();
-      b.disabled = !conduct;
-      b.className = "primary card-" + color;
+      recordBtn.textContent = label();
+      recordBtn.disabled = !pick;
+      recordBtn.className = "primary card-" + color();
     };
     const drawn = (n, c) => h("span", { class: "cards", "aria-hidden": "true" }, Array.from({ length: n }, () => h("i", { class: c })));
     const colors = [
@@ -117,14 +122,84 @@ function cardSheet(pid) {
       { value: "yellow3", label: [drawn(3, "y"), h("span", { class: "lbl" }, t("yellow3"))], cls: "yellow", attrs: { "data-card": "yellow3" } },
       { value: "red1", label: [drawn(1, "r"), h("span", { class: "lbl" }, t("red"))], cls: "red", attrs: { "data-card": "red1" } },
     ];
-    return h("div", { class: "sheet-body", "data-sheet": "card" },
-      head(`${t("act_card")} · ${who(pid)}`, standing(pid)),
-      choices(colors, color + count, (v) => { color = v.slice(0, -1); count = Number(v.slice(-1)); refresh(); }, "four"),
-      h("h3", {}, t("conduct")),
+    const details = h("details", { class: "conduct-pick", ...(openConduct ? { open: true } : {}) },
+      h("summary", { "data-act": "conduct-open" }, t("conduct_optional")),
       choices(CONDUCTS.map(([code, en, es]) => ({ value: code, label: lang === "es" ? es : en, attrs: { "data-conduct": code } })),
-        conduct, (v) => { conduct = v; refresh(); }, "conducts"),
-      penaltyField((v) => { penalty = v; }),
+        conduct, (v) => { conduct = conduct === v ? null : v; refresh(); }, "conducts"),
+      penaltyField((v) => { penalty = v; }, penalty));
+    details.addEventListener("toggle", () => { openConduct = details.open; });
+    const pending = pendingCards(pid);
+    const body = h("div", { class: "sheet-body", "data-sheet": "player" },
+      head(who(pid), standing(pid)),
+      pending.length ? h("p", { class: "warning pending-warn", "data-pending-card": pending.length },
+        t("card_pending_warn", { card: cardName(pending[0].ev.color, pending[0].ev.count || 1), player: who(pid) })) : null,
+      h("h3", {}, t("act_card")),
+      choices(colors, pick, (v) => { pick = v; refresh(); }, "four cardpick"),
+      details,
+      h("h3", {}, t("more_actions")),
+      h("div", { class: "grid2 more" }, acts),
+      h("div", { class: "sheet-foot" },
+        h("button", { type: "button", class: "secondary", "data-act": "cancel", onclick: cancelSheet }, t("cancel")), recordBtn));
+    return body;
+  };
+  return build;
+}
+
+/** "2 yellows" / "3 yellows": recorded only once confirmed, the player named. */
+function cardConfirmSheet(pid, fields, back) {
+  return () => {
+    const name = cardName(fields.color, fields.count || 1);
+    return h("div", { class: "sheet-body", "data-sheet": "card-confirm", role: "alertdialog" },
+      head(t("card_confirm", { card: name, player: who(pid) }), standing(pid)),
+      h("p", { class: "target card-target" }, `${name} · ${who(pid)}`),
+      h("p", { class: "warning" }, fields.count === 3 ? t("card_confirm_3y") : t("card_confirm_2y")),
+      h("div", { class: "sheet-foot" },
+        h("button", { type: "button", class: "secondary", "data-act": "back", onclick: back }, t("back")),
+        h("button", { type: "button", class: "primary card-yellow", "data-act": "confirm-card", onclick: async () => {
+          closeSheet();
+          await record("card", fields);
+        } }, t("confirm_record", { card: name }))));
+  };
+}
+
+/** Name the conduct of a card already recorded (acked or still queued): a card.amended. */
+export function conductSheet(target, label) {
+  let conduct = null;
+  return () => {
+    const recordBtn = foot(t("pick_conduct"), false, () => record("card.amended", { target, conduct }));
+    return h("div", { class: "sheet-body", "data-sheet": "conduct" },
+      head(t("name_conduct_title"), label),
+      choices(CONDUCTS.map(([code, en, es]) => ({ value: code, label: lang === "es" ? es : en, attrs: { "data-conduct": code } })),
+        conduct, (v) => {
+          conduct = v;
+          const b = recordBtn.querySelector("[data-act=record]");
+          b.disabled = false;
+          b.textContent = `${t("record")}: ${conductLabel(v)}`;
+        }, "conducts"),
       recordBtn);
+  };
+}
+
+/** Undo this device's last event: a void of it, once confirmed. */
+export function undoSheet() {
+  return () => {
+    const last = lastUndoable();
+    if (!last) {
+      return h("div", { class: "sheet-body", "data-sheet": "undo" }, head(t("undo_title"), null),
+        h("p", { class: "muted" }, t("void_none")),
+        h("div", { class: "sheet-foot" }, h("button", { type: "button", class: "secondary wide", "data-act": "cancel", onclick: cancelSheet }, t("cancel"))));
+    }
+    return h("div", { class: "sheet-body", "data-sheet": "undo", role: "alertdialog" },
+      head(t("undo_title"), null),
+      h("p", { class: "target" }, last.label),
+      h("p", { class: "muted logid" }, `${hhmmss(last.at)} · ${last.logId}`),
+      h("p", { class: "muted" }, t("undo_explain")),
+      h("div", { class: "sheet-foot" },
+        h("button", { type: "button", class: "secondary", "data-act": "keep", onclick: cancelSheet }, t("keep")),
+        h("button", { type: "button", class: "primary danger", "data-act": "confirm-undo", onclick: async () => {
+          closeSheet();
+          await record("void", { target: last.logId });
+        } }, t("undo_do"))));
   };
 }
 

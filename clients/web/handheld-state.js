@@ -22,6 +22,7 @@ export const S = {
   dev: { ws: null, state: "idle", ready: false, welcome: null, waiter: null, attempt: 0,
          lastHeard: 0, rtt: null, opened: 0, retryTimer: 0, syncTimer: 0, denied: null, lastPing: 0 },
   feed: { error: null },
+  net: { offline: false, probing: null }, // offline as the probes found it (not navigator.onLine alone)
   pumping: false, pumpAgain: false,
   sheet: null, actionAt: null,
 };
@@ -93,6 +94,8 @@ export const who = (pid) => playerText(S.roster, pid);
 /** The registered number and name apart ({number, name}), or null. */
 export const registered = (pid) => (S.roster && pid && S.roster.players[pid]) || null;
 export const sideOf = (pid) => { const p = player(pid); return p ? p.side : null; };
+/** Is the network known to be down? The browser says so, or the last probe got no answer. */
+export const isOffline = () => navigator.onLine === false || S.net.offline;
 export const isOfficial = () => S.role === "umpire" || S.role === "referee" || S.role === "admin";
 export const isTimekeeper = () => S.role === "timekeeper" || S.role === "admin";
 
@@ -108,9 +111,14 @@ export function describe(ev) {
     case "game.end": return t("game_end_ev") + (ev.shootout ? " (shootout)" : "");
     case "goal": return t("goal_ev", {
       team: teamName(ev.team), who: ev.player ? " · " + who(ev.player) : "", pts: t("pt", { n: ev.points || 1 }) });
-    case "card": return t("card_ev", {
-      card: cardName(ev.color, ev.count || 1), player: ev.player ? who(ev.player) : (ev.official ? `${teamName(ev.official.team)} ${ev.official.role}` : ""),
-      conduct: conductLabel(ev.conduct) }) + pen;
+    case "card": {
+      // The conduct: chosen at recording, or named later (card.amended), or not yet.
+      const named = ev.conduct || namedConduct(ev.game, logIdOf(ev));
+      return t("card_ev", {
+        card: cardName(ev.color, ev.count || 1), player: ev.player ? who(ev.player) : (ev.official ? `${teamName(ev.official.team)} ${ev.official.role}` : ""),
+        conduct: named ? conductLabel(named) : t("no_conduct") }) + pen;
+    }
+    case "card.amended": return t("amended_ev", { conduct: conductLabel(ev.conduct), what: labelOf(ev.target) });
     case "box.left_early": return t("box_ev", { player: who(ev.player) }) + pen;
     case "arena.left": return t("arena_ev", { player: who(ev.player) }) + pen;
     case "substitution": return t("sub_ev", { team: teamName(ev.team), in: who(ev.in), out: who(ev.out) });
@@ -124,9 +132,57 @@ export function describe(ev) {
   }
 }
 
+/** An event of this device's log id: "<device>/<id>", known before the ack (docs/protocol.md). */
+export const logIdOf = (ev) => `${S.device}/${ev.id}`;
+export const entryLogId = (e) => (e.ack && e.ack.log_id) || `${e.device || S.device}/${e.id}`;
+
+/** The conduct a card was named for after it was recorded (this device's card.amended, the
+ * feed's conduct.named), the latest one; null if none. */
+export function namedConduct(game, logId) {
+  let best = null;
+  for (const e of S.entries) {
+    if (e.type !== "card.amended" || e.state === "refused" || (game && e.game !== game)) continue;
+    const ev = JSON.parse(e.body);
+    if (ev.target === logId && (!best || ev.at >= best.at)) best = { at: ev.at, conduct: ev.conduct };
+  }
+  for (const n of S.notices) {
+    if (n.type === "conduct.named" && n.target === logId && (!best || n.at > best.at)) best = { at: n.at, conduct: n.conduct };
+  }
+  return best ? best.conduct : null;
+}
+
+/** Cards of this device not yet acked (queued or sent), for a player: shown on his tile. */
+export function pendingCards(pid) {
+  return S.entries.filter((e) => e.type === "card" && (e.state === "queued" || e.state === "sent") && e.game === S.game
+    && JSON.parse(e.body).player === pid).map((e) => ({ entry: e, ev: JSON.parse(e.body) }));
+}
+
+/** This device's last event in this game that can be undone (a void of it): not a void, not
+ * refused, not voided already. Queued ones too: their log id is known, and the void follows
+ * them in the outbox. */
+export function lastUndoable() {
+  const voided = voidedTargets();
+  for (const e of S.entries.filter((x) => x.game === S.game).reverse()) {
+    if (e.state === "refused" || e.type === "void") continue;
+    const logId = entryLogId(e);
+    if (voided.has(logId) || pendingVoids().has(logId)) continue;
+    if (S.role === "timekeeper" && !["clock.start", "clock.stop", "horn"].includes(e.type)) continue;
+    const ev = JSON.parse(e.body);
+    return { logId, label: describe(ev), at: ev.at, own: true, entry: e };
+  }
+  return null;
+}
+
+/** Targets of this device's voids not answered yet. */
+function pendingVoids() {
+  const out = new Set();
+  for (const e of S.entries) if (e.type === "void" && (e.state === "queued" || e.state === "sent")) out.add(JSON.parse(e.body).target);
+  return out;
+}
+
 /** What a log id refers to, in words: one of this device's events, or a notice it caused. */
 function labelOf(logId) {
-  const own = S.entries.find((e) => e.ack && e.ack.log_id === logId);
+  const own = S.entries.find((e) => entryLogId(e) === logId);
   if (own) return describe(JSON.parse(own.body));
   const n = S.notices.find((x) => x.cause === logId && x.text);
   return n ? stripCitation(L([n.text.en, n.text.es])) : logId;

@@ -2,16 +2,17 @@
 // roster (umpires, referees) or the clock (the timekeeper), the action bar, this device's
 // outbox, the game feed and who else is connected; each redrawn only where it changed. The
 // running clocks tick locally between updates from the server's clock (the device's sync).
-import { L, clauseText, lang, reasonText, stripCitation, t } from "./handheld.js";
+import { L, cardName, clauseText, lang, reasonText, stripCitation, t } from "./handheld.js";
 import {
-  $, S, ago, esc, hhmmss, isOfficial, isTimekeeper, mmss, player, registered, serverNow, setHTML, teamColours,
-  teamLetters, teamName, voidedTargets, describe,
+  $, S, ago, entryLogId, esc, hhmmss, isOffline, isOfficial, isTimekeeper, lastUndoable, mmss, namedConduct, pendingCards,
+  player, registered, serverNow, setHTML, teamColours, teamLetters, teamName, voidedTargets, describe,
 } from "./handheld-state.js";
 import { playerText, teamShort } from "./watch.js";
 import { renderAlerts } from "./handheld-alerts.js";
 import { deviceWatchdog } from "./handheld-device.js";
 import { feedState } from "./handheld-feed.js";
 import { pendingEntries, waitingElsewhere } from "./handheld-outbox.js";
+import * as timer from "./handheld-timer.js";
 
 export function render() {
   document.documentElement.lang = lang;
@@ -21,6 +22,7 @@ export function render() {
   $("#signin").hidden = signedIn;
   const needGame = signedIn && !S.game;
   $("#picker").hidden = !needGame;
+  $("#screen").hidden = !signedIn || needGame;
   $("#official").hidden = !signedIn || needGame || !isOfficial();
   $("#timekeeper").hidden = !signedIn || needGame || !isTimekeeper();
   $("#outbox-section").hidden = !signedIn;
@@ -36,11 +38,13 @@ export function render() {
   if (needGame) renderPicker();
   if (isOfficial()) renderRoster();
   if (isTimekeeper()) renderTimekeeper();
+  if (signedIn && !needGame) renderGamebar();
   renderActions();
   renderOutbox();
   renderFeed();
   renderAbout();
   tickTexts();
+  timer.render();
 }
 
 function tickTexts() {
@@ -59,7 +63,8 @@ function renderScore() {
     return;
   }
   const c = v.clock;
-  const period = c.overtime ? t("overtime") : t("period", { n: c.period });
+  const period = c.interval && !c.running ? t("interval", { n: c.period + 1 }).split(" · ")[0]
+    : c.overtime ? t("overtime") : t("period", { n: c.period });
   setHTML(el, `
     <div class="side home"${colourStyle("home")}><span class="tname" title="${esc(teamName("home"))}">${esc(teamLetters("home"))}</span><span class="goals" data-score="home">${v.score.home}</span></div>
     <div class="mid">
@@ -81,6 +86,8 @@ function langButton() {
   return `<button type="button" class="lang" data-act="lang" aria-label="${esc(t("lang_name"))}">${esc(t("lang_switch"))}</button>`;
 }
 
+/** Up front, one simple state (connected, offline, connecting) and what is left to send; the
+ * detail (the device socket heard N s ago · round trip, the feed's heartbeat) behind one tap. */
 export function renderConn() {
   const el = $("#conn");
   document.body.dataset.feed = feedState();
@@ -95,12 +102,32 @@ export function renderConn() {
   const lastBeat = S.live ? S.live.lastFrame : 0;
   const feedExtra = lastBeat ? ` · ${t("beat", { ago: ago(lastBeat) })}` : "";
   const n = pendingEntries().length;
+  const simple = d.state === "denied" ? "refused" : d.state === "online" ? "connected"
+    : d.state === "offline" || isOffline() ? "offline" : "connecting";
+  const open = !!S.connOpen;
   setHTML(el, `
-    <span class="pill dev-${esc(d.state)}" data-conn="device" data-state="${esc(d.state)}"><i></i>${esc(t("dev"))}: ${esc(t(devState))}${esc(devExtra)}</span>
-    <span class="pill feed-${esc(feed)}" data-conn="feed" data-state="${esc(feed)}"><i></i>${esc(t("feed"))}: ${esc(t(feedKey))}${esc(feedExtra)}</span>
+    <button type="button" class="pill conn-${simple}" data-act="conn-detail" data-conn="summary" data-state="${simple}"
+      aria-expanded="${open}" aria-controls="conn-detail" title="${esc(t("conn_detail"))}"><i></i>${esc(t("conn_" + simple))}</button>
     <span class="pill ${n ? "pending" : "clear"}" data-conn="outbox" data-pending="${n}"><i></i>${esc(n ? t("pending", { n }) : t("all_sent"))}</span>
+    <span id="conn-detail" class="conn-detail"${open ? "" : " hidden"}>
+      <span class="pill dev-${esc(d.state)}" data-conn="device" data-state="${esc(d.state)}"><i></i>${esc(t("dev"))}: ${esc(t(devState))}${esc(devExtra)}</span>
+      <span class="pill feed-${esc(feed)}" data-conn="feed" data-state="${esc(feed)}"><i></i>${esc(t("feed"))}: ${esc(t(feedKey))}${esc(feedExtra)}</span>
+    </span>
     ${d.denied ? `<p class="error">${esc(reasonText(d.denied))}. ${esc(t("denied_help"))}
       <button type="button" class="relogin" data-act="signout">${esc(t("sign_in_again"))}</button></p>` : ""}`);
+}
+
+/** Away from the thumb, at the top of the game screen: undo the last event, void another one,
+ * end the game. Each asks for a confirmation. */
+function renderGamebar() {
+  const ended = S.view && S.view.status === "ended";
+  const last = lastUndoable();
+  setHTML($("#gamebar"), `
+    <button type="button" class="gb undo" data-act="undo" ${last ? "" : "disabled"}>↶ ${esc(t("undo"))}</button>
+    <button type="button" class="gb void" data-act="void">${esc(t("void_more"))}</button>
+    <button type="button" class="gb end" data-act="end" ${ended ? "disabled" : ""}>${esc(t("act_end"))}</button>`);
+  const n = S.notices.filter((x) => x.text && !["obligation.applied", "game.ready"].includes(x.type)).slice(-1)[0];
+  setHTML($("#lastev"), n ? `<b>${esc(t("last_event"))}:</b> <span class="time">${esc(hhmmss(n.at))}</span> ${esc(stripCitation(L([n.text.en, n.text.es])))}` : "");
 }
 
 function renderPicker() {
@@ -134,13 +161,20 @@ function playerButton(p, bench) {
   const yellows = Math.min(p.yellows || 0, 4);
   const pips = Array.from({ length: yellows }, () => `<i class="pip"></i>`).join("")
     + (p.carried_yellow ? `<i class="pip carried" title="carried"></i>` : "");
-  const cls = ["player", p.side, bench ? "bench" : "", p.sent_off ? "off" : "", p.box ? "inbox" : "", p.on_field ? "" : "notfield"].join(" ");
+  // This device's cards for him not acked yet: on his tile, so that no one cards him twice.
+  const pend = pendingCards(p.id);
+  const pendPips = pend.map(({ ev }) => Array.from({ length: ev.color === "red" ? 1 : ev.count || 1 },
+    () => `<i class="pip pending ${ev.color === "red" ? "r" : "y"}"></i>`).join("")).join("");
+  const pendTags = pend.map(({ entry, ev }) => `<b class="tag cardpending" data-state="${esc(entry.state)}">⏳ ${esc(t(entry.state === "sent" ? "tag_card_unacked" : "tag_card_pending",
+    { card: cardName(ev.color, ev.count || 1).toUpperCase() }))}</b>`).join("");
+  const cls = ["player", p.side, bench ? "bench" : "", p.sent_off ? "off" : "", p.box ? "inbox" : "", p.on_field ? "" : "notfield",
+    pend.length ? "pending-card" : ""].join(" ");
   // "#2 Ortega": the number and the name the umpire knows him by (the id when not registered).
   const r = registered(p.id);
   const name = r ? `${r.number != null ? `<b class="num">#${esc(r.number)}</b> ` : ""}${esc(r.name)}` : esc(p.id);
-  return `<button type="button" class="${cls}" data-act="player" data-player="${esc(p.id)}" aria-label="${esc(playerText(S.roster, p.id))}">
-    <span class="pid" data-name="${r ? "true" : "false"}">${name}</span><span class="pips" data-yellows="${p.yellows || 0}">${pips}</span>
-    <span class="tags">${playerTags(p)}</span></button>`;
+  return `<button type="button" class="${cls}" data-act="player" data-player="${esc(p.id)}" data-pending-cards="${pend.length}" aria-label="${esc(playerText(S.roster, p.id))}">
+    <span class="pid" data-name="${r ? "true" : "false"}">${name}</span><span class="pips" data-yellows="${p.yellows || 0}">${pips}${pendPips}</span>
+    <span class="tags">${pendTags}${playerTags(p)}</span></button>`;
 }
 
 function renderRoster() {
@@ -160,23 +194,24 @@ function renderRoster() {
 }
 
 function renderTimekeeper() {
-  const el = $("#tk");
   const v = S.view;
   const c = v && v.clock;
   const running = !!(c && c.running);
-  setHTML(el, `
-    <div class="bigclock ${running ? "running" : "stopped"}">
+  const interval = !!(c && c.interval && !running);
+  const sub = !c ? t("no_view")
+    : interval ? t("interval", { n: c.period + 1 })
+    : t("of_periods", { n: c.period, of: c.periods }) + " · " + (running ? t("running") : t("stopped"));
+  setHTML($("#tk-clock"), `
+    <div class="bigclock ${running ? "running" : "stopped"}" data-interval="${interval}">
       <span data-tick="clock"></span>
-      <small>${c ? esc(t("of_periods", { n: c.period, of: c.periods })) + " · " + esc(running ? t("running") : t("stopped")) : esc(t("no_view"))}</small>
-    </div>
+      <small>${esc(sub)}</small>
+    </div>`);
+  setHTML($("#tk"), `
     <div class="tkgrid">
       <button type="button" class="big horn" data-act="horn">${esc(t("tk_horn"))}<small>${esc(t("tk_horn_help"))}</small></button>
       <button type="button" class="big split" data-act="horn-split">${esc(t("tk_split"))}<small>${esc(t("tk_split_help"))}</small></button>
-    </div>
-    <div class="tkgrid rare">
-      <button type="button" class="quiet void" data-act="void">${esc(t("act_void"))}</button>
-      <button type="button" class="quiet end" data-act="end" ${v && v.status === "ended" ? "disabled" : ""}>${esc(t("act_end"))}</button>
     </div>`);
+  timer.renderSettings();
 }
 
 function renderActions() {
@@ -186,9 +221,7 @@ function renderActions() {
   if (isOfficial()) {
     html = `
       <button type="button" class="act whistle" data-act="whistle" ${ended ? "disabled" : ""}>${esc(t("act_whistle"))}</button>
-      <button type="button" class="act goal" data-act="goal" ${ended ? "disabled" : ""}>${esc(t("act_goal"))}</button>
-      <button type="button" class="act void" data-act="void">${esc(t("act_void"))}</button>
-      <button type="button" class="act end" data-act="end" ${ended ? "disabled" : ""}>${esc(t("act_end"))}</button>`;
+      <button type="button" class="act goal" data-act="goal" ${ended ? "disabled" : ""}>${esc(t("act_goal"))}</button>`;
   } else if (isTimekeeper()) {
     // the clock's two buttons where the thumb is; the suggested one stands out, both always work
     const running = !!(S.view && S.view.clock && S.view.clock.running);
@@ -225,16 +258,32 @@ function renderOutbox() {
       <div class="meta">${esc(hhmmss(ev.at))}${e.note ? " · " + esc(t("retrying", { why: reasonText({ code: e.note }) })) : ""}</div>
       ${refused ? `<div class="reason"><b>${esc(t("reason"))}:</b> <span class="why">${esc(reasonText(e.error))}</span>${e.error.clause ? ` <span class="clause">(${esc(clauseText(e.error.clause))})</span>` : ""}</div>` : ""}
       ${notice}
+      ${canName(e, ev) ? `<button type="button" class="quiet name-conduct" data-act="name-conduct" data-target="${esc(entryLogId(e))}">${esc(t("name_conduct"))}</button>` : ""}
     </li>`;
   }).join(""));
+}
+
+/** A card of this device without a conduct yet (not refused, not voided): it may be named. */
+function canName(e, ev) {
+  if (e.type !== "card" || e.state === "refused" || ev.conduct) return false;
+  const logId = entryLogId(e);
+  return !voidedTargets().has(logId) && !namedConduct(e.game, logId);
 }
 
 function renderFeed() {
   const el = $("#feed");
   const shown = S.notices.filter((n) => n.text && n.type !== "obligation.applied").slice(-12).reverse();
   if (!shown.length) { setHTML(el, `<li class="empty">${esc(t("feed_empty"))}</li>`); return; }
-  setHTML(el, shown.map((n) => `<li class="notice n-${esc(n.type.replace(/\./g, "-"))}" data-cause="${esc(n.cause)}">
-      <span class="time">${esc(hhmmss(n.at))}</span> ${esc(L([n.text.en, n.text.es]))}</li>`).join(""));
+  const voided = voidedTargets();
+  const ownIds = new Set(S.entries.map(entryLogId));
+  setHTML(el, shown.map((n) => {
+    // Another official's card without its conduct: it may be named from here too.
+    const nameable = (n.type === "card.recorded" || n.type === "official.carded") && !n.conduct && isOfficial()
+      && !ownIds.has(n.cause) && !voided.has(n.cause) && !namedConduct(S.game, n.cause);
+    return `<li class="notice n-${esc(n.type.replace(/\./g, "-"))}" data-cause="${esc(n.cause)}">
+      <span class="time">${esc(hhmmss(n.at))}</span> ${esc(L([n.text.en, n.text.es]))}
+      ${nameable ? `<button type="button" class="quiet name-conduct" data-act="name-conduct" data-target="${esc(n.cause)}">${esc(t("name_conduct"))}</button>` : ""}</li>`;
+  }).join(""));
 }
 
 export function renderAbout() {
@@ -267,7 +316,7 @@ export function toast(text, kind) {
 // ------------------------------------------------------------------ ticking
 
 /** The game clock now: run from `clock.at` while it runs, held while the feed is stale. */
-function clockFigures() {
+export function clockFigures() {
   const c = S.view && S.view.clock;
   if (!c) return null;
   const stale = !S.live || S.live.stale;
@@ -278,7 +327,11 @@ function clockFigures() {
 
 function tickValue(el) {
   const kind = el.dataset.tick;
-  if (kind === "clock") { const c = clockFigures(); return c ? mmss(c.left) : "–:––"; }
+  if (kind === "clock") {
+    const c = clockFigures();
+    if (c && c.interval && !c.running) return mmss(c.interval.ends_at - serverNow());   // the break, counted down
+    return c ? mmss(c.left) : "–:––";
+  }
   const ms = Number(el.dataset.ms);
   if (kind === "play") {               // box or no-sub time: falls only while the clock runs
     const c = clockFigures();
@@ -298,4 +351,5 @@ export function tick() {
   deviceWatchdog();
   tickTexts();
   renderConn();
+  timer.tick();
 }

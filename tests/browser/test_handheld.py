@@ -68,13 +68,18 @@ class Handheld:
         await self.context.set_offline(False)
         await self.online()
 
-    async def card(self, player: str, card: str = "yellow1", conduct: str = "arguing") -> None:
+    async def card(self, player: str, card: str = "yellow1", conduct: str | None = "arguing") -> None:
+        """Player → colour → (the conduct, optional) → record; 2 and 3 yellows are confirmed."""
         p = self.page
         await p.click(f"[data-player={player}]")
-        await p.click("#sheet [data-act=card]")
         await p.click(f"#sheet [data-card={card}]")
-        await p.click(f"#sheet [data-conduct={conduct}]")
+        if conduct:
+            await p.click("#sheet .conduct-pick summary")
+            await p.click(f"#sheet [data-conduct={conduct}]")
         await p.click("#sheet [data-act=record]")
+        if card in ("yellow2", "yellow3"):
+            await expect(p.locator("#sheet [data-sheet=card-confirm]")).to_be_visible()
+            await p.click("#sheet [data-act=confirm-card]")
         await expect(p.locator("#sheet")).not_to_be_visible()
 
     async def goal(self, team: str, points: int = 1, scorer: str | None = None) -> None:
@@ -103,10 +108,13 @@ async def handheld(browser: Browser, server: Server) -> AsyncIterator[Open]:
     async def _open(role: str = "umpire", device: str = "ump-1", *, lang: str | None = None,
                     route: Callable[[WebSocketRoute], Any] | None = None,
                     watch: Callable[[WebSocketRoute], Any] | None = None, paste: bool = False,
-                    pair: bool = False, ttl: int = 3600) -> Handheld:
+                    pair: bool = False, ttl: int = 3600,
+                    before: Callable[[BrowserContext, Page], Awaitable[None]] | None = None) -> Handheld:
         context = await browser.new_context(**MOBILE)
         contexts.append(context)
         page = await context.new_page()
+        if before is not None:     # init scripts, a fake clock: before the page is loaded
+            await before(context, page)
         page.on("pageerror", lambda err: errors.append(str(err)))
         page.on("request", lambda request: urls.append(request.url))
         hh = Handheld(context, page, device)
@@ -317,21 +325,22 @@ async def test_the_spanish_handheld_speaks_spanish(server: Server, handheld: Ope
     await expect(page.locator("html")).to_have_attribute("lang", "es")
     await expect(page.locator("#actions [data-act=whistle]")).to_have_text("Silbato")
     await expect(page.locator("#actions [data-act=goal]")).to_have_text("Gol")
-    await expect(page.locator("#actions [data-act=void]")).to_have_text("Anular")
+    await expect(page.locator("#gamebar [data-act=void]")).to_have_text("Anular…")
     await expect(page.locator("#outbox-section h2")).to_have_text("Eventos de este dispositivo")
     await expect(page.locator("[data-conn=device]")).to_contain_text("Dispositivo: en línea")
 
     await page.click("[data-player=h1]")
-    await expect(page.locator("#sheet [data-act=card]")).to_have_text("Tarjeta")
+    await expect(page.locator("#sheet [data-act=record]")).to_have_text("Elija una tarjeta")
     await expect(page.locator("#sheet [data-act=arena]")).to_have_text("Abandonó la arena")
-    await page.click("#sheet [data-act=card]")
     await expect(page.locator("#sheet [data-card=yellow2]")).to_have_text("2 amarillas")
     await expect(page.locator("#sheet [data-card=red1]")).to_have_text("Roja")
+    await page.click("#sheet [data-card=yellow1]")
+    await page.click("#sheet .conduct-pick summary")
     await expect(page.locator("#sheet [data-conduct=arguing]")).to_have_text("Discutir con los oficiales")
     await expect(page.locator("#sheet [data-conduct=dangerous_riding]")).to_have_text("Monta peligrosa")
     await page.click("#sheet [data-conduct=abusive_language]")
     await expect(page.locator("#sheet [data-act=record]")).to_have_text(
-        "Registrar: Amarilla · Lenguaje vulgar u ofensivo")
+        "Registrar: Amarilla · h1 · Lenguaje vulgar u ofensivo")
     await shot_page(page, "handheld-es-card")
     await page.click("#sheet [data-act=record]")
     acked = page.locator("#outbox .entry[data-state=acked]")
@@ -444,7 +453,7 @@ async def test_void_asks_for_confirmation_and_names_the_log_id(server: Server, h
     await expect(page.locator("#outbox .entry[data-state=acked]")).to_have_count(1)
     [card] = await hh.entries()
 
-    await page.click("#actions [data-act=void]")
+    await page.click("#gamebar [data-act=void]")
     items = page.locator("#sheet .recent-item")
     # newest first: this device's card, the other umpire's, the timekeeper's start of the period
     await expect(items).to_have_count(3)
@@ -460,7 +469,7 @@ async def test_void_asks_for_confirmation_and_names_the_log_id(server: Server, h
     await expect(page.locator("#sheet")).not_to_be_visible()
     assert len(hh.sent) == 1
 
-    await page.click("#actions [data-act=void]")
+    await page.click("#gamebar [data-act=void]")
     await page.locator("#sheet .recent-item").nth(0).click()
     await page.click("#sheet [data-act=confirm-void]")
     await expect(page.locator("#outbox .entry[data-type=void]")).to_have_attribute("data-state", "acked")
@@ -490,7 +499,7 @@ async def test_timekeeper_runs_the_clock(server: Server, handheld: Open) -> None
     stored = rows_of(server, hh.device)
     assert [e["type"] for _, _, e in stored] == ["clock.start", "clock.stop"]
     # a timekeeper's void list holds only clock events
-    await page.click("#tk [data-act=void]")
+    await page.click("#gamebar [data-act=void]")
     await expect(page.locator("#sheet .recent-item")).to_have_count(2)
     await expect(page.locator("#sheet .recent-item").nth(0)).to_contain_text("Clock stop")
 
@@ -681,9 +690,9 @@ async def test_a_pairing_link_signs_in_and_players_show_by_number_and_name(serve
     # The card flow: the umpire picks "#7 Núñez"; the sheets and the outbox name him.
     await page.click("[data-player=h2]")
     await expect(page.locator("#sheet .sheet-head h2")).to_have_text("#7 Núñez")
-    await page.click("#sheet [data-act=card]")
-    await expect(page.locator("#sheet .sheet-head h2")).to_have_text("Card · #7 Núñez")
     await page.click("#sheet [data-card=yellow1]")
+    await expect(page.locator("#sheet [data-act=record]")).to_have_text("Record: Yellow · #7 Núñez")
+    await page.click("#sheet .conduct-pick summary")
     await page.click("#sheet [data-conduct=arguing]")
     await shot_page(page, "handheld-card-sheet-names")
     await page.click("#sheet [data-act=record]")
