@@ -210,10 +210,25 @@ def main(argv: list[str] | None = None) -> int:
     bf.add_argument("--nodes", type=int, default=1, choices=[1, 2],
                     help="1: the service on SQLite; 2: that, and a two-node cluster on one Redis "
                          "(device on node A, viewers on A and B) in the same run")
-    bf.add_argument("--rounds", type=int, default=2,
-                    help="load rounds per server, interleaved; the best is reported")
+    bf.add_argument("--rounds", type=int, default=5,
+                    help="load rounds per server and condition, interleaved, fresh processes each; "
+                         "the median and the worst are reported")
     bf.add_argument("--node-ws", action="store_true",
                     help="also a Node `ws` peer server (ws@8, npm-installed into ~/.cache/arena-stream)")
+    bf.add_argument("--no-contended", dest="contended", action="store_false",
+                    help="only the quiet rounds (by default also contended ones: the server pinned to "
+                         "one core, a busy neighbour pinned to the other)")
+    bf.add_argument("--ir-viewers", type=int, default=20,
+                    help="viewers while instructions are counted (valgrind's callgrind, or perf)")
+    bf.add_argument("--ir-events", type=int, default=200,
+                    help="events while instructions are counted; 0: not counted")
+    bi = bsub.add_parser("instructions", help="instructions per delivered frame and per acked event "
+                                               "for each server (perf stat, else valgrind's callgrind)")
+    bi.add_argument("--viewers", type=int, default=20, help="viewers while the events are sent")
+    bi.add_argument("--events", type=int, default=200, help="events counted")
+    bi.add_argument("--rate", type=float, default=40.0, help="events per second from the device")
+    bi.add_argument("--node-ws", action="store_true",
+                    help="also the Node `ws` peer (ws@8, npm-installed into ~/.cache/arena-stream)")
     ba = bsub.add_parser("all", help="every performance figure beside its goal, in one table; "
                                       "written as Markdown only when asked (--write, --out)",
                          description="Every performance figure beside its goal, in one table. It "
@@ -236,7 +251,8 @@ def main(argv: list[str] | None = None) -> int:
     ba.add_argument("--idle-viewers", type=int, default=10_000, help="idle viewers, for memory")
     ba.add_argument("--nodes", type=int, default=2, choices=[1, 2],
                     help="2: also the cross-node p99 on a two-node Redis cluster")
-    ba.add_argument("--rounds", type=int, default=2, help="fan-out load rounds per server")
+    ba.add_argument("--rounds", type=int, default=5,
+                    help="fan-out load rounds per server and condition (the median and the worst)")
     ba.add_argument("--devices", type=int, default=50, help="concurrent devices for group commit")
     ba.add_argument("--commit-seconds", type=float, default=2.0,
                     help="how long each throughput measurement runs (end to end: 2.5 x this)")

@@ -1,6 +1,7 @@
 """The service's life beside its handlers: the store its settings name, the tasks that run
-while it serves (the deadline timer, the heartbeat to viewers, the follower of other nodes'
-writes, revocations made on other nodes), and the reload of a history the operator accepted."""
+while it serves (the deadline timer, the heartbeat to viewers, the loop-stall probe, the
+follower of other nodes' writes, revocations made on other nodes), and the reload of a
+history the operator accepted."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from aiohttp import web
 from ..errors import NotStored, StartupRefused
 from ..store import Followable, Store
 from ..store.sqlite import SqliteStore
-from . import follower, timer
+from . import follower, stall, timer
 from . import protocol as pr
 from .config import Config
 from .feeds import Frames
@@ -89,7 +90,9 @@ async def run(app: web.Application) -> AsyncIterator[None]:
     await svc.hub.start()
     svc.revoked = await svc.hub.store.revoked()
     tasks = [asyncio.create_task(timer.run(svc.hub), name="deadline-timer"),
-             asyncio.create_task(heartbeat(svc), name="heartbeat")]
+             asyncio.create_task(heartbeat(svc), name="heartbeat"),
+             asyncio.create_task(stall.run(svc.metrics.loop_lag, svc.metrics.loop_lag_window),
+                                 name="stall-probe")]
     if isinstance(svc.hub.store, Followable):
         tasks.append(asyncio.create_task(follower.run(svc.hub), name="log-follower"))
     tasks.append(asyncio.create_task(revocations(svc), name="revocations"))

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
+from .stall import LagWindow, lag_histogram
+
 
 class Metrics:
     def __init__(self) -> None:
@@ -29,3 +31,7 @@ class Metrics:
         self.races = Gauge("arena_seq_races_lost", "Seq races lost to another node, by how they were "
                            "settled: caught_up (one game's tail) or reloaded (the whole log)",
                            ["outcome"], registry=r)
+        # The loop-stall probe's (stream/live/stall.py): started with the service's tasks.
+        self.loop_lag = lag_histogram(r)
+        self.loop_lag_window = LagWindow()
+        r.register(self.loop_lag_window)

@@ -19,6 +19,8 @@ def run_bench(args: argparse.Namespace) -> int:
         return 0
     if args.bench == "fanout":
         return bench_fanout.run(args)
+    if args.bench == "instructions":
+        return bench_fanout.run_instructions(args)
     if args.bench == "all":
         return bench_all.run(args)
     if args.bench == "nodes":

@@ -11,20 +11,31 @@ One process tree, bounded in time, and it stops by itself. In order:
   until ``/readyz`` answers 200 and a viewer's ``/ws/watch`` has its snapshot.
   The first start folds the whole log (built in bulk, it has no snapshot) and
   writes a snapshot; the restarts decode it and fold the records after it
-  (none). The goal is the restart's (best of two), the full fold is shown
-  beside it; the page cache is warm for all. If the restart misses the goal,
-  the full fold's phases are timed one by one (as ``Hub._load`` runs them);
+  (none). The goal is the restart's (the median of ``--cold-starts`` - 1
+  restarts, the worst beside it), the full fold is shown beside it; the page
+  cache is warm for all. If the restart misses the goal, the full fold's
+  phases are timed one by one (as ``Hub._load`` runs them);
 * **group commit**: raw single commits (the service's SQLite settings, one
   log-sized INSERT per transaction, sequential) against ``SqliteStore.append``
   from ``--devices`` concurrent tasks, each awaiting its own append as a device
-  awaits its ack; best of two interleaved rounds each;
+  awaits its ack; ``--rounds`` interleaved rounds each, the median and the worst
+  of each round's ratio;
 * **end to end**: the service (``serve --no-demo``, its per-device rate limit
   lifted) with ``--devices`` device WebSockets, one game each, each sending its
   next event when the previous one is acked: acked events/s, against the same
   raw commits;
 * **fan-out** (``bench fanout``, with the Node ``ws`` peer): viewer p99 against a
-  bare websockets server and against Node ``ws``, ack p99 against a raw commit,
-  memory per idle viewer, and with ``--nodes 2`` the cross-node p99.
+  bare websockets server and against Node ``ws``, quiet and contended (a busy
+  neighbour on the other core), the median and the worst of ``--rounds``
+  interleaved rounds on fresh processes; ack p99 against a raw commit; memory per
+  idle viewer; the service's loop stalls (its own probe) under the load and while
+  the idle viewers connect and leave at once; instructions per delivered frame
+  and per acked event for each server (callgrind, or perf; not in ``--quick``:
+  ``bench instructions`` counts them alone); and with ``--nodes 2`` the
+  cross-node p99.
+
+Never a best-of: every timed figure is the median of its rounds with the worst
+beside it.
 
 It prints one table and, when asked, writes it as Markdown with the date, the
 machine and the command: ``--write`` to ``docs/performance.md`` (a full run only),

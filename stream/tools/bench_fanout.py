@@ -26,22 +26,40 @@ One process tree, one run, bounded in time, and it stops by itself:
 
 Latency is a viewer's receive time minus the device's send time of the same
 event (``time.time_ns()``, one machine clock), matched by ``seq`` from the ack.
-Each server gets ``--rounds`` load rounds, interleaved (bare, service[, cluster],
-bare, service[, cluster]), and the best round by viewer p99 is reported (for the
-cluster: by the p99 of the viewers on node B): the machine is shared and noisy.
-Lost, repeated and out-of-order frames are counted over every round.
+Each server gets ``--rounds`` load rounds (5 by default), interleaved (bare[, node],
+service[, cluster], bare ...), each on a **fresh process** (started again before its
+round: no round inherits another's garbage), in two conditions: **quiet**, and
+**contended**, the server pinned to one core (``taskset -c``) and a busy loop (a
+Python process that ends by itself) pinned to the other, as on a small arena box
+where something else wants the CPU (the viewers and the device are not pinned). The
+**median** round and the **worst** round are reported for each server and condition,
+never the best: the machine is shared and noisy, and a best-of hides exactly the
+stalls that matter. Each round prints the 1-minute load average at its end. Lost,
+repeated and out-of-order frames are counted over every round. (The cluster: quiet
+rounds only.)
+
+The service's **loop-stall probe** (``stream/live/stall.py``: a 10 ms timer
+measuring its own lateness, read from ``/metrics``) gives the loop's p99 and
+largest lateness during each round's events, and while the idle viewers connect
+and while they leave, at once.
 
 Memory is measured first, on a service that has held no viewers yet (freed
 memory would otherwise hide new growth): the ``VmRSS`` of the server process
 before and after ``--idle-viewers`` idle, subscribed viewers, and the same
-against the bare server. (Not for the cluster.) The load rounds then run on fresh
-processes: 10,000 departed viewers leave aiohttp's per-connection objects as
-cyclic garbage, and collecting it pauses the process once (about 0.4 s), which
-is the cost of a mass departure rather than of steady fan-out.
+against the bare server. (Not for the cluster.) 10,000 departed viewers leave
+aiohttp's per-connection objects as cyclic garbage; the stall probe measures what
+collecting it costs (the viewers leave, then 20 events).
+
+Last, **instructions** per delivered frame and per acked event for each server
+(``fanout_bench/instructions.py``: ``perf stat`` where the machine counts, else
+valgrind's callgrind over a short run of ``--ir-viewers`` viewers and
+``--ir-events`` events; ``arena-stream bench instructions`` runs it alone). Counts
+repeat on a shared machine where times don't.
 
 The code: ``stream/tools/fanout_bench/`` (``run``: the order of it all; ``phases``:
-a load round, idle viewers, the delta probe, raw commits; ``peers``: the bare and
-Node servers; ``report``: the tables), on ``stream/tools/harness/`` (the processes,
+a load round, idle viewers, the delta probe, the busy neighbour, raw commits;
+``peers``: the bare and Node servers; ``instructions``: the counts; ``report``: the
+tables), on ``stream/tools/harness/`` (the processes,
 the viewers and the device).
 """
 
@@ -50,22 +68,39 @@ from __future__ import annotations
 import argparse
 import asyncio
 
+from .fanout_bench.instructions import bench_instructions
 from .fanout_bench.peers import ensure_node_ws
 from .fanout_bench.phases import sqlite_commit_ms
 from .fanout_bench.report import FanoutOptions, frames_failed
 from .fanout_bench.run import bench_fanout
 
-__all__ = ["FanoutOptions", "bench_fanout", "ensure_node_ws", "run", "sqlite_commit_ms"]
+__all__ = ["FanoutOptions", "bench_fanout", "bench_instructions", "ensure_node_ws", "run", "run_instructions",
+           "sqlite_commit_ms"]
 
 
 def run(args: argparse.Namespace) -> int:
     opts = FanoutOptions(viewers=args.viewers, rate=args.rate, seconds=args.seconds,
-                         idle_viewers=args.idle_viewers, nodes=args.nodes, rounds=args.rounds)
-    if min(opts.viewers, opts.idle_viewers, opts.rounds) < 1 or opts.rate <= 0 or opts.seconds <= 0:
-        raise SystemExit("bench fanout: --viewers, --rate, --seconds, --idle-viewers and --rounds "
-                         "must be positive")
+                         idle_viewers=args.idle_viewers, nodes=args.nodes, rounds=args.rounds,
+                         contended=args.contended, ir_viewers=args.ir_viewers, ir_events=args.ir_events)
+    if min(opts.viewers, opts.idle_viewers, opts.rounds, opts.ir_viewers) < 1 or opts.rate <= 0 \
+            or opts.seconds <= 0 or opts.ir_events < 0:
+        raise SystemExit("bench fanout: --viewers, --rate, --seconds, --idle-viewers, --rounds and "
+                         "--ir-viewers must be positive")
     if args.node_ws:
         opts.node_ws, note = ensure_node_ws()
         print(f"bench fanout: Node ws peer: {note}", flush=True)
     # Figures are printed whatever they are; a lost or repeated frame is a failure, not a figure.
     return 1 if frames_failed(asyncio.run(bench_fanout(opts))) else 0
+
+
+def run_instructions(args: argparse.Namespace) -> int:
+    """``arena-stream bench instructions``: 1 if a server could not be counted."""
+    if min(args.viewers, args.events) < 1 or args.rate <= 0:
+        raise SystemExit("bench instructions: --viewers, --events and --rate must be positive")
+    ws_module = None
+    if args.node_ws:
+        ws_module, note = ensure_node_ws()
+        print(f"bench instructions: Node ws peer: {note}", flush=True)
+    figures = asyncio.run(bench_instructions(args.viewers, args.events, args.rate, ws_module))
+    counted = [v for k, v in figures.items() if k.startswith(("ir_frame_", "ir_ack_"))]
+    return 0 if counted and all(v > 0 for v in counted) else 1

@@ -10,6 +10,7 @@ import gc
 import secrets
 import shutil
 import sqlite3
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -169,16 +170,20 @@ async def cold_section(b: Bench) -> None:
                     row = c.execute("SELECT position, length(blob) FROM snapshot").fetchone()
                 print("  snapshot written by start 1: " + (
                     f"at position {row[0]}, {row[1] / 2**20:.0f} MiB" if row else "none"), flush=True)
-        (full, full_ready), (snap, ready) = starts[0], min(starts[1:])
-        report.add(cold_label, f"{snap:.2f} s restart (/readyz at {ready:.2f} s); first start, "
-                   f"full fold: {full:.2f} s", "≤ 5 s (restart)", snap <= 5)
+        (full, full_ready), restarts = starts[0], starts[1:]
+        snap = statistics.median(x for x, _ in restarts)
+        ready = statistics.median(r for _, r in restarts)
+        worst = max(x for x, _ in restarts)
+        report.add(cold_label, f"{snap:.2f} s restart, median of {len(restarts)} (worst {worst:.2f} s; "
+                   f"/readyz at {ready:.2f} s); first start, full fold: {full:.2f} s",
+                   "≤ 5 s (restart)", snap <= 5)
         report.notes.append(f"Cold start: `serve --no-demo` on a log of {count:,} events "
                             f"({size:.0f} MiB), from process start to /readyz 200 and then a "
                             f"viewer's snapshot of {game}. The first start folds the whole log "
                             f"(it has no snapshot): {full:.2f} s (/readyz at {full_ready:.2f} s), "
-                            f"and writes a snapshot; the restart decodes it and folds the records "
-                            f"after it: best of {len(starts) - 1} "
-                            f"({', '.join(f'{s:.2f}' for s, _ in starts[1:])} s; page cache warm).")
+                            f"and writes a snapshot; the restarts decode it and fold the records "
+                            f"after it: the median of {len(restarts)} and the worst "
+                            f"({', '.join(f'{s:.2f}' for s, _ in restarts)} s; page cache warm).")
         if snap > 5:
             phases = await cold_breakdown(data)
             phases.append(("the rest (web app, GC, first requests; the start less the above)",

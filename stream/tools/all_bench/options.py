@@ -18,7 +18,7 @@ class AllOptions(FanoutOptions):
     devices: int = 50
     commit_seconds: float = 2.0
     cold_events: int = 1_000_000
-    cold_starts: int = 3  # the first folds the whole log; the others restart from its snapshot
+    cold_starts: int = 6  # the first folds the whole log; the others restart from its snapshot
     seed: int = 14
     quick: bool = False
 
@@ -31,14 +31,17 @@ class AllOptions(FanoutOptions):
         return (f"sizes: replay {self.events:,} events; cold start on {self.cold_events:,} logged events; "
                 f"{self.devices} devices for {self.commit_seconds:g} s (store) and "
                 f"{2.5 * self.commit_seconds:g} s (end to end); fan-out {self.viewers:,} viewers, "
-                f"{self.rate:g} events/s for {self.seconds:g} s, {self.rounds} round(s) per server, "
-                f"{self.idle_viewers:,} idle viewers, {self.nodes} node(s)")
+                f"{self.rate:g} events/s for {self.seconds:g} s, {self.rounds} round(s) per server"
+                f"{' quiet and contended' if self.contended else ''}, "
+                f"{self.idle_viewers:,} idle viewers, {self.nodes} node(s); instructions "
+                + (f"counted at {self.ir_viewers} viewers and {self.ir_events} events" if self.ir_events
+                   else "not counted"))
 
     @classmethod
     def quick_sizes(cls, seed: int = 14) -> AllOptions:
         return cls(events=20_000, viewers=20, rate=20.0, seconds=2.0, idle_viewers=200, nodes=2,
-                   rounds=1, devices=50, commit_seconds=0.5, cold_events=20_000, seed=seed,
-                   settle=1.0, quick=True)
+                   rounds=1, devices=50, commit_seconds=0.5, cold_events=20_000, cold_starts=3, seed=seed,
+                   settle=1.0, ir_events=0, quick=True)
 
 
 def options_from(args: argparse.Namespace) -> AllOptions:

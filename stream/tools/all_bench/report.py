@@ -122,6 +122,7 @@ def markdown(report: Report, when: datetime.datetime, command: str, box: dict[st
            "(one run; each figure beside its reference, measured moments apart).", ""]
     if quick:
         out += ["**--quick**: tiny sizes, a smoke test; these figures mean nothing.", ""]
+    out += METHOD
     out += ["| machine | |", "|---|---|"]
     out += [f"| {k} | {cell(v)} |" for k, v in box.items()]
     out += ["", "| figure | measured | goal | |", "|---|---|---|---|"]
@@ -131,6 +132,38 @@ def markdown(report: Report, when: datetime.datetime, command: str, box: dict[st
     return "\n".join(out) + "\n"
 
 
+#: How the figures are taken: the generated report's text (``bench all --write`` writes it).
+METHOD = [
+    "## Method", "",
+    "The machine is shared and small (two cores, with the load generator on them), so the times "
+    "are noisy; the method is built for that:", "",
+    "- **Rounds: the median and the worst.** Every timed figure is taken in interleaved rounds (for the "
+    "fan-out: bare websockets, Node `ws`, the service, the cluster, in turn, then again), each "
+    "server a **fresh process** each round; the table gives the **median** round and the **worst** "
+    "round. Each fan-out round prints its 1-minute load average (`bench all`'s output). Cold start: "
+    "the median and the worst of the restarts; group commit: of each round's ratio (raw commits "
+    "and the store in turn); the fold: of five rounds.",
+    "- **Quiet and contended.** The fan-out runs twice per round: quiet, and contended: the server "
+    "pinned to one core (`taskset -c`) and a CPU-bound neighbour (a busy loop that ends by itself) "
+    "pinned to the other, as on a small arena box where something else wants the CPU. The viewers' "
+    "worker processes and the device are not pinned.",
+    "- **Instructions beside the times.** Instructions per delivered frame and per acked event, "
+    "each server alone: `perf stat` where the machine counts instructions (many VMs don't: "
+    "`perf stat -e instructions true` says not supported), else valgrind's callgrind: the server "
+    "started under `valgrind --tool=callgrind`, a warm-up, then `callgrind_control --zero`, a "
+    "short run (a few viewers, a few hundred events), every frame delivered, `callgrind_control "
+    "--dump`: its total `Ir` over the frames delivered and over the events acked. Counts repeat "
+    "on a shared machine where times don't, so a change is judged by them first "
+    "(`arena-stream bench instructions` runs them alone).",
+    "- **Loop stalls.** The service runs a stall probe (`stream/live/stall.py`): a 10 ms timer "
+    "measuring its own lateness, on `/metrics` as the histogram `arena_loop_lag_seconds` and as "
+    "`arena_loop_lag_window_seconds` (p99 and largest since the previous scrape). The bench reads "
+    "it around each fan-out round's events and while the idle viewers connect, and leave, at once.",
+    "- **Goals printed, never asserted.** A missed goal is a figure; tests assert only the "
+    "report's structure.", "",
+]
+
+
 @dataclass
 class Bench:
     """One run of ``bench all``: its sizes, its processes, what it has found so far."""
@@ -138,7 +171,7 @@ class Bench:
     opts: AllOptions
     group: Processes
     report: Report = field(default_factory=Report)
-    raw_cps: float = math.nan  # raw single commits/s (group commit's best), for end to end
+    raw_cps: float = math.nan  # raw single commits/s (group commit's median round), for end to end
 
     @property
     def work(self) -> Path:

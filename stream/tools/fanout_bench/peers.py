@@ -59,10 +59,15 @@ def bare_frame(seq: int, size: int) -> bytes:
     return head + b"x" * max(0, size - len(head) - 2) + b'"}'
 
 
-async def start_bare(group: Processes, frame_bytes: int) -> PeerServer:
+def bare_server(group: Processes, frame_bytes: int, name: str = "bare") -> PeerServer:
+    """The bare server on a free port, in ``group``, not started yet."""
     port = free_port()
-    peer = group.add(PeerServer("bare", [sys.executable, "-m", "stream.tools.fanout_bench.peers",
-                                         "--port", str(port), "--frame-bytes", str(frame_bytes)], port))
+    return group.add(PeerServer(name, [sys.executable, "-m", "stream.tools.fanout_bench.peers",
+                                       "--port", str(port), "--frame-bytes", str(frame_bytes)], port))
+
+
+async def start_bare(group: Processes, frame_bytes: int) -> PeerServer:
+    peer = bare_server(group, frame_bytes)
     await peer.astart()
     return peer
 
@@ -105,14 +110,20 @@ def ensure_node_ws(cache: Path = NODE_WS_CACHE, timeout: float = 180.0) -> tuple
     return module, f"node {node_version}, ws {installed()}"
 
 
-async def start_node_ws(group: Processes, frame_bytes: int, ws_module: Path) -> PeerServer:
-    """The Node peer on a free port: the bare server's paths, replies and frames."""
+def node_ws_server(group: Processes, frame_bytes: int, ws_module: Path,
+                   name: str = "node-ws") -> PeerServer:
+    """The Node peer on a free port, in ``group``, not started yet: the bare server's paths,
+    replies and frames."""
     node = shutil.which("node")
     if node is None:
         raise RuntimeError("node not found")
     port = free_port()
-    peer = group.add(PeerServer("node-ws", [node, str(NODE_WS_PEER), str(port), str(frame_bytes),
-                                            str(ws_module)], port))
+    return group.add(PeerServer(name, [node, str(NODE_WS_PEER), str(port), str(frame_bytes),
+                                       str(ws_module)], port))
+
+
+async def start_node_ws(group: Processes, frame_bytes: int, ws_module: Path) -> PeerServer:
+    peer = node_ws_server(group, frame_bytes, ws_module)
     await peer.astart()
     return peer
 

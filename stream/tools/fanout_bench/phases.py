@@ -1,13 +1,17 @@
 """The phases of ``arena-stream bench fanout``: a load round against one server,
-idle viewers for memory, the probe of the service's delta size, and raw SQLite
-commits for the ack's reference."""
+idle viewers for memory (and the loop stalls of their arrival and departure), the
+probe of the service's delta size, the busy neighbour of a contended round, and raw
+SQLite commits for the ack's reference."""
 
 from __future__ import annotations
 
 import asyncio
 import math
 import os
+import shutil
+import sys
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Protocol
 
@@ -21,10 +25,13 @@ from ..harness import (
     Processes,
     Viewer,
     ViewerWorkers,
-    ack_histogram,
+    ack_buckets,
     analyse,
     cpu_seconds,
     histogram_p99_bound,
+    lag_of,
+    loop_lag,
+    scrape,
     vm_rss_kib,
 )
 from ..harness.workers import LoadResult
@@ -51,9 +58,14 @@ def viewer_url(server: Server) -> str:
 
 async def load_phase(group: Processes, name: str, servers: list[Process], viewer_urls: list[str],
                      device_url: str, tokens: list[str], *, viewers: int, workers: int, rate: float,
-                     seconds: float, prefix: str, metrics_from: str | None = None) -> LoadResult:
+                     seconds: float, prefix: str, metrics_from: str | None = None,
+                     on_start: Callable[[], Awaitable[object]] | None = None,
+                     on_done: Callable[[], Awaitable[object]] | None = None) -> LoadResult:
     """``viewers`` viewers, the device at ``rate`` for ``seconds``; ``servers``' CPU time
-    meanwhile; ``metrics_from``: a service's base URL, to read its own ack-time histogram too."""
+    meanwhile; ``metrics_from``: a service's base URL, to read its own ack-time histogram
+    and its loop-stall probe during the event stream too. ``on_start`` runs once the
+    viewers and the device are connected, just before the first event; ``on_done`` once
+    every viewer has every frame (or the drain time is up)."""
     pool = ViewerWorkers(group)
     try:
         opened, errors, first_error = await pool.start(name, viewers, viewer_urls, workers,
@@ -65,12 +77,16 @@ async def load_phase(group: Processes, name: str, servers: list[Process], viewer
         async with EventStream(device_url, tokens, rate, prefix) as stream:
             cpu0 = sum(cpu_seconds(s.pid) for s in servers)
             wcpu0 = sum(cpu_seconds(p.pid) for p in pool.procs)
-            hist0 = await ack_histogram(metrics_from) if metrics_from else {}
+            page0 = await _page(metrics_from)  # also empties the stall probe's window
+            if on_start is not None:
+                await on_start()
             burst = await stream.run(count=n_events)
             cpu = sum(cpu_seconds(s.pid) for s in servers) - cpu0
             wcpu = sum(cpu_seconds(p.pid) for p in pool.procs) - wcpu0
-            hist1 = await ack_histogram(metrics_from) if metrics_from else {}
+            page1 = await _page(metrics_from)
             reports = await pool.finish(max(burst.sends, default=0), drain=15)
+            if on_done is not None:
+                await on_done()
             await stream.stop_clock()
     finally:
         await pool.close()
@@ -86,22 +102,67 @@ async def load_phase(group: Processes, name: str, servers: list[Process], viewer
     if len(set(viewer_urls)) > 1:
         res.by_url = {url: result(url) for url in dict.fromkeys(viewer_urls)}
     res.send_seconds, res.server_cpu, res.viewer_cpu = burst.send_seconds, cpu, wcpu
-    if metrics_from:
-        res.server_ack_p99_bound = histogram_p99_bound(hist0, hist1)
+    if metrics_from and page0 and page1:
+        res.server_ack_p99_bound = histogram_p99_bound(ack_buckets(page0), ack_buckets(page1))
+        res.lag_p99_ms, res.lag_max_ms, _ = lag_of(page1)
+    res.load_avg = os.getloadavg()[0]
     return res
 
 
+async def _page(http: str | None) -> str:
+    """A service's metrics page, or "" (none asked for, or unreadable)."""
+    if http is None:
+        return ""
+    try:
+        return await scrape(http)
+    except (OSError, RuntimeError):
+        return ""
+
+
+class Neighbour:
+    """A CPU-bound process pinned to ``cpu`` (``taskset -c``): a busy loop that ends by
+    itself after ``seconds``, ended sooner by ``stop``. The contended rounds' neighbour."""
+
+    CODE = ("import time\nend = time.monotonic() + {seconds}\nn = 0\n"
+            "while time.monotonic() < end:\n    n += 1\n")
+
+    def __init__(self, group: Processes, cpu: int, seconds: float) -> None:
+        argv = [sys.executable, "-c", self.CODE.format(seconds=seconds)]
+        self.proc = group.add(Process(f"neighbour-cpu{cpu}", argv))
+        taskset = shutil.which("taskset")
+        if taskset:
+            self.proc.wrap = [taskset, "-c", str(cpu)]
+        self.cpu = cpu
+
+    async def __aenter__(self) -> Neighbour:
+        await self.proc.astart()
+        if not self.proc.wrap:  # no taskset: the same call it makes
+            os.sched_setaffinity(self.proc.pid, {self.cpu})
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.proc.astop(2.0)
+
+
+def cpus() -> tuple[int, int]:
+    """(the core a contended round pins the server to, the core its neighbour gets): the
+    first and the last this process may use; the same one on a one-core machine."""
+    usable = sorted(os.sched_getaffinity(0))
+    return usable[0], usable[-1]
+
+
 async def probe_delta_size(server: Server, tokens: list[str], events: int,
-                           viewer_node: Server | None = None) -> float:
+                           viewer_node: Server | None = None, prefix: str = "probe") -> float:
     """Send ``events`` events to ``server``, one at a time, with one viewer watching (on
     ``viewer_node``, if given): the mean size of a delta frame (bytes). Also warms the
-    service up, and leaves the game's clock stopped."""
+    service up, and leaves the game's clock stopped. ``prefix``: of the events' ids, new
+    for each probe of a service (the same ids again are duplicates)."""
     viewer = await Viewer.connect(viewer_url(viewer_node or server), max_size=2**22, compression=None)
     try:
         first = await viewer.next(timeout=10)
         if first.get("type") != "snapshot":
             raise RuntimeError(f"the service sent {first.get('type')!r} before a snapshot")
-        async with DevicePool(server.device_url, tokens, "probe") as pool:
+        async with DevicePool(server.device_url, tokens, prefix) as pool:
             last = 0
             for i in range(2 * max(1, events // 2)):
                 _, _, reply = await pool.fire(i)
@@ -116,20 +177,41 @@ async def probe_delta_size(server: Server, tokens: list[str], events: int,
     return sum(sizes) / len(sizes)
 
 
+IdleResult = tuple[int, int, str, float]
+#: The loop stalls of the idle viewers' arrival and of their departure: (p99 ms, max ms).
+Stalls = dict[str, tuple[float, float]]
+
+
 async def idle_phase(group: Processes, name: str, servers: list[Server], count: int,
-                     workers: int, settle: float) -> tuple[int, int, str, float]:
-    """Open up to ``count`` idle viewers; (opened, errors, first error, KiB of RSS each)."""
+                     workers: int, settle: float, *, metrics_from: str | None = None,
+                     after_leave: Callable[[], Awaitable[object]] | None = None
+                     ) -> tuple[IdleResult, Stalls]:
+    """Open up to ``count`` idle viewers at once; (opened, errors, first error, KiB of RSS
+    each). With ``metrics_from`` (a service), also its loop-stall probe over their arrival
+    (until ``settle`` s after the last opened) and over their departure (all closed at once,
+    then ``after_leave`` run, some work that lets a collection of their garbage happen,
+    then ``settle`` s)."""
     pool = ViewerWorkers(group)
+    stalls: Stalls = {}
     try:
         before = sum(vm_rss_kib(s.pid) for s in servers)
+        if metrics_from:
+            await loop_lag(metrics_from)  # empties the probe's window
         opened, errors, first_error = await pool.start(name, count, [viewer_url(s) for s in servers],
                                                        workers, stop_at_error=True)
         await asyncio.sleep(settle)
         after = sum(vm_rss_kib(s.pid) for s in servers)
+        if metrics_from:
+            stalls["connect"] = (await loop_lag(metrics_from))[:2]
         await pool.finish(0, 0)
     finally:
         await pool.close()
-    return opened, errors, first_error, (after - before) / opened if opened else math.nan
+    if metrics_from:
+        if after_leave is not None:
+            await after_leave()
+        await asyncio.sleep(settle)
+        stalls["leave"] = (await loop_lag(metrics_from))[:2]
+    return (opened, errors, first_error, (after - before) / opened if opened else math.nan), stalls
 
 
 def sqlite_commit_ms(path: Path, n: int) -> list[float]:

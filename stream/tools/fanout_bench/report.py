@@ -1,9 +1,12 @@
 """What ``arena-stream bench fanout`` prints: a line or two per load round, the
-table of the single node against its references, and the cluster's table."""
+table of the single node against its references (the median and the worst round of
+each server, quiet and contended), and the cluster's table."""
 
 from __future__ import annotations
 
 import math
+import statistics
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,8 +20,14 @@ class FanoutOptions:
     seconds: float = 20.0
     idle_viewers: int = 10_000
     nodes: int = 1
-    rounds: int = 2
+    rounds: int = 5
     settle: float = 3.0
+    #: Also the contended rounds: a busy neighbour on the other core, the server pinned.
+    contended: bool = True
+    #: Instructions per frame and per ack (``instructions``): viewers, events (0: not counted).
+    ir_viewers: int = 20
+    ir_events: int = 200
+    ir_rate: float = 40.0
     #: The ``ws`` package's directory (``ensure_node_ws``): also measure the Node peer.
     node_ws: Path | None = None
 
@@ -37,9 +46,24 @@ def nan_last(x: float) -> float:
     return math.inf if math.isnan(x) else x
 
 
-def best(rounds: list[LoadResult]) -> LoadResult:
-    """The round with the lowest viewer p99 (the least disturbed, on a shared machine)."""
-    return min(rounds, key=lambda x: nan_last(x.p(0.99)))
+def median_of(rounds: list[LoadResult], what: Callable[[LoadResult], float]) -> float:
+    """The median over ``rounds`` of a round's figure (NaNs left out; NaN if none)."""
+    xs = [x for x in map(what, rounds) if not math.isnan(x)]
+    return statistics.median(xs) if xs else math.nan
+
+
+def worst_of(rounds: list[LoadResult], what: Callable[[LoadResult], float]) -> float:
+    """The worst (largest) over ``rounds`` of a round's figure (NaNs left out; NaN if none)."""
+    xs = [x for x in map(what, rounds) if not math.isnan(x)]
+    return max(xs) if xs else math.nan
+
+
+def p50(r: LoadResult) -> float:
+    return r.p(0.5)
+
+
+def p99(r: LoadResult) -> float:
+    return r.p(0.99)
 
 
 def node_label(i: int) -> str:
@@ -47,7 +71,8 @@ def node_label(i: int) -> str:
 
 
 def report_round(r: LoadResult) -> None:
-    print(f"  {r.name}: {r.sent} events sent in {r.send_seconds:.1f} s ({r.sent / r.send_seconds:.1f}/s), "
+    print(f"  {r.name} ({r.condition}, load average {r.load_avg:.2f}): {r.sent} events sent in "
+          f"{r.send_seconds:.1f} s ({r.sent / r.send_seconds:.1f}/s), "
           f"{r.acked} acked, {len(r.lat_ms):,} frames timed over {r.viewers} viewers; "
           f"viewer p50 {fmt(r.p(0.5))} ms p99 {fmt(r.p(0.99))} ms max {fmt(r.p(1.0), '.1f')} ms; "
           f"ack p50 {fmt(r.ack_p(0.5))} ms p99 {fmt(r.ack_p(0.99))} ms; lost {r.lost}, dup {r.dup}, "
@@ -58,7 +83,8 @@ def report_round(r: LoadResult) -> None:
           f"viewer workers' CPU {r.viewer_cpu:.1f} s", flush=True)
     if not math.isnan(r.server_ack_p99_bound):
         print(f"  {r.name}: the service's own arena_ack_seconds histogram (arrival to ack ready): "
-              f"p99 <= {r.server_ack_p99_bound:g} ms", flush=True)
+              f"p99 <= {r.server_ack_p99_bound:g} ms; its loop-stall probe: p99 {fmt(r.lag_p99_ms)} ms, "
+              f"max {fmt(r.lag_max_ms)} ms", flush=True)
 
 
 def report_nodes(res: LoadResult, urls: list[str]) -> None:
@@ -72,51 +98,84 @@ def report_nodes(res: LoadResult, urls: list[str]) -> None:
               f"viewers dropped {r.dropped}", flush=True)
 
 
-def summary(opts: FanoutOptions, delta_bytes: float, results: dict[str, list[LoadResult]],
-            ack_p99: float, raw_p99: float, svc_idle: tuple[int, int, str, float],
-            bare_idle: tuple[int, int, str, float]) -> dict[str, float]:
-    """The single node's table against the bare server (and the Node peer, under "node"):
-    best round each, lost and repeated frames over all rounds. Its figures."""
-    bare_res, svc_res = best(results["bare"]), best(results["svc"])
-    node_res = best(results["node"]) if results.get("node") else None
-    lost = {key: sum(x.lost for x in rs) for key, rs in results.items() if rs}
-    dup = {key: sum(x.dup for x in rs) for key, rs in results.items() if rs}
-    ratio = svc_res.p(0.99) / bare_res.p(0.99)
-    svc_kib, bare_kib = svc_idle[3], bare_idle[3]
-    rows = [("bare websockets", "bare", bare_res)]
-    if node_res is not None:
-        rows.append(("node ws", "node", node_res))
-    rows.append(("arena-stream", "svc", svc_res))
+#: Each server's key and label, in the tables' order.
+SERVERS = (("bare", "bare websockets"), ("node", "node ws"), ("svc", "arena-stream"))
+#: The suffix of a condition's figures: "" for quiet, "_contended".
+SUFFIX = {"quiet": "", "contended": "_contended"}
+
+
+def summary(opts: FanoutOptions, delta_bytes: float, results: dict[tuple[str, str], list[LoadResult]],
+            raw_p99: float, svc_idle: tuple[int, int, str, float],
+            bare_idle: tuple[int, int, str, float],
+            stalls: dict[str, tuple[float, float]], neighbour: str) -> dict[str, float]:
+    """The single node's table against the bare server (and the Node peer, under "node"),
+    quiet and contended: the median and the worst round of each, lost and repeated frames
+    over all rounds. Its figures (a contended figure's key ends in ``_contended``)."""
+    conditions = [c for c in ("quiet", "contended") if results.get(("svc", c))]
+    lost = {key: sum(x.lost for x in rs) for key, rs in results.items()}
+    dup = {key: sum(x.dup for x in rs) for key, rs in results.items()}
+    figures: dict[str, float] = {"delta_bytes": delta_bytes}
     print()
     print(f"fanout: {opts.viewers} viewers, {opts.rate:g} events/s for {opts.seconds:g} s, "
-          f"delta {delta_bytes / 1024:.1f} KiB ({delta_bytes:.0f} bytes); best of {opts.rounds} "
-          f"round(s) each; lost/dup over all rounds")
-    print(f"{'':22}{'p50 ms':>6}   {'p99 ms':>6}   {'lost':>4}  {'dup':>3}")
-    for label, key, r in rows:
-        print(f"{label:22}{fmt(r.p(0.5)):>6}   {fmt(r.p(0.99)):>6}   {lost[key]:>4}  {dup[key]:>3}")
-    for label, _, r in rows:
-        if r.refused or r.sent / r.send_seconds < 0.95 * opts.rate:
-            print(f"  (against {label}: {r.refused} event(s) refused or unanswered; the device sent "
-                  f"{r.sent / r.send_seconds:.1f} events/s)")
-    print(f"{'viewer p99 ratio':21}{fmt(ratio):>5}   (goal <= 1.25)")
-    node_figures: dict[str, float] = {}
-    if node_res is not None:
-        node_ratio = svc_res.p(0.99) / node_res.p(0.99)
-        print(f"{'p99 ratio vs node ws':21}{fmt(node_ratio):>5}   (arena-stream p99 / Node ws p99; "
-              f"goal <= 1.25)")
-        node_figures = {"node_p50_ms": node_res.p(0.5), "node_p99_ms": node_res.p(0.99),
-                        "node_ratio": node_ratio}
-    print(f"{'ack p99':21}{fmt(ack_p99)} ms  raw SQLite FULL commit p99 {fmt(raw_p99)} ms"
-          f"  (goal <= raw + 2 ms)")
+          f"delta {delta_bytes / 1024:.1f} KiB ({delta_bytes:.0f} bytes); median and worst of "
+          f"{opts.rounds} interleaved round(s) per server and condition, fresh processes each round; "
+          f"lost/dup over all rounds")
+    if "contended" in conditions:
+        print(f"  contended: {neighbour}")
+    print(f"{'':18}{'':11}{'p50 ms':>8}{'p99 ms':>8}{'worst p99':>10}{'ack p99':>9}{'load':>6}"
+          f"{'lost':>6}{'dup':>5}")
+    for cond in conditions:
+        for key, label in SERVERS:
+            rs = results.get((key, cond), [])
+            if not rs:
+                continue
+            print(f"{label:18}{cond:11}{fmt(median_of(rs, p50)):>8}{fmt(median_of(rs, p99)):>8}"
+                  f"{fmt(worst_of(rs, p99)):>10}{fmt(median_of(rs, lambda x: x.ack_p(0.99))):>9}"
+                  f"{fmt(median_of(rs, lambda x: x.load_avg), '.1f'):>6}"
+                  f"{lost[(key, cond)]:>6}{dup[(key, cond)]:>5}")
+            sfx = SUFFIX[cond]
+            figures[f"{key}_p50_ms{sfx}"] = median_of(rs, p50)
+            figures[f"{key}_p99_ms{sfx}"] = median_of(rs, p99)
+            figures[f"{key}_worst_p99_ms{sfx}"] = worst_of(rs, p99)
+            for r in rs:
+                if r.refused or r.sent / r.send_seconds < 0.95 * opts.rate:
+                    print(f"  (against {label}, {r.name}: {r.refused} event(s) refused or unanswered; "
+                          f"the device sent {r.sent / r.send_seconds:.1f} events/s)")
+    print("  (p50, p99, ack p99, load: the median round's; worst p99: the worst round's; load: the "
+          "1-minute load average at the end of the round)")
+    for cond in conditions:
+        sfx = SUFFIX[cond]
+        for ref, label, goal in (("bare", "bare websockets", "1.25"), ("node", "node ws", "1.0")):
+            if f"{ref}_p99_ms{sfx}" not in figures:
+                continue
+            ratio = figures[f"svc_p99_ms{sfx}"] / figures[f"{ref}_p99_ms{sfx}"]
+            worst = figures[f"svc_worst_p99_ms{sfx}"] / figures[f"{ref}_worst_p99_ms{sfx}"]
+            name = "ratio" if ref == "bare" else "node_ratio"
+            figures[f"{name}{sfx}"], figures[f"{name}_worst{sfx}"] = ratio, worst
+            print(f"{'p99 ratio vs ' + label + ', ' + cond:40}{fmt(ratio):>6}   worst {fmt(worst):>6}   "
+                  f"(arena-stream / {label}, median rounds; goal <= {goal})")
+    svc_rounds = results[("svc", "quiet")]
+    ack_p99 = median_of(svc_rounds, lambda x: x.ack_p(0.99))
+    ack_worst = worst_of(svc_rounds, lambda x: x.ack_p(0.99))
+    print(f"{'ack p99':21}{fmt(ack_p99)} ms (worst {fmt(ack_worst)} ms)  raw SQLite FULL commit p99 "
+          f"{fmt(raw_p99)} ms  (goal <= raw + 2 ms)")
+    lag_p99 = median_of(svc_rounds, lambda x: x.lag_p99_ms)
+    lag_max = median_of(svc_rounds, lambda x: x.lag_max_ms)
+    lag_worst = worst_of(svc_rounds, lambda x: x.lag_max_ms)
+    print(f"{'loop stall, load':21}p99 {fmt(lag_p99)} ms, max {fmt(lag_max)} ms (worst round's max "
+          f"{fmt(lag_worst)} ms)  (the service's stall probe during the events; goal: none over 20 ms)")
+    for what in ("connect", "leave"):
+        sp99, smax = stalls.get(what, (math.nan, math.nan))
+        figures[f"{what}_lag_p99_ms"], figures[f"{what}_lag_max_ms"] = sp99, smax
+        print(f"{'loop stall, ' + what:21}p99 {fmt(sp99)} ms, max {fmt(smax)} ms  ({svc_idle[0]} idle "
+              f"viewers {'connecting' if what == 'connect' else 'leaving'} at once; goal: none over 20 ms)")
+    svc_kib, bare_kib = svc_idle[3], bare_idle[3]
     print(f"{'idle viewers':21}{svc_idle[0]} opened: {fmt(svc_kib, '.1f')} KiB each "
-          f"(bare websockets: {fmt(bare_kib, '.1f')} KiB)  (goal <= 12 KiB)", flush=True)
-    return node_figures | {
-        "delta_bytes": delta_bytes,
-        "bare_p50_ms": bare_res.p(0.5), "bare_p99_ms": bare_res.p(0.99),
-        "svc_p50_ms": svc_res.p(0.5), "svc_p99_ms": svc_res.p(0.99),
-        "ratio": ratio,
+          f"(bare websockets: {fmt(bare_kib, '.1f')} KiB)  (goal <= 8 KiB)", flush=True)
+    return figures | {
         "lost": float(sum(lost.values())), "dup": float(sum(dup.values())),
-        "ack_p99_ms": ack_p99, "raw_commit_p99_ms": raw_p99,
+        "ack_p99_ms": ack_p99, "ack_worst_p99_ms": ack_worst, "raw_commit_p99_ms": raw_p99,
+        "load_lag_p99_ms": lag_p99, "load_lag_max_ms": lag_max, "load_lag_worst_max_ms": lag_worst,
         "idle_opened": float(svc_idle[0]), "idle_kib": svc_kib, "bare_idle_kib": bare_kib,
     }
 
@@ -124,42 +183,43 @@ def summary(opts: FanoutOptions, delta_bytes: float, results: dict[str, list[Loa
 def cluster_summary(opts: FanoutOptions, urls: list[str], rounds: list[LoadResult],
                     svc_rounds: list[LoadResult]) -> dict[str, float]:
     """The cluster's table (``urls``: each node's viewer URL, node A's first), beside the
-    single node's best round; its figures."""
-    svc_res = best(svc_rounds)
+    single node's quiet rounds: the median and the worst round of each; its figures."""
     a_url, b_url = urls[0], urls[-1]
-    top = min(rounds, key=lambda x: nan_last(x.by_url[b_url].p(0.99)))
-    on_a, cross = top.by_url[a_url], top.by_url[b_url]
-    ratio = cross.p(0.99) / svc_res.p(0.99)
-    a_ratio = on_a.p(0.99) / svc_res.p(0.99)
-    ack_p99 = min(nan_last(x.ack_p(0.99)) for x in rounds)
+    a_rounds = [x.by_url[a_url] for x in rounds]
+    b_rounds = [x.by_url[b_url] for x in rounds]
+    svc_p99, a_p99, b_p99 = median_of(svc_rounds, p99), median_of(a_rounds, p99), median_of(b_rounds, p99)
+    ratio, a_ratio = b_p99 / svc_p99, a_p99 / svc_p99
+    worst_ratio = worst_of(b_rounds, p99) / worst_of(svc_rounds, p99)
+    ack_p99 = median_of(rounds, lambda x: x.ack_p(0.99))
 
     def total(results: list[LoadResult], what: str) -> int:
         return sum(int(getattr(x, what)) for x in results)
 
-    a_rounds = [x.by_url[a_url] for x in rounds]
-    b_rounds = [x.by_url[b_url] for x in rounds]
     print()
     print(f"cluster: {len(urls)} nodes on one redis-server (AOF, appendfsync always), the device on "
-          f"node A, viewers round-robin over them ({on_a.viewers} on A, {cross.viewers} on B); "
-          f"best of {opts.rounds} round(s) by node B's p99; lost/dup/out of order over all rounds")
-    print(f"{'':26}{'p50 ms':>6}   {'p99 ms':>6}   {'lost':>4}  {'dup':>3}  {'order':>5}")
-    for label, r, rs in (("single node (SQLite)", svc_res, svc_rounds),
-                         ("cluster, node A", on_a, a_rounds),
-                         ("cluster, cross-node (B)", cross, b_rounds)):
-        print(f"{label:26}{fmt(r.p(0.5)):>6}   {fmt(r.p(0.99)):>6}   {total(rs, 'lost'):>4}  "
-              f"{total(rs, 'dup'):>3}  {total(rs, 'misordered'):>5}")
-    if top.refused or top.sent / top.send_seconds < 0.95 * opts.rate:
-        print(f"  (against the cluster: {top.refused} event(s) refused or unanswered; the device sent "
-              f"{top.sent / top.send_seconds:.1f} events/s)")
-    print(f"{'cross-node p99 ratio':25}{fmt(ratio):>5}   (cross-node p99 / single-node p99; goal <= 1.5)")
-    print(f"{'node A p99 ratio':25}{fmt(a_ratio):>5}   (node A p99 / single-node p99; for reference)")
+          f"node A, viewers round-robin over them ({a_rounds[0].viewers} on A, {b_rounds[0].viewers} on "
+          f"B); median and worst of {len(rounds)} round(s), quiet; lost/dup/out of order over all rounds")
+    print(f"{'':26}{'p50 ms':>8}{'p99 ms':>8}{'worst p99':>10}{'lost':>6}{'dup':>5}{'order':>6}")
+    for label, rs in (("single node (SQLite)", svc_rounds), ("cluster, node A", a_rounds),
+                      ("cluster, cross-node (B)", b_rounds)):
+        print(f"{label:26}{fmt(median_of(rs, p50)):>8}{fmt(median_of(rs, p99)):>8}"
+              f"{fmt(worst_of(rs, p99)):>10}{total(rs, 'lost'):>6}{total(rs, 'dup'):>5}"
+              f"{total(rs, 'misordered'):>6}")
+    for top in rounds:
+        if top.refused or top.sent / top.send_seconds < 0.95 * opts.rate:
+            print(f"  (against the cluster, {top.name}: {top.refused} event(s) refused or unanswered; "
+                  f"the device sent {top.sent / top.send_seconds:.1f} events/s)")
+    print(f"{'cross-node p99 ratio':25}{fmt(ratio):>6}   worst {fmt(worst_ratio):>6}   (cross-node p99 / "
+          f"single-node p99; goal <= 1.5)")
+    print(f"{'node A p99 ratio':25}{fmt(a_ratio):>6}   (node A p99 / single-node p99; for reference)")
     print(f"{'cluster ack p99':25}{fmt(ack_p99)} ms  (device on node A, Redis appendfsync always; "
           f"for reference)")
     print(f"{'cluster idle viewers':25}not measured (only for --nodes 1)", flush=True)
     return {
-        "cluster_a_p50_ms": on_a.p(0.5), "cluster_a_p99_ms": on_a.p(0.99),
-        "cross_p50_ms": cross.p(0.5), "cross_p99_ms": cross.p(0.99),
-        "cross_ratio": ratio, "cluster_a_ratio": a_ratio, "cluster_ack_p99_ms": ack_p99,
+        "cluster_a_p50_ms": median_of(a_rounds, p50), "cluster_a_p99_ms": a_p99,
+        "cross_p50_ms": median_of(b_rounds, p50), "cross_p99_ms": b_p99, "cross_worst_p99_ms":
+        worst_of(b_rounds, p99), "cross_ratio": ratio, "cross_ratio_worst": worst_ratio,
+        "cluster_a_ratio": a_ratio, "cluster_ack_p99_ms": ack_p99,
         "cluster_lost": float(total(rounds, "lost")), "cluster_dup": float(total(rounds, "dup")),
         "cluster_misordered": float(total(rounds, "misordered")),
     }

@@ -4,8 +4,11 @@ the tables. (What it measures and why: ``stream/tools/bench_fanout.py``.)"""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import math
 import os
+import shutil
+import statistics
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
@@ -23,13 +26,13 @@ from ..harness import (
     workers_for,
 )
 from ..harness.workers import LoadResult
+from .instructions import count_all
 from .peers import start_bare, start_node_ws
-from .phases import idle_phase, load_phase, probe_delta_size, sqlite_commit_ms, viewer_url
+from .phases import Neighbour, cpus, idle_phase, load_phase, probe_delta_size, sqlite_commit_ms, viewer_url
 from .report import (
     FanoutOptions,
     cluster_summary,
     fmt,
-    nan_last,
     node_label,
     report_nodes,
     report_round,
@@ -45,7 +48,9 @@ async def bench_fanout(opts: FanoutOptions) -> dict[str, float]:
     nofile = raise_nofile()
     # bare[, node-ws], service[, cluster]
     servers = (2 if opts.nodes == 1 else 3) + (opts.node_ws is not None)
-    budget = 900 + 2 * servers * opts.seconds * opts.rounds + opts.idle_viewers / 20  # whatever happens
+    conditions = 2 if opts.contended else 1
+    budget = (900 + 600 * (opts.ir_events > 0) + 2 * servers * conditions * (opts.seconds + 20) * opts.rounds
+              + opts.idle_viewers / 20)  # whatever happens
     with tempfile.TemporaryDirectory(prefix="arena-bench-fanout-") as d:
         async with Processes(Path(d)) as group, asyncio.timeout(budget):
             return await _run(group, opts, nofile)
@@ -98,22 +103,22 @@ async def _run(group: Processes, opts: FanoutOptions, nofile: int) -> dict[str, 
     print(f"  device: one event stream, sent on schedule (open loop), over {device_sockets} device socket(s) "
           f"(the service allows {Config().device_rate:g} events/s per socket)", flush=True)
 
-    # Memory first, while the service's heap holds nothing freed by earlier viewers.
+    # Memory first, while the service's heap holds nothing freed by earlier viewers; and the
+    # loop stalls of the idle viewers' arrival and departure (then 20 events, one at a time,
+    # with a viewer: work that lets the collector meet the departed viewers' garbage).
     idle_workers = workers_for(opts.idle_viewers)
-    svc_idle = await idle_phase(group, "idle-service", [svc], opts.idle_viewers, idle_workers, opts.settle)
+    svc_idle, stalls = await idle_phase(group, "idle-service", [svc], opts.idle_viewers, idle_workers,
+                                        opts.settle, metrics_from=svc.http,
+                                        after_leave=lambda: probe_delta_size(svc, tokens, 20, prefix="leave"))
     print(f"  idle, arena-stream: {svc_idle[0]} opened, {svc_idle[1]} errors {svc_idle[2]}".rstrip(),
           flush=True)
-    bare_idle = await idle_phase(group, "idle-bare", [bare], opts.idle_viewers, idle_workers, opts.settle)
+    for what in ("connect", "leave"):
+        lag = stalls.get(what, (math.nan, math.nan))
+        print(f"  idle, arena-stream: loop stall while they {what}: p99 {fmt(lag[0])} ms, max "
+              f"{fmt(lag[1])} ms", flush=True)
+    bare_idle, _ = await idle_phase(group, "idle-bare", [bare], opts.idle_viewers, idle_workers, opts.settle)
     print(f"  idle, bare websockets: {bare_idle[0]} opened, {bare_idle[1]} errors {bare_idle[2]}".rstrip(),
           flush=True)
-
-    # The idle viewers are gone, but not their connections' objects: aiohttp leaves each
-    # closed connection as cyclic garbage (about 31 objects), and the next full collection
-    # of 10,000 of them pauses the process once, for about 0.4 s on this kind of machine.
-    # That is the cost of a mass departure, not of steady fan-out: the load rounds run on
-    # fresh processes (same data directory, same tokens), the bare server's too.
-    await svc.arestart()
-    await bare.arestart()
 
     # The cluster: after the memory phases, before any load, so that every server gets its
     # load rounds interleaved with the others'.
@@ -130,48 +135,83 @@ async def _run(group: Processes, opts: FanoutOptions, nofile: int) -> dict[str, 
               f"{node_label(len(cluster) - 1)})", flush=True)
         print("  idle viewers: not measured on the cluster (only for --nodes 1)", flush=True)
 
-    # Best of ``rounds`` for each, interleaved (bare, service[, cluster], bare, service ...),
-    # so that a noisy moment on this shared machine hurts no side more than another; lost
-    # and repeated frames are counted over every round.
+    # ``rounds`` rounds, each server in turn (bare[, node], service[, cluster]), quiet and then
+    # contended, so that a noisy moment on this shared machine hurts no side more than
+    # another; each server a fresh process each round (10,000 departed viewers, or the last
+    # round's garbage, weigh on no round); the median and the worst round are reported, lost
+    # and repeated frames counted over every round. Contended: the server pinned to one core
+    # (``taskset``), a busy loop pinned to the other; the viewers and the device unpinned.
     workers = workers_for(opts.viewers)
-    rounds: dict[str, list[LoadResult]] = {"bare": [], "node": [], "svc": [], "cluster": []}
+    conditions = ["quiet", *(["contended"] if opts.contended else [])]
+    server_cpu, other_cpu = cpus()
+    taskset = shutil.which("taskset")
+    neighbour = (f"the server pinned to CPU {server_cpu} (taskset -c {server_cpu}), a busy loop pinned to "
+                 f"CPU {other_cpu}" + (" (one usable core: the same one)" if server_cpu == other_cpu else "")
+                 + "; the viewers and the device unpinned")
+    if opts.contended and taskset is None:
+        raise SystemExit("bench fanout: the contended rounds need taskset (util-linux)")
+    results: dict[tuple[str, str], list[LoadResult]] = {}
+    cluster_rounds: list[LoadResult] = []
     commit_rounds: list[list[float]] = []
 
-    async def load(name: str, servers: list[Process], urls: list[str], device_url: str,
+    async def fresh(servers: Sequence[Process], cond: str) -> None:
+        """Each of ``servers`` a new process, pinned to one core if ``cond`` is contended."""
+        for server in servers:
+            server.wrap = [taskset or "taskset", "-c", str(server_cpu)] if cond == "contended" else []
+            await server.arestart()
+
+    async def load(name: str, cond: str, servers: list[Process], urls: list[str], device_url: str,
                    tokens: list[str], prefix: str, metrics_from: str | None = None) -> LoadResult:
-        res = await load_phase(group, name, servers, urls, device_url, tokens, viewers=opts.viewers,
-                               workers=workers, rate=opts.rate, seconds=opts.seconds, prefix=prefix,
-                               metrics_from=metrics_from)
+        nearby = (Neighbour(group, other_cpu, opts.seconds + 180) if cond == "contended"
+                  else contextlib.nullcontext())
+        async with nearby:
+            res = await load_phase(group, name, servers, urls, device_url, tokens, viewers=opts.viewers,
+                                   workers=workers, rate=opts.rate, seconds=opts.seconds, prefix=prefix,
+                                   metrics_from=metrics_from)
+        res.condition = cond
         report_round(res)
         return res
 
     for k in range(1, opts.rounds + 1):
-        rounds["bare"].append(await load(f"bare{k}", [bare], [viewer_url(bare)], bare.device_url,
-                                         tokens, f"bare{k}-"))
-        if peer:
-            rounds["node"].append(await load(f"node-ws{k}", [peer], [viewer_url(peer)], peer.device_url,
-                                             tokens, f"node{k}-"))
-        rounds["svc"].append(await load(f"service{k}", [svc], [viewer_url(svc)], svc.device_url, tokens,
-                                        f"svc{k}-", metrics_from=svc.http))
-        if cluster:
-            urls = [viewer_url(n) for n in cluster]
-            res = await load(f"cluster{k}", cluster_servers, urls, cluster[0].device_url, cluster_tokens,
-                             f"cl{k}-", metrics_from=cluster[0].http)
-            report_nodes(res, urls)
-            rounds["cluster"].append(res)
+        for cond in conditions:
+            c = "" if cond == "quiet" else "c"
+            await fresh([bare], cond)
+            results.setdefault(("bare", cond), []).append(
+                await load(f"bare{c}{k}", cond, [bare], [viewer_url(bare)], bare.device_url, tokens,
+                           f"bare{c}{k}-"))
+            if peer:
+                await fresh([peer], cond)
+                results.setdefault(("node", cond), []).append(
+                    await load(f"node-ws{c}{k}", cond, [peer], [viewer_url(peer)], peer.device_url, tokens,
+                               f"node{c}{k}-"))
+            await fresh([svc], cond)
+            results.setdefault(("svc", cond), []).append(
+                await load(f"service{c}{k}", cond, [svc], [viewer_url(svc)], svc.device_url, tokens,
+                           f"svc{c}{k}-", metrics_from=svc.http))
+            if cluster and cond == "quiet":
+                await fresh(cluster, cond)
+                for node in cluster[1:]:
+                    await wait_for_game(node.http, 1)
+                urls = [viewer_url(n) for n in cluster]
+                res = await load(f"cluster{k}", cond, cluster_servers, urls, cluster[0].device_url,
+                                 cluster_tokens, f"cl{k}-", metrics_from=cluster[0].http)
+                report_nodes(res, urls)
+                cluster_rounds.append(res)
         commits = await asyncio.to_thread(sqlite_commit_ms, work / f"raw-commit{k}.sqlite",
-                                          max(200, min(1000, rounds["svc"][-1].acked)))
+                                          max(200, min(1000, results[("svc", "quiet")][-1].acked)))
         print(f"  raw SQLite commit (WAL, synchronous=FULL): {len(commits)} commits, "
               f"p50 {fmt(percentile(commits, 0.5))} ms p99 {fmt(percentile(commits, 0.99))} ms; "
               f"load average now {os.getloadavg()[0]:.2f}", flush=True)
         commit_rounds.append(commits)
-    for server in [bare, *([peer] if peer else []), *cluster_servers]:  # the nodes, then redis-server
+    for server in [bare, *([peer] if peer else []), svc, *cluster_servers]:  # the nodes, then redis-server
         await server.astop(5.0)
 
-    ack_p99 = min(nan_last(x.ack_p(0.99)) for x in rounds["svc"])
-    raw_p99 = min(nan_last(percentile(c, 0.99)) for c in commit_rounds)
-    results = {key: rounds[key] for key in ("bare", "node", "svc")}
-    figures = summary(opts, delta_bytes, results, ack_p99, raw_p99, svc_idle, bare_idle)
+    raw_p99 = statistics.median(percentile(c, 0.99) for c in commit_rounds)  # the median round's
+    figures = summary(opts, delta_bytes, results, raw_p99, svc_idle, bare_idle, stalls, neighbour)
     if cluster:
-        figures |= cluster_summary(opts, [viewer_url(n) for n in cluster], rounds["cluster"], rounds["svc"])
+        figures |= cluster_summary(opts, [viewer_url(n) for n in cluster], cluster_rounds,
+                                   results[("svc", "quiet")])
+    if opts.ir_events > 0:
+        figures |= await count_all(group, data, tokens, frame_bytes, opts.node_ws, viewers=opts.ir_viewers,
+                                   events=opts.ir_events, rate=min(opts.ir_rate, opts.rate))
     return figures

@@ -26,9 +26,12 @@ from .clients import GAME, Burst, DevicePool, EventStream, Viewer, setup_game, w
 from .cluster import Cluster
 from .failover import LogTally, Officials, ResumingViewer, game_log, node_hashes, replay_hash, tally
 from .measure import (
+    ack_buckets,
     ack_histogram,
     cpu_seconds,
     histogram_p99_bound,
+    lag_of,
+    loop_lag,
     metric,
     open_files,
     percentile,
@@ -55,8 +58,9 @@ __all__ = [
     "GAME", "HOST", "Burst", "CaughtUp", "Cluster", "Device", "DeviceError", "DevicePool", "EventStream",
     "LineWorkers", "LoadResult", "LogTally", "Officials", "Process", "Processes", "RedisProcess",
     "ResumingViewer", "SentinelGroup", "SentinelProcess", "ServiceProcess", "TimedViewer", "Viewer",
-    "ViewerWorkers", "ack_histogram",
-    "analyse", "cpu_seconds", "free_port", "game_log", "histogram_p99_bound", "metric", "node_hashes",
+    "ViewerWorkers", "ack_buckets", "ack_histogram",
+    "analyse", "cpu_seconds", "free_port", "game_log", "histogram_p99_bound", "lag_of", "loop_lag",
+    "metric", "node_hashes",
     "open_files", "open_viewers", "percentile", "raise_nofile", "redis_answers", "replay_hash", "scrape",
     "setup_game",
     "start_redis", "start_service", "stdin_lines", "tally", "vm_rss_kib", "wait_for_game", "workers_for",

@@ -12,8 +12,8 @@ from collections.abc import Sequence
 
 import aiohttp
 
-__all__ = ["ack_histogram", "cpu_seconds", "histogram_p99_bound", "metric", "open_files", "percentile",
-           "raise_nofile", "scrape", "vm_rss_kib"]
+__all__ = ["ack_buckets", "ack_histogram", "cpu_seconds", "histogram_p99_bound", "lag_of", "loop_lag",
+           "metric", "open_files", "percentile", "raise_nofile", "scrape", "vm_rss_kib"]
 
 
 def raise_nofile() -> int:
@@ -68,16 +68,23 @@ def metric(text: str, name: str) -> float:
     return float(m.group(1)) if m else 0.0
 
 
-async def ack_histogram(http: str) -> dict[float, float]:
-    """The service's own ``arena_ack_seconds`` histogram: cumulative count by upper bound (s);
-    empty if the page can't be read."""
+def ack_buckets(text: str) -> dict[float, float]:
+    """The ``arena_ack_seconds`` histogram of a metrics page: cumulative count by upper bound (s)."""
     out: dict[float, float] = {}
-    with contextlib.suppress(aiohttp.ClientError, OSError, ValueError, IndexError, RuntimeError):
-        for line in (await scrape(http)).splitlines():
+    with contextlib.suppress(ValueError, IndexError):
+        for line in text.splitlines():
             if line.startswith("arena_ack_seconds_bucket{"):
                 le = line.split('le="', 1)[1].split('"', 1)[0]
                 out[math.inf if le == "+Inf" else float(le)] = float(line.rsplit(" ", 1)[1])
     return out
+
+
+async def ack_histogram(http: str) -> dict[float, float]:
+    """The service's own ``arena_ack_seconds`` histogram: cumulative count by upper bound (s);
+    empty if the page can't be read."""
+    with contextlib.suppress(aiohttp.ClientError, OSError, RuntimeError):
+        return ack_buckets(await scrape(http))
+    return {}
 
 
 def histogram_p99_bound(before: dict[float, float], after: dict[float, float]) -> float:
@@ -87,3 +94,23 @@ def histogram_p99_bound(before: dict[float, float], after: dict[float, float]) -
     if total <= 0:
         return math.nan
     return min(le for le, n in diff.items() if n >= 0.99 * total) * 1000
+
+
+def lag_of(text: str) -> tuple[float, float, int]:
+    """The loop-stall probe's window on a metrics page (``stream/live/stall.py``):
+    (p99 ms, max ms, samples); NaNs and 0 without samples."""
+    n = int(metric(text, "arena_loop_lag_window_samples"))
+    if not n:
+        return math.nan, math.nan, 0
+    p99 = metric(text, 'arena_loop_lag_window_seconds{quantile="0.99"}')
+    top = metric(text, 'arena_loop_lag_window_seconds{quantile="1"}')
+    return p99 * 1000, top * 1000, n
+
+
+async def loop_lag(http: str) -> tuple[float, float, int]:
+    """The service's loop-stall probe since the previous scrape of its ``/metrics`` (which
+    this scrape empties): (p99 ms, max ms, samples); NaNs and 0 if the page can't be read.
+    Read once before a phase and once after it: the second reading is the phase's."""
+    with contextlib.suppress(aiohttp.ClientError, OSError, RuntimeError):
+        return lag_of(await scrape(http))
+    return math.nan, math.nan, 0

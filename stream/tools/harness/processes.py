@@ -79,6 +79,9 @@ class Process:
         self.pipe_stdin, self.pipe_stdout = stdin, stdout
         self.ready_timeout, self.poll = ready_timeout, poll
         self.proc: subprocess.Popen[bytes] | None = None
+        #: A command to run it under, set before a start: ``["taskset", "-c", "0"]`` pins it
+        #: to a core, ``["valgrind", "--tool=callgrind", ...]`` counts its instructions.
+        self.wrap: list[str] = []
         self._lines: queue.SimpleQueue[bytes] = queue.SimpleQueue()
 
     def command(self) -> list[str]:
@@ -94,7 +97,7 @@ class Process:
         out = open(self.log, "ab") if self.log is not None else None  # noqa: SIM115 - closed below
         try:
             self.proc = subprocess.Popen(
-                self.command(), env={**os.environ, **self.env},
+                [*self.wrap, *self.command()], env={**os.environ, **self.env},
                 stdin=subprocess.PIPE if self.pipe_stdin else subprocess.DEVNULL,
                 stdout=subprocess.PIPE if self.pipe_stdout else (out or subprocess.DEVNULL),
                 stderr=out or subprocess.DEVNULL,

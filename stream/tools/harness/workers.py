@@ -134,6 +134,13 @@ class LoadResult:
     by_url: dict[str, LoadResult] = field(default_factory=dict)
     server_cpu: float = 0.0
     viewer_cpu: float = 0.0
+    #: How the round ran: "quiet", or "contended" (a busy neighbour on the other core).
+    condition: str = "quiet"
+    #: The machine's 1-minute load average at the end of the round.
+    load_avg: float = math.nan
+    #: The service's loop-stall probe during the event stream (ms): p99 and max.
+    lag_p99_ms: float = math.nan
+    lag_max_ms: float = math.nan
 
     def p(self, q: float) -> float:
         return percentile(self.lat_ms, q)
