@@ -1,14 +1,22 @@
 // The livestream overlay: /overlay?game=G[&lang=es][&elements=bug,box,lower][&position=top-left]
 //   [&hold=6 (seconds a lower third stays)][&home=AIK&away=WEL (short names for the bug)]
-// Nothing is drawn until the first snapshot; after a reconnect the last frame stays
-// (clock frozen) until the resume completes. See live.js for the connection.
+//   [&cite=1 (lower thirds cite the rule)][&control=1 (follow the operator's control page)]
+// Nothing is drawn until the first snapshot (and the bundled typeface) is in; after a reconnect
+// the last frame stays (clock frozen) until the resume completes. See live.js for the connection.
+// Automatic (without control=1): each card, box trip and release becomes a lower third, queued,
+// `hold` seconds each. Controlled (control=1): the page shows what /overlay/control?game=G puts
+// on air, in its language: the bug, the box panel and the lower third are taken, hidden and
+// replayed by the operator (the game's `graphics` state: overlay-graphics.js, docs/protocol.md).
 // The score bug shows each team's registered short letters (upper-case; ?home= / ?away= win
 // over them) in its colours (primary: background, secondary: accent) with its logo; players
 // show as "#2 ORTEGA"; a raw id only when nothing is registered (watch.js, "Names").
-import { LiveGame, setup, el, mmss, gameClock, label, splitCitation } from "./live.js";
+import { setup, el, mmss, gameClock, label } from "./live.js";
 import { displayToken, playerText, teamColors, teamLogo, teamShort, teamText } from "./watch.js";
+import { GraphicsGame, loadFonts, lowerItems, words } from "./overlay-graphics.js";
 
-const { params, game, t } = setup();
+const { params, game, lang: urlLang } = setup();
+let lang = urlLang;
+let t = words(lang);
 const $ = (id) => document.getElementById(id);
 const body = document.body;
 
@@ -18,11 +26,15 @@ const elements = new Set((params.get("elements") || "bug,box,lower").split(",").
 const HOLD = Math.max(1, Number(params.get("hold")) || 6) * 1000;
 const EXIT_MS = 600;
 const CATCH_UP_WINDOW = 20000;  // notices missed while away: only the recent ones are still news
+const controlled = params.get("control") === "1";
+let cite = params.get("cite") === "1";
 
 body.className = `pos-${position}`;
+body.dataset.control = String(controlled);
 for (const id of ["bug", "box", "lower"]) if (!elements.has(id)) $(id).remove();
 
 let roster = null;       // the game's roster (live.roster), or null
+let fontsIn = false;
 
 function shortName(side, team) {
   return (params.get(side) || teamShort(roster, side, team) || label(team)).toLocaleUpperCase();
@@ -31,11 +43,19 @@ function shortName(side, team) {
 const who = (id) => playerText(roster, id, label).toLocaleUpperCase();
 
 if (game) {
-  const live = new LiveGame(game, { token: displayToken() });  // (a #pair=<token> link's, kept)
+  // (a #pair=<token> link's token, kept); the graphics state only when controlled
+  const live = new GraphicsGame(game, { token: displayToken(), graphics: controlled });
+  const draw = () => { if (live.caughtUp) { render(live); tick(live); } };
   // While a resume is catching up, keep the last frame: draw once it is complete.
-  live.addEventListener("change", () => { if (live.caughtUp) { render(live); tick(live); } });
+  live.addEventListener("change", draw);
   live.addEventListener("stale", () => { body.dataset.stale = String(live.stale); });
-  live.addEventListener("delta", (e) => lowerThirds(live, e.detail));
+  if (controlled) {
+    live.addEventListener("graphics", (e) => { follow(live, e.detail); draw(); });
+    // a registration renames the player on air at once
+    live.addEventListener("roster", () => { if (live.graphics) follow(live, live.graphics); });
+  }
+  else live.addEventListener("delta", (e) => lowerThirds(live, e.detail));
+  loadFonts().then(() => { fontsIn = true; draw(); });
   live.start();
   setInterval(() => { if (live.caughtUp) tick(live); }, 100);
 }
@@ -44,7 +64,7 @@ if (game) {
 
 function render(live) {
   const v = live.view;
-  if (!v) return;
+  if (!v || !fontsIn || (controlled && !live.graphics)) return;
   roster = live.roster;
   body.dataset.ready = "true";
   body.dataset.stale = String(live.stale);
@@ -158,7 +178,57 @@ function tick(live) {
   }
 }
 
-// ------------------------------------------------------------------ lower thirds
+// ------------------------------------------------------------------ controlled by the operator
+
+let onAir = null;        // controlled: the lower third on air ({id, take}), or null
+const takes = { bug: 0, box: 0 };
+
+/** Follow the game's graphics state: language, citation, what is on air (each entrance anew
+ * when its `take` count moves on). */
+function follow(live, g) {
+  if (g.lang !== lang) {
+    lang = g.lang;
+    t = words(lang);
+    document.documentElement.lang = lang;
+  }
+  cite = g.cite;
+  for (const id of ["bug", "box"]) {
+    const node = $(id), s = g[id];
+    if (!node) continue;
+    node.dataset.on = String(s.on);
+    if (s.on && s.take !== takes[id]) enter(node);
+    takes[id] = s.take;
+  }
+  const lower = $("lower");
+  if (!lower) return;
+  const item = g.lower.on_air;
+  if (!item) {
+    if (onAir) leave(lower);
+    onAir = null;
+    return;
+  }
+  const now = { id: item.id, take: g.lower.take };
+  const made = lowerItems(item.notices, { lang, roster: live.roster, view: live.view, player: item.player,
+    notice: item.notice })[0];
+  if (!made) return;
+  if (onAir && onAir.id === now.id && onAir.take === now.take) {
+    // the same one, still on air: only its words may have changed (language, citation, roster)
+    const node = lower.querySelector(".lt:not(.out)");
+    if (node) node.replaceWith(Object.assign(lowerNode(made), { className: node.className }));
+    return;
+  }
+  onAir = now;
+  show(made, null);
+}
+
+/** Run a graphic's entrance again (a take or a replay). */
+function enter(node) {
+  node.classList.remove("enter");
+  void node.offsetWidth;
+  node.classList.add("enter");
+}
+
+// ------------------------------------------------------------------ lower thirds (automatic)
 
 const queue = [];
 let showing = false;
@@ -173,45 +243,9 @@ function lowerThirds(live, { notices, catchUp }) {
     groups.get(n.cause).push(n);
   }
   for (const group of groups.values()) {
-    for (const item of items(live.view, group)) queue.push(item);
+    for (const item of lowerItems(group, { lang, roster: live.roster, view: live.view })) queue.push(item);
   }
   if (!showing) next();
-}
-
-function cardTitle(n) {
-  if (n.color === "red") return t("redCard");
-  if (n.count > 1) return t("yellowCards", { n: n.count });
-  if (n.yellows === 2) return t("secondYellow");
-  if (n.yellows === 3) return t("thirdYellow");
-  return t("yellowCard");
-}
-
-/** One or more lower thirds from the notices of one event (a card, its penalty and its box trip are one). */
-function items(view, group) {
-  const by = (type) => group.find((n) => n.type === type);
-  const out = [];
-  const card = by("card.recorded");
-  const team = (side) => (view.teams[side] ? teamText(roster, side, view.teams[side].team, label) : label(side));
-  const make = (type, icon, title, n, detail = n) => {
-    const { sentence, citation } = splitCitation(detail.text?.[document.documentElement.lang] || detail.text?.en || "");
-    return { type, icon, title: `${title} · ${who(n.player)}`, team: team(n.side), side: n.side,
-      line: sentence, citation, player: n.player };
-  };
-  if (card) {
-    const detail = by("box.enter") || by("sent_off") || card;
-    out.push(make("card.recorded", card.color === "red" ? "red" : "yellow", cardTitle(card), card, detail));
-  } else if (by("box.enter")) {
-    out.push(make("box.enter", "box", t("toBox"), by("box.enter")));
-  }
-  const simple = [["box.eligible", "clock", t("eligible")], ["box.release", "release", t("released")],
-    ["sub.allowed", "release", t("subAllowedTitle")]];
-  for (const [type, icon, title] of simple) {
-    for (const n of group.filter((x) => x.type === type)) out.push(make(type, icon, title, n));
-  }
-  for (const n of group.filter((x) => x.type === "mount.deadline")) {
-    out.push(make("mount.deadline", "mount", n.status === "expired" ? t("mountLate") : `${t("mountOpen")} ${mmss(n.deadline_at - n.at)}`, n));
-  }
-  return out;
 }
 
 function icon(kind) {
@@ -219,29 +253,46 @@ function icon(kind) {
   if (kind === "red") return el("i", { class: "card red" });
   if (kind === "mount") return el("i", { class: "glyph", text: "♞" });
   if (kind === "release") return el("i", { class: "glyph", text: "↩" });
-  if (kind === "clock") return el("i", { class: "glyph", text: "⏱" });
+  if (kind === "clock") return el("i", { class: "watch" });
+  if (kind === "goal") return el("i", { class: "glyph", text: "●" });
   return el("i", { class: "glyph", text: "■" });
 }
 
-function next() {
-  const lower = $("lower");
-  const item = queue.shift();
-  if (!item || !lower) { showing = false; return; }
-  showing = true;
-  const node = el("div", { class: `lt ${item.side || ""} icon-${item.icon}`, "data-type": item.type, "data-player": item.player },
+/** One lower third: the broadcast line, then the team (and the rule, when cited). */
+function lowerNode(item) {
+  return el("div", { class: `lt ${item.side || ""} icon-${item.icon}`, "data-type": item.type, "data-player": item.player },
     el("div", { class: "lt-icon" }, icon(item.icon)),
     el("div", { class: "lt-body" },
-      el("div", { class: "lt-title" }, el("span", { text: item.title }), el("span", { class: "lt-team", text: item.team })),
-      el("div", { class: "lt-line", text: item.line }),
-      item.citation ? el("div", { class: "lt-cite", text: item.citation }) : null));
-  lower.replaceChildren(node);
+      el("div", { class: "lt-headline", text: item.headline }),
+      el("div", { class: "lt-sub" },
+        item.team ? el("span", { class: "lt-team", text: item.team }) : null,
+        cite && item.citation ? el("span", { class: "lt-cite", text: item.citation }) : null)));
+}
+
+/** Put `item` on air (what was there leaves); after `hold` ms, take it off and call `then`. */
+function show(item, hold, then) {
+  const lower = $("lower");
+  for (const old of lower.querySelectorAll(".lt:not(.out)")) leave(lower, old);
+  const node = lowerNode(item);
+  lower.append(node);
   void node.offsetWidth;  // commit the start state, so the entry transition runs (no rAF: hidden tabs)
   node.classList.add("in");
+  if (hold) {
+    setTimeout(() => { leave(lower, node); setTimeout(then, EXIT_MS); }, hold);
+  }
+}
+
+function leave(lower, node = lower.querySelector(".lt:not(.out)")) {
+  if (!node) return;
+  node.classList.remove("in");
+  node.classList.add("out");
+  setTimeout(() => node.remove(), EXIT_MS);
+}
+
+function next() {
+  const item = queue.shift();
+  if (!item || !$("lower")) { showing = false; return; }
+  showing = true;
   // A backlog moves faster, so that the news stays news.
-  const hold = queue.length >= 2 ? HOLD / 2 : HOLD;
-  setTimeout(() => {
-    node.classList.remove("in");
-    node.classList.add("out");
-    setTimeout(() => { node.remove(); next(); }, EXIT_MS);
-  }, hold);
+  show(item, queue.length >= 2 ? HOLD / 2 : HOLD, next);
 }

@@ -38,6 +38,13 @@ Order rules:
 * **A `roster` follows every `snapshot`** of a game (and the catch-up of a resume), and comes
   again whenever a team's or player's registration changes it: each replaces the one before
   (it has no `seq`).
+* **Broadcast graphics** (`GraphicsState`, type `graphics`): a game subscription with
+  `graphics: true` gets the game's state after its snapshot (or catch-up), roster and presence,
+  again after a fresh snapshot, and after every `graphics` command (`Graphics`). A command needs
+  a socket authenticated with a `display` token within its scope, a `committee` token of the
+  game's event or an `admin` token; it is answered by the new state (to every viewer of the
+  game's graphics, and to the sender) or by one `error` whose `id` is the command's. The state is
+  kept in memory per node: overlays and their control page must be on the same node.
 """
 
 _GOING_AWAY = "the service is shutting down (reason `server going away`): reconnect with backoff, then resume"
@@ -122,6 +129,8 @@ _WATCH_QUERY = {
                   "description": "resume: the last `seq` applied (with `epoch`)"},
         "epoch": {"type": "string", "description": "resume: the `epoch` of the snapshot `since` "
                                                    "comes from"},
+        "graphics": {"enum": ["1", "true"], "description": "a `game`'s: also its broadcast graphics "
+                                                         "(`graphics` frames)"},
         "format": {"enum": ["json", "msgpack"], "default": "json",
                    "description": "`msgpack`: every frame, both ways, is a binary frame holding "
                                   "one MessagePack map of the same schema"},

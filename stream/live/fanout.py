@@ -17,6 +17,11 @@ by deltas never repeats anything. An idle viewer costs no task and no queue.
 Every snapshot of a game a viewer is sent (or the deltas of a resume) is
 followed by the game's ``roster`` frame; a roster that changes is published
 like a delta, whole (the newest replaces any other).
+
+A viewer that subscribed to a game's broadcast graphics (``graphics: true``) also gets its
+``graphics`` state (``graphics.Board``, encoded once) after that, then each new one as an
+operator's command changes it, through the same bounded writes; a fresh snapshot (slow,
+reset) is followed by it again.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ from collections import deque
 from aiohttp import web
 
 from .feeds import Feeds, Frames
+from .graphics import Board
 from .metrics import Metrics
 from .protocol import CloseCode, Format
 
@@ -42,8 +48,8 @@ Item = tuple[str, str, int, Frames | None]
 
 
 class Watcher:
-    __slots__ = ("arenas", "backlog", "binary", "games", "high", "maxsize", "sent", "task",
-                 "transport", "ws")
+    __slots__ = ("arenas", "backlog", "binary", "games", "graphics", "high", "maxsize", "sent",
+                 "task", "transport", "ws")
 
     def __init__(self, ws: web.WebSocketResponse, fmt: Format, maxsize: int,
                  transport: asyncio.Transport | None = None) -> None:
@@ -56,6 +62,7 @@ class Watcher:
         self.backlog: deque[Item] | None = None
         self.games: set[str] = set()
         self.arenas: set[str] = set()
+        self.graphics: set[str] = set()   # the games whose broadcast graphics it follows
         self.sent: dict[str, int] = {}
         self.task: asyncio.Task[None] | None = None
 
@@ -67,6 +74,8 @@ class Fanout:
         self.send_timeout = send_timeout
         self.topics: dict[str, set[Watcher]] = {}
         self.arena_topics: dict[str, set[Watcher]] = {}
+        self.graphics_topics: dict[str, set[Watcher]] = {}
+        self.graphics = Board()   # each game's broadcast graphics, on this node
         self.watchers: set[Watcher] = set()
         self._pending: deque[tuple[tuple[Watcher, ...], int, Item]] = deque()
         self._pumping = False
@@ -83,6 +92,8 @@ class Fanout:
             self.topics.get(g, set()).discard(w)
         for a in w.arenas:
             self.arena_topics.get(a, set()).discard(w)
+        for g in w.graphics:
+            self.graphics_topics.get(g, set()).discard(w)
         if w.task is not None:
             w.task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -98,6 +109,18 @@ class Fanout:
         for frames in [snapshot] if snapshot is not None else catch_up or []:
             self._put(w, (_FRAME, game, -1, frames))
         self._put(w, (_FRAME, game, -1, self.feeds.roster(game)))
+
+    def follow_graphics(self, w: Watcher, game: str) -> None:
+        """Add ``w`` to the viewers of ``game``'s graphics and send it the state now."""
+        if game in w.graphics:
+            return
+        self.graphics_topics.setdefault(game, set()).add(w)
+        w.graphics.add(game)
+        self._put(w, (_FRAME, game, -1, self.graphics.frames(game)))
+
+    def publish_graphics(self, game: str, frames: Frames) -> None:
+        """A game's graphics changed: every viewer of them gets the new state, whole."""
+        self._fan(tuple(self.graphics_topics.get(game, ())), (_FRAME, game, -1, frames))
 
     def follow_arena(self, w: Watcher, arena: str) -> None:
         self.arena_topics.setdefault(arena, set()).add(w)
@@ -138,6 +161,8 @@ class Fanout:
             w.sent[game] = seq
             self._put(w, (_FRAME, game, -1, frames))
             self._put(w, (_FRAME, game, -1, roster))
+            if game in w.graphics:   # (what was queued of it went with the rest)
+                self._put(w, (_FRAME, game, -1, self.graphics.frames(game)))
 
     def _pump(self) -> None:
         if not self._pending:  # (dropped by reset_game)
@@ -195,6 +220,9 @@ class Fanout:
             w.sent[game] = self.feeds[game].seq
             t.write(snapshot.wire(w.binary))
             frames = self.feeds.roster(game)
+            if game in w.graphics:   # its backlog, graphics included, was dropped
+                t.write(frames.wire(w.binary))
+                frames = self.graphics.frames(game)
         elif seq > 0:
             if seq <= w.sent.get(game, 0):
                 return

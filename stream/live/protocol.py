@@ -128,9 +128,34 @@ class Subscribe(_Frame, tag="subscribe", kw_only=True, frozen=True):
     arena: Annotated[str, msgspec.Meta(max_length=64)] | None = None
     since: Annotated[int, msgspec.Meta(ge=0)] | None = None
     epoch: Annotated[str, msgspec.Meta(max_length=64)] | None = None
+    graphics: bool = False   # a game's: also its broadcast graphics (``graphics`` frames)
 
 
-WatchIn = Union[Auth, Subscribe, Ping]
+GraphicName = Literal["bug", "box", "lower"]
+GraphicsAction = Literal["take", "hide", "replay", "queue", "skip", "lang", "cite"]
+Lang = Literal["en", "es"]
+
+
+class Graphics(_Frame, tag="graphics", kw_only=True, frozen=True):
+    """An operator's command for a game's broadcast graphics (the overlay control page): take,
+    hide or replay a graphic, queue or skip a lower third, switch the language or the rule
+    citation. Needs a token that may control the game's graphics (``display`` within its
+    scope, ``committee`` of the game's event, ``admin``); answered by the new ``graphics``
+    state, sent to every viewer of the game's graphics, or by one ``error``."""
+
+    game: Ident
+    action: GraphicsAction
+    graphic: GraphicName | None = None          # take, hide, replay
+    cause: Annotated[str, msgspec.Meta(min_length=1, max_length=200)] | None = None  # queue, take lower
+    player: Ident | None = None                 # queue, take lower: whose lower third of that event
+    notice: Annotated[str, msgspec.Meta(max_length=32)] | None = None  # queue, take lower: which one
+    item: Annotated[int, msgspec.Meta(ge=1)] | None = None  # skip: which queued one (default: the next)
+    lang: Lang | None = None                    # lang
+    cite: bool | None = None                    # cite
+    id: Annotated[str, msgspec.Meta(max_length=64)] | None = None  # echoed by an error's ``id``
+
+
+WatchIn = Union[Auth, Subscribe, Ping, Graphics]
 
 # ------------------------------------------------------------ server -> viewer
 
@@ -202,7 +227,49 @@ class RosterFrame(_Frame, tag="roster", kw_only=True, frozen=True):
 #: The ``roster`` frame (named apart from the log's ``events.Roster``, a team sheet).
 Roster = RosterFrame
 
-WatchOut = Union[Snapshot, Delta, RosterFrame, Heartbeat, Presence, ServerPong, Error]
+
+class LowerThird(msgspec.Struct, frozen=True, kw_only=True):
+    """A lower third: what one event made (its notices, by ``cause``), the one of ``notice``'s
+    type for ``player`` (null: the event's first); the overlay composes its words from them
+    and the roster."""
+
+    id: int                    # this game's lower thirds are numbered from 1 (on this node)
+    cause: str                 # the event's log id
+    player: str | None
+    notice: str | None         # the type of the notice it is of (``card.recorded``, ``box.eligible`` …)
+    notices: list[Notice]
+
+
+class GraphicOn(msgspec.Struct, frozen=True, kw_only=True):
+    on: bool                   # on air (the box panel: allowed on air, shown when someone is in it)
+    take: int                  # counts its takes and replays: a new value runs its entrance again
+
+
+class LowerState(msgspec.Struct, frozen=True, kw_only=True):
+    on_air: LowerThird | None  # the lower third on air, or null
+    take: int                  # counts takes and replays: a new value runs its entrance again
+    queue: list[LowerThird]    # next first, at most 8
+    last: LowerThird | None    # the last one taken: what ``replay`` puts back on air
+
+
+class GraphicsState(_Frame, tag="graphics", kw_only=True, frozen=True):
+    """A game's broadcast graphics, whole: what is on air, the lower-third queue, the language
+    and whether lower thirds cite the rule. Sent after the snapshot (or a resume's catch-up)
+    to a viewer that subscribed with ``graphics: true``, and to all of them after each
+    command; each replaces the one before. Kept in memory, per node."""
+
+    game: str
+    version: int               # +1 per command on this node (0: as the node started)
+    lang: Lang
+    cite: bool
+    bug: GraphicOn
+    box: GraphicOn
+    lower: LowerState
+    by: str | None             # the device (token ``sub``) of the last command, null before any
+    at: int | None             # when (ms), null before any
+
+
+WatchOut = Union[Snapshot, Delta, RosterFrame, Heartbeat, Presence, ServerPong, Error, GraphicsState]
 
 # ----------------------------------------------------------- codecs, built once
 

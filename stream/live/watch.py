@@ -6,6 +6,10 @@ gets a ``snapshot``, or, when it resumes with the ``seq`` and ``epoch`` it last
 saw, exactly the deltas it missed; then every delta as it is committed, and
 a ``heartbeat`` every few seconds. ``?format=msgpack`` switches every frame
 to MessagePack (binary frames) of the same schema.
+
+A game subscription with ``graphics: true`` (``?graphics=1``) also follows the game's
+broadcast graphics (``graphics`` frames); a socket authenticated with a token that may
+control them sends ``graphics`` commands (``graphics.py``, docs/protocol.md).
 """
 
 from __future__ import annotations
@@ -19,11 +23,12 @@ from typing import Any
 import msgspec
 from aiohttp import WSMsgType, web
 
-from ..errors import AuthError, NotStored
+from ..errors import AuthError, NotStored, ProtocolError
 from . import auth
 from . import protocol as pr
 from .fanout import Watcher
 from .feeds import Frames
+from .graphics import may_control
 from .service import Service
 from .wallclock import now_ms
 
@@ -77,6 +82,8 @@ async def subscribe(svc: Service, w: Watcher, sub: pr.Subscribe,
     if game not in svc.hub.feeds:
         return pr.Error(code="unknown_game", detail=f"no game {game!r} has been set up")
     if game in w.games:
+        if sub.graphics:   # followed already: its graphics too, from now on
+            svc.fanout.follow_graphics(w, game)
         return None
     if sub.since is not None and sub.epoch == svc.hub.store.epoch:
         try:
@@ -93,6 +100,8 @@ async def subscribe(svc: Service, w: Watcher, sub: pr.Subscribe,
         if catch_up is not None:
             svc.fanout.follow(w, game, catch_up, feed.seq, None)
             svc.fanout.send_one(w, Frames.of(svc.presence(game)))
+            if sub.graphics:
+                svc.fanout.follow_graphics(w, game)
             return None
         reason: str | None = "resume_unavailable"
     else:
@@ -101,6 +110,26 @@ async def subscribe(svc: Service, w: Watcher, sub: pr.Subscribe,
     snap = svc.hub.feeds.snapshot(game, reset=reason is not None, reason=reason)
     svc.fanout.follow(w, game, None, feed.seq, snap)
     svc.fanout.send_one(w, Frames.of(svc.presence(game)))
+    if sub.graphics:
+        svc.fanout.follow_graphics(w, game)
+    return None
+
+
+def graphics_command(svc: Service, w: Watcher, cmd: pr.Graphics, claims: auth.Claims | None,
+                     ) -> pr.Error | None:
+    """An operator's command for a game's broadcast graphics: the new state goes to every
+    viewer of them (and to the sender, if it is not one); a refusal, to the sender only."""
+    if cmd.game not in svc.hub.feeds:
+        return pr.Error(code="unknown_game", detail=f"no game {cmd.game!r} has been set up", id=cmd.id)
+    try:
+        may_control(svc.hub.engine, claims, cmd.game)
+        assert claims is not None
+        frames = svc.fanout.graphics.execute(svc.hub.feeds, cmd, claims.sub, now_ms())
+    except (AuthError, ProtocolError) as err:
+        return pr.Error(code=err.code, detail=err.detail, id=cmd.id)
+    svc.fanout.publish_graphics(cmd.game, frames)
+    if cmd.game not in w.graphics:
+        svc.fanout.send_one(w, frames)
     return None
 
 
@@ -111,6 +140,8 @@ def _query_subscription(request: web.Request) -> pr.Subscribe | pr.Error | None:
         return None
     try:
         raw: dict[str, object] = {k: q[k] for k in ("game", "arena", "epoch") if k in q}
+        if q.get("graphics", "") in ("1", "true"):
+            raw["graphics"] = True
         since = q.get("since", "")
         if since.isascii() and since.isdigit():  # anything else: no resume, a fresh snapshot
             raw["since"] = int(since) if len(since) <= 18 else 2**62  # far beyond: can't resume
@@ -181,6 +212,8 @@ async def watch_ws(request: web.Request) -> web.StreamResponse:
                     await _reply(svc, w, await subscribe(svc, w, first, claims))
             elif isinstance(frame, pr.Ping):
                 await _reply(svc, w, pr.ServerPong(server_time=now_ms(), device_time=frame.device_time))
+            elif isinstance(frame, pr.Graphics):
+                await _reply(svc, w, graphics_command(svc, w, frame, claims))
             elif not authed:
                 await _reply(svc, w, pr.Error(code="auth_required", detail="send an auth frame first"))
             else:

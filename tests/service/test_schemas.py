@@ -257,7 +257,7 @@ async def test_live_http_responses_match_the_openapi_schemas(server: Server) -> 
 async def test_live_frames_match_the_asyncapi_schemas(server: Server) -> None:
     doc = schemas.asyncapi()
     await server.setup_game()
-    viewer = await Viewer.open(server.watch_url, game="g1")
+    viewer = await Viewer.open(server.watch_url, game="g1", graphics=1)  # (its graphics too)
     tk = await server.device("timekeeper")
     ump = await server.device("umpire")
     event = {"id": "c1", "type": "clock.start", "game": "g1"}
