@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import sys
 from importlib import resources
@@ -91,6 +92,14 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     return 0
 
 
+def default_loop() -> str:
+    """``ARENA_STREAM_LOOP`` if set, else uvloop where it is installed, else asyncio."""
+    wanted = os.environ.get("ARENA_STREAM_LOOP")
+    if wanted in ("uvloop", "asyncio"):
+        return wanted
+    return "uvloop" if importlib.util.find_spec("uvloop") is not None else "asyncio"
+
+
 def _cmd_serve(args: argparse.Namespace) -> int:
     from .serve import serve
 
@@ -176,6 +185,10 @@ def main(argv: list[str] | None = None) -> int:
     s.add_argument("--heartbeat", type=float, default=Config().heartbeat,
                    help="seconds between heartbeats to viewers (default %(default)s); WebSocket pings "
                         "go every 3x that, and a viewer that leaves one unanswered for 1.5x that is dropped")
+    s.add_argument("--loop", choices=["uvloop", "asyncio"], default=default_loop(),
+                   help="the event loop serving it: uvloop where it is installed (Linux, macOS), "
+                        "else the standard library's asyncio (default %(default)s; the environment "
+                        "variable ARENA_STREAM_LOOP sets the default)")
     s.set_defaults(func=_cmd_serve)
 
     m = sub.add_parser("simulate", help="play the scripted demo game through a running service")

@@ -93,3 +93,9 @@ say "the Node ws package for bench all's peer (npm install ws@8 into ~/.cache/ar
 "$py" -m ruff check stream tests
 "$py" -m mypy
 "$py" -m pytest "$@"
+if [ $# -eq 0 ]; then
+    # Every test above ran on the loop `arena-stream serve` runs on (uvloop where it installs);
+    # the proof suites run again on asyncio's own loop, which `serve --loop asyncio` uses.
+    say "the proof suites again on asyncio's own loop (ARENA_STREAM_LOOP=asyncio)"
+    ARENA_STREAM_LOOP=asyncio "$py" -m pytest -q tests/proof tests/test_loop.py
+fi

@@ -60,7 +60,7 @@ from . import protocol as pr
 
 #: The browser clients, by route.
 PAGES = {"/scoreboard": "scoreboard.html", "/overlay": "overlay.html", "/handheld": "handheld.html",
-         "/committee": "committee.html"}
+         "/committee": "committee.html", "/overlay/control": "overlay-control.html"}
 
 
 # ------------------------------------------------------------ requests

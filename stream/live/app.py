@@ -369,10 +369,12 @@ async def index(request: web.Request) -> web.Response:
                    f'{f.view.score.away} {e(f.view.teams.away.team)} ({e(f.view.status)}) · '
                    f'<a href="/games/{quote(gid)}/report">report</a> · '
                    f'<a href="/scoreboard?game={quote(gid)}">scoreboard</a> · '
-                   f'<a href="/overlay?game={quote(gid)}">overlay</a></li>'
+                   f'<a href="/overlay?game={quote(gid)}">overlay</a> '
+                   f'(<a href="/overlay/control?game={quote(gid)}">control</a>)</li>'
                    for gid, f in hub.feeds.items() if f.view is not None)
     html = (f"<!doctype html><meta charset=utf-8><title>Arena Stream</title>"
             f"<h1>Arena Stream</h1><ul>{rows or '<li>no games yet</li>'}</ul>"
+            f"<p>The tournament committee: <a href=/committee>console</a></p>"
             f"<p>Watch: <code>ws://{request.host}/ws/watch?game=GAME</code> · "
             f"API: <a href=/openapi.json>OpenAPI</a> · "
             f"WebSockets: <a href=/asyncapi.json>AsyncAPI</a></p>")
