@@ -220,9 +220,9 @@ async def test_the_committee_runs_a_day_from_the_console(browser: Browser, serve
             await tk.close()
         await expect(hh.locator("[data-player=ortega]")).to_be_visible()
         await expect(hh.locator("[data-player=ortega]")).to_contain_text("Ortega")
-        await hh.click("[data-player=ortega]")
-        await hh.click("#sheet [data-act=card]")
+        await hh.click("[data-player=ortega]")              # player → colour → record
         await hh.click("#sheet [data-card=red1]")
+        await hh.click("#sheet .conduct-pick summary")       # the conduct, named at once here
         await hh.click("#sheet [data-conduct=striking]")
         await hh.click("#sheet [data-act=record]")
         await expect(hh.locator("#outbox .entry[data-state=acked]")).to_have_count(1)
@@ -240,7 +240,7 @@ async def test_the_committee_runs_a_day_from_the_console(browser: Browser, serve
         await displays_show_names(browser, server, tile)
 
         # The umpire ends game 1: the red card's suspension is derived.
-        await hh.click("#actions [data-act=end]")
+        await hh.click("#gamebar [data-act=end]")
         await hh.click("#sheet [data-act=record]")
         await expect(hh.locator("#outbox .entry[data-state=acked]")).to_have_count(2)
         assert not hh_errors, hh_errors
