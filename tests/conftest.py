@@ -14,9 +14,9 @@ from stream.cli import default_loop
 
 
 def pytest_asyncio_loop_factories(config: pytest.Config, item: pytest.Item
-                                  ) -> Mapping[str, Callable[[], asyncio.AbstractEventLoop]] | None:
+                                  ) -> Mapping[str, Callable[[], asyncio.AbstractEventLoop]]:
     if default_loop() != "uvloop":
-        return None
+        return {"asyncio": asyncio.new_event_loop}
     import uvloop
 
     return {"uvloop": uvloop.new_event_loop}
