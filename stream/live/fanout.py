@@ -48,8 +48,8 @@ Item = tuple[str, str, int, Frames | None]
 
 
 class Watcher:
-    __slots__ = ("arenas", "backlog", "binary", "games", "graphics", "high", "maxsize", "sent",
-                 "task", "transport", "ws")
+    __slots__ = ("arenas", "backlog", "binary", "games", "graphics", "high", "maxsize", "pinged",
+                 "sent", "task", "transport", "ws")
 
     def __init__(self, ws: web.WebSocketResponse, fmt: Format, maxsize: int,
                  transport: asyncio.Transport | None = None) -> None:
@@ -65,6 +65,7 @@ class Watcher:
         self.graphics: set[str] = set()   # the games whose broadcast graphics it follows
         self.sent: dict[str, int] = {}
         self.task: asyncio.Task[None] | None = None
+        self.pinged: float | None = None  # when its unanswered ping went (pings.py)
 
 
 class Fanout:

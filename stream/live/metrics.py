@@ -21,6 +21,8 @@ class Metrics:
                                    "Viewers that fell behind and were sent a fresh snapshot", registry=r)
         self.viewer_drops = Counter("arena_viewer_disconnects_total",
                                     "Viewers closed because a frame could not be sent in time", registry=r)
+        self.ping_timeouts = Counter("arena_viewer_ping_timeouts_total",
+                                     "Viewers closed because they left a ping unanswered", registry=r)
         self.broadcasts = Counter("arena_broadcasts_total", "Updates published to viewers", registry=r)
         self.commits = Gauge("arena_store_commits", "Store transactions committed", registry=r)
         self.committed = Gauge("arena_store_records", "Records committed", registry=r)

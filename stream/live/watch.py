@@ -29,6 +29,7 @@ from . import protocol as pr
 from .fanout import Watcher
 from .feeds import Frames
 from .graphics import may_control
+from .pings import heard
 from .service import Service
 from .wallclock import now_ms
 
@@ -158,8 +159,10 @@ async def watch_ws(request: web.Request) -> web.StreamResponse:
     fmt: pr.Format = "msgpack" if request.query.get("format") == "msgpack" else "json"
     # No compression for viewers: the fan-out writes the same prebuilt frame to every socket.
     # 8 KiB (a 4096-character token fits in an auth frame); aiohttp refuses max_msg_size bytes or more.
+    # Pings go from one timer for every viewer (pings.py), not from aiohttp's per-socket heartbeat:
+    # so a ping's answer comes to this loop (autoping off), and a viewer's ping is answered here.
     ws = web.WebSocketResponse(max_msg_size=8192 + 1, compress=False, decode_text=False,
-                               autoping=True, heartbeat=svc.config.heartbeat * 3)
+                               autoping=False, heartbeat=None)
     await ws.prepare(request)
     svc.sockets.add(ws)
     svc.open_sockets += 1
@@ -185,6 +188,10 @@ async def watch_ws(request: web.Request) -> web.StreamResponse:
         if first is not None and authed:
             await _reply(svc, w, await subscribe(svc, w, first))
         async for msg in ws:
+            heard(w)
+            if msg.type is WSMsgType.PING:
+                await ws.pong(msg.data)
+                continue
             if msg.type not in (WSMsgType.TEXT, WSMsgType.BINARY):
                 continue
             try:
