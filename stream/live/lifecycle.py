@@ -19,7 +19,6 @@ from . import protocol as pr
 from .config import Config
 from .feeds import Frames
 from .hub import now_ms
-from .pings import Pings
 from .service import Service
 
 
@@ -92,9 +91,7 @@ async def run(app: web.Application) -> AsyncIterator[None]:
     svc.revoked = await svc.hub.store.revoked()
     tasks = [asyncio.create_task(timer.run(svc.hub), name="deadline-timer"),
              asyncio.create_task(heartbeat(svc), name="heartbeat"),
-             asyncio.create_task(Pings(svc.fanout, svc.metrics, interval=svc.config.heartbeat * 3,
-                                       timeout=svc.config.heartbeat * 1.5,
-                                       grace=svc.config.send_timeout).run(), name="viewer-pings"),
+             asyncio.create_task(svc.pings.run(), name="viewer-pings"),
              asyncio.create_task(stall.run(svc.metrics.loop_lag, svc.metrics.loop_lag_window),
                                  name="stall-probe")]
     if isinstance(svc.hub.store, Followable):

@@ -4,10 +4,15 @@ A viewer that stops answering (a phone gone to sleep, a half-open connection)
 must be found and closed. aiohttp's own heartbeat does it with a timer per
 socket, rounded to whole seconds, and a task per ping: every viewer that
 connected in the same second is pinged in the same turn of the loop, and a
-thousand of them hold up every event behind them. Here one task pings a
-slice of the viewers every ``TICK``, so that each is pinged once per
-``interval`` and the work is spread evenly over it; a ping is a prebuilt
-frame written to the viewer's transport, like every other frame it is sent.
+thousand of them hold up every event behind them.
+
+Here the interval is a ring of ``TICK``-wide slots, and one task visits one
+slot per tick. A viewer joins the ring at a slot between half an interval
+and an interval ahead (spread by a low-discrepancy sequence, so that viewers
+who connect together are spread over half the interval), and is pinged each
+time the ring comes round to it: once per ``interval``, its first ping
+within one. A ping is a prebuilt frame written to the viewer's transport,
+like every other frame it is sent.
 
 A viewer that has not answered a ping (or sent anything else) within
 ``timeout`` is closed; bytes it never took are cut ``grace`` seconds later
@@ -21,25 +26,30 @@ import asyncio
 import math
 from collections import deque
 
-from .fanout import Fanout, Watcher
+from .fanout import Watcher
 from .metrics import Metrics
 
 TICK = 0.1
 PING = b"\x89\x00"  # FIN + ping, no payload: a server frame is never masked (RFC 6455 §5.5.2)
+_PHI = (math.sqrt(5) - 1) / 2
 
 
 class Pings:
-    def __init__(self, fanout: Fanout, metrics: Metrics, *, interval: float, timeout: float,
-                 grace: float) -> None:
-        self.fanout = fanout
+    def __init__(self, metrics: Metrics, *, interval: float, timeout: float, grace: float) -> None:
         self.metrics = metrics
-        self.interval = interval
         self.timeout = timeout
         self.grace = grace
-        self._round: list[Watcher] = []      # this interval's viewers, in the order they are pinged
-        self._next = 0                       # the next of them to ping ...
-        self._started = -math.inf            # ... in the round that began then
+        self._ring: list[list[Watcher]] = [[] for _ in range(max(1, round(interval / TICK)))]
+        self._cursor = 0
+        self._joined = 0
         self._waiting: deque[tuple[float, float, Watcher]] = deque()  # (deadline, sent, viewer)
+
+    def add(self, w: Watcher) -> None:
+        """A new viewer: its first ping between half an interval and an interval from now."""
+        slots = len(self._ring)
+        self._joined += 1
+        ahead = slots // 2 + int(slots / 2 * ((self._joined * _PHI) % 1.0))
+        self._ring[(self._cursor + max(1, ahead)) % slots].append(w)
 
     async def run(self) -> None:
         loop = asyncio.get_running_loop()
@@ -48,27 +58,24 @@ class Pings:
             self.tick(loop.time())
 
     def tick(self, now: float) -> None:
-        """Close the viewers whose ping went unanswered; ping this tick's slice of the others."""
+        """Close the viewers whose ping went unanswered; ping this slot's viewers."""
         waiting = self._waiting
         while waiting and waiting[0][0] <= now:
             _, sent, w = waiting.popleft()
             if w.pinged == sent:
                 self._drop(w)
-        if now - self._started >= self.interval:  # a new round: every viewer once, evenly spaced
-            self._round = list(self.fanout.watchers)
-            self._next = 0
-            self._started = now
-        n = len(self._round)
-        due = min(n, math.ceil(n * (now - self._started + TICK) / self.interval))
-        for w in self._round[self._next:due]:
+        self._cursor = (self._cursor + 1) % len(self._ring)
+        slot = self._ring[self._cursor]
+        kept = [w for w in slot if w.transport is not None and not w.transport.is_closing()]
+        for w in kept:
             self._ping(w, now)
-        self._next = max(self._next, due)
+        self._ring[self._cursor] = kept  # the closed ones leave the ring
 
     def _ping(self, w: Watcher, now: float) -> None:
-        t = w.transport
-        if t is None or t.is_closing() or w.pinged is not None:
+        if w.pinged is not None:  # the last one is still unanswered: its deadline decides
             return
-        t.write(PING)
+        assert w.transport is not None
+        w.transport.write(PING)
         w.pinged = now
         self._waiting.append((now + self.timeout, now, w))
 

@@ -17,6 +17,7 @@ from .fanout import Fanout
 from .feeds import Frames
 from .hub import Hub
 from .metrics import Metrics
+from .pings import Pings
 
 
 class TokenBucket:
@@ -51,6 +52,9 @@ class Service:
         self.hub = hub
         self.metrics = Metrics()
         self.fanout = Fanout(hub.feeds, self.metrics, send_timeout=config.send_timeout)
+        # Every viewer pinged once per 3 heartbeats, closed if it leaves a ping unanswered 1.5.
+        self.pings = Pings(self.metrics, interval=config.heartbeat * 3, timeout=config.heartbeat * 1.5,
+                           grace=config.send_timeout)
         self.revoked: set[str] = set()
         self.open_sockets = 0
         self.sockets: weakref.WeakSet[web.WebSocketResponse] = weakref.WeakSet()

@@ -169,6 +169,7 @@ async def watch_ws(request: web.Request) -> web.StreamResponse:
     svc.metrics.connections.labels("watch").inc()
     w = Watcher(ws, fmt, svc.config.watcher_queue, request.transport)
     svc.fanout.start(w)
+    svc.pings.add(w)
     decoder = pr.watch_in_msgpack if fmt == "msgpack" else pr.watch_in_json
     authed = svc.config.public_watch
     junk = svc.junk_bucket()
