@@ -154,11 +154,13 @@ def plan(ledger: dict[str, list[Obligation]], g: Game, info: GameInfo,
     taken: list[Obligation] = []
     sides = {g.home.team: "home", g.away.team: "away"}
     for pid in [*g.players, *unlisted]:
+        obs = ledger.get(pid)
+        if not obs:
+            continue  # most players owe nothing: nothing more to read
         p = g.players.get(pid)
-        had = [c.kind for c in g.carried if c.player == pid]
-        had_suspension = any(k != "yellow_status" for k in had)
-        had_yellow = "yellow_status" in had
-        for ob in ledger.get(pid, ()):
+        had: list[str] | None = None  # what the game already carries for him, read when first needed
+        had_suspension = had_yellow = False
+        for ob in obs:
             if ob.status != "pending":
                 continue
             if p is not None:
@@ -169,6 +171,10 @@ def plan(ledger: dict[str, list[Obligation]], g: Game, info: GameInfo,
                 continue
             if not qualifies(ob, info, team):
                 continue
+            if had is None:
+                had = [c.kind for c in g.carried if c.player == pid]
+                had_suspension = any(k != "yellow_status" for k in had)
+                had_yellow = "yellow_status" in had
             if ob.kind == "yellow_status":
                 if had_yellow:
                     continue

@@ -86,8 +86,10 @@ class Tournaments:
     def no_further_event(self, team: str, handicap: int) -> bool:
         """R15: the team is entered, and still taking part, in no uncompleted event
         of equal or higher handicap."""
-        return not any(not t.completed and t.handicap >= handicap and team in t.teams
-                       and team not in t.eliminated for t in self.by_id.values())
+        for t in self.by_id.values():  # a loop, not any(): called for every game that ends
+            if not t.completed and team in t.teams and t.handicap >= handicap and team not in t.eliminated:
+                return False
+        return True
 
     def any_team(self, g: Game) -> dict[str, bool]:
         """R15 for each side of ``g``, judged now."""
