@@ -59,6 +59,11 @@ _pack = msgspec.msgpack.Encoder()
 _unpack_game = msgspec.msgpack.Decoder(Game)
 
 _LEDGER_TYPES = gm.LEDGER_TYPES
+#: ``game.TRANSITIONS`` as the fold reads it, once per event: each type's phases and
+#: handler, whether it may begin its game (``OPENERS``) and whether it changes the
+#: ledger (``LEDGER_TYPES``).
+_STEPS: dict[type, tuple[frozenset[str], gm.Handler, bool, bool]] = {
+    t: (row.phases, row.handler, t in gm.OPENERS, t in _LEDGER_TYPES) for t, row in gm.TRANSITIONS.items()}
 _OBLIGATION_NOTICES = (nt.ObligationCreated, nt.ObligationApplied, nt.ObligationServed,
                        nt.ObligationWithdrawn, nt.ObligationUpdated)
 
@@ -110,43 +115,44 @@ class Engine(Face):
     def apply(self, e: ev.Event) -> list[nt.Notice]:
         """Apply ``e`` and return its notices, or raise ``Refused`` and change nothing."""
         owner = self.owner
-        if e.id in owner:
-            raise Refused("duplicate_id", f"event id {e.id!r} is already in the log", "L1")
-        t = type(e)
-        row = gm.TRANSITIONS.get(t)
-        if row is None:  # not a game's event (a void: of its target's game)
+        eid = e.id
+        if eid in owner:
+            raise Refused("duplicate_id", f"event id {eid!r} is already in the log", "L1")
+        step = _STEPS.get(type(e))
+        if step is None:  # not a game's event (a void: of its target's game)
+            t = type(e)
             self.wide_changes += t is not ev.GameSetup
             out = self._OTHER[t](self, e)  # raises before any change
-            owner.setdefault(e.id, None)
+            owner.setdefault(eid, None)
             return out
-        assert isinstance(e, ev.GameEventBase)  # every row of the table is a game's event
-        gid = e.game
+        gid: str = e.game  # type: ignore[union-attr,assignment]  # every row of the table is a game's event
         rec = self.games.get(gid)
         if rec is None:
             raise Refused("unknown_game", f"no game {gid!r} has been set up", "L1")
-        if e.at < rec.now:
+        at = e.at
+        if at < rec.now:
             out = self._late(rec, e)
         else:
+            phases, handler, opener, ledger = step
             g = rec.game
-            out = []
-            if g.pending and g.status != "ended":
-                out = [n for _, n in dl.deadlines(g, rec.now, e.at)]
-            if g.status not in row.phases:
+            status = g.status
+            out = [n for _, n in dl.deadlines(g, rec.now, at)] if g.pending and status != "ended" else []
+            if status not in phases:
                 raise gm.refuse_phase(g, e)
-            opening = g.status == "scheduled" and t in gm.OPENERS
-            if opening or t in _LEDGER_TYPES:
-                self._apply_with_ledger(rec, e, row, opening, out)
+            opening = opener and status == "scheduled"
+            if opening or ledger:
+                self._apply_with_ledger(rec, e, handler, opening, out)
             else:
-                row.handler(g, e, out)  # raises before any change
+                handler(g, e, out)  # raises before any change
             events = rec.events
             events.append(e)
             if not len(events) % CHECKPOINT_EVERY:
                 rec.checkpoints.append(_pack.encode(rec.game))
-            rec.now = e.at
-        owner[e.id] = gid
+            rec.now = at
+        owner[eid] = gid
         return out
 
-    def _apply_with_ledger(self, rec: GameRecord, e: ev.Event, row: gm.Transition, opening: bool,
+    def _apply_with_ledger(self, rec: GameRecord, e: ev.Event, handler: gm.Handler, opening: bool,
                            out: list[nt.Notice]) -> None:
         """An event that begins a game (it takes obligations) or ends one (it creates
         them): the game and the ledger change together, or neither does."""
@@ -159,7 +165,7 @@ class Engine(Face):
                 taken = self._takes if self._takes is not None else self.book.plan(g, self._info(g))
                 out.extend(self.book.applied_notices(g, e.id, e.at, taken))
                 lg.apply_plan(taken, g, e.id, e.at, out)
-            row.handler(g, e, out)
+            handler(g, e, out)
             derived = self._check(rec, g, e.at) if type(e) in _LEDGER_TYPES else None
         except Refused:
             rec.game = _unpack_game.decode(before)

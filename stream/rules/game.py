@@ -341,10 +341,13 @@ def new_game(e: ev.GameSetup, rules: ev.Rules) -> Game:
 # The table
 
 
-@dataclass(frozen=True)
+Handler = Callable[[Game, Any, Out], None]
+
+
+@dataclass(frozen=True, slots=True)
 class Transition:
     phases: frozenset[Phase]
-    handler: Callable[[Game, Any, Out], None]
+    handler: Handler
 
 
 _LIVE: frozenset[Phase] = frozenset({"live"})
