@@ -314,7 +314,10 @@ class Engine(Face):
         g, by_cause, refused, checkpoints = refold(rec, events, start, taken)
         if target in refused:
             raise refused[target]
-        old_by_cause = refold(rec, rec.events, start, taken)[1]  # what the fold said before
+        # What the fold said before: read only if an event after the target now raises an alert.
+        tail_alerts = any(isinstance(n, nt.Alert) for x in events[start:] if x.id != target
+                          for n in by_cause.get(x.id, ()))
+        old_by_cause = refold(rec, rec.events, start, taken)[1] if tail_alerts else {}
         ledger = None
         if g.status == "ended" or rec.game.status == "ended":
             ledger = self._check(rec, g, at)  # raises record_closed before any change
