@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import random
+
 import msgspec
 import pytest
 
 from stream.errors import ArenaStreamError, MalformedEvent
 from stream.rules import codec
-from stream.rules.events import Card, GameSetup
+from stream.rules.events import Card, Event, GameSetup
+from stream.tools.bench_replay import game_events
 
 GOOD_CARD = {"type": "card", "id": "c1", "at": 1, "game": "g", "player": "p",
              "color": "yellow", "conduct": "arguing"}
@@ -77,3 +80,44 @@ def test_read_log_reports_line_numbers_and_carries_on(tmp_path) -> None:
     assert [n for n, _ in items] == [1, 3, 4]
     assert isinstance(items[1][1], MalformedEvent)
     assert [x.id for _, x in items if isinstance(x, Card)] == ["c1", "c2"]
+
+
+def _union_convert(fields: dict[str, object]) -> object:
+    """What ``event_from_fields`` answered when it converted to the whole union."""
+    try:
+        return msgspec.json.encode(msgspec.convert(fields, Event))
+    except msgspec.ValidationError as err:
+        m = codec._explain(err, lambda: fields.get("type"))
+        return m.code, m.detail
+
+
+def _from_fields(fields: dict[str, object]) -> object:
+    try:
+        return msgspec.json.encode(codec.event_from_fields(fields))
+    except MalformedEvent as err:
+        return err.code, err.detail
+
+
+def test_fields_convert_to_their_own_type_as_to_the_union() -> None:
+    """A known type converts straight to its Struct: the same event, or the same error
+    (code and text), as converting to the union, for every field of every type
+    taken away or given a value of another kind."""
+    good: list[dict[str, object]] = [
+        *game_events(random.Random(3), "g", "ev", 1_780_000_000_000, 120),
+        {"type": "event.setup", "id": "e", "at": 1, "event": "ev", "class": "club", "handicap": 8,
+         "teams": [], "completed": False},
+        {"type": "void", "id": "v", "at": 2, "target": "x"},
+        {"type": "tick", "id": "t", "at": 3, "game": "g"},
+    ]
+    values: list[object] = [None, -1, 2**70, 1.5, "", "x" * 200, [], {}, True, "home", "red", "a.b"]
+    cases: list[dict[str, object]] = [{"id": "x", "at": 1}, {"type": ["card"], "id": "x", "at": 1},
+                                      {"type": "penalty", "id": "x", "at": 1}]
+    for e in good:
+        cases.append(e)
+        for k in [*e, "added_later"]:
+            cases.append({f: v for f, v in e.items() if f != k})
+            cases.extend({**e, k: v} for v in values)
+    types = {c.get("type") for c in cases if isinstance(c.get("type"), str)}
+    assert types >= {"game.setup", "card", "goal", "whistle", "void", "mount.removed"}
+    for fields in cases:
+        assert _from_fields(dict(fields)) == _union_convert(dict(fields)), fields
