@@ -415,8 +415,9 @@ class Engine(Face):
                                              home=e.teams.home.team, away=e.teams.away.team)]
         # What the team sheets mean for what the game would take if it began now:
         # the alerts, on a copy (the game takes its obligations when it begins).
-        lg.apply_plan(self.book.plan(g, self._info(g)), _unpack_game.decode(_pack.encode(g)),
-                      e.id, e.at, out)
+        plan = self.book.plan(g, self._info(g))
+        if plan:
+            lg.apply_plan(plan, _unpack_game.decode(_pack.encode(g)), e.id, e.at, out)
         for side in ("home", "away"):
             team = g.team(side)
             if len(team.lineup) < 3 and team.bench:
