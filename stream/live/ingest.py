@@ -151,7 +151,11 @@ class DeviceSession:
 async def submit_fields(svc: Service, claims: auth.Claims, fields: dict[str, Any],
                         sync: ClockSync | None) -> pr.Ack | pr.Error:
     """One event from a device or the admin API: authorize, stamp, decode, submit.
-    Every outcome is one ``ack`` or one ``error``, counted in the metrics."""
+    Every outcome is one ``ack`` or one ``error``, counted in the metrics.
+
+    ``fields`` is the event decoded once from the frame; the dedup digest is taken once,
+    over its canonical bytes (keys sorted); it is converted once to its own typed Struct
+    (``codec.event_from_fields``), which the hub encodes once as the log's body."""
     received = now_ms()
     t0 = time.perf_counter()
     client_id: str | None = None
