@@ -71,6 +71,15 @@ def test_bench_all_quick_prints_every_row_and_writes_the_report(tmp_path: Path) 
     for row in ("loop stall under fan-out", "loop stall, idle viewers connecting",
                 "loop stall, idle viewers leaving"):
         assert re.search(rf"^{row}\s+max \d+\.\d\d ms", table, re.M), row
+    # The peers' own stall probes beside the service's (the Node peer where node and npm are).
+    node = shutil.which("node") is not None and shutil.which("npm") is not None
+    for row in ("loop stall, idle viewers connecting", "loop stall, idle viewers leaving"):
+        peers = r"; bare websockets: max \d+\.\d\d ms, p99 \d+\.\d\d ms" + (
+            r"; Node ws: max \d+\.\d\d ms, p99 \d+\.\d\d ms" if node else "")
+        assert re.search(rf"^{row}\s+max \d+\.\d\d ms, p99 \d+\.\d\d ms \(200 viewers at once{peers}\)",
+                         table, re.M), row
+    assert re.search(r"^memory per idle viewer\s+-?\d+\.\d KiB \(200 viewers; bare websockets -?\d+\.\d KiB"
+                     + (r"; Node ws -?\d+\.\d KiB" if node else "") + r"\)", table, re.M), table
     assert re.search(r"^group commit.*\d+\.\d× median of 1 \(worst \d+\.\d×; [\d,]+ events/s vs [\d,]+ "
                      r"single commits/s; SQLite alone at 50 rows a commit: \d+\.\d×\)", table, re.M)
     assert re.search(r"^end to end.*[\d,]+ acked events/s", table, re.M)

@@ -1,12 +1,14 @@
 """``arena-stream bench fanout`` at a tiny size: it runs, stops by itself and prints its
 tables, the median and the worst round of each server, quiet and contended, never a best
 round; ``bench instructions`` counts each server's instructions; the service's loop-stall
-probe is on ``/metrics`` and moves. No assertion on speed: the figures are for the full
-benchmark to print."""
+probe is on ``/metrics`` and moves, and the peers run the same probe, answered on ``GET
+/lag``, their stalls printed beside the service's. No assertion on speed: the figures are
+for the full benchmark to print."""
 
 from __future__ import annotations
 
 import asyncio
+import math
 import re
 import shutil
 import subprocess
@@ -14,13 +16,25 @@ import sys
 import time
 from pathlib import Path
 
+import msgspec
+import pytest
 from prometheus_client import generate_latest
 
 from stream.live import stall
 from stream.live.metrics import Metrics
 from stream.tools.device_client import FIRST_PING_S
-from stream.tools.fanout_bench.peers import start_bare
-from stream.tools.harness import Device, Processes, lag_of
+from stream.tools.fanout_bench.peers import (
+    PeerServer,
+    ensure_node_ws,
+    lag_response,
+    loop_factory,
+    service_loop,
+    start_bare,
+    start_node_ws,
+)
+from stream.tools.fanout_bench.report import beside, report_idle
+from stream.tools.harness import Device, Processes, Viewer, lag_of
+from stream.tools.harness.measure import lag_answer, lag_json, peer_loop_lag
 
 NUM = r"(\d+\.\d+|n/a)"
 FIG = r"(\d+\.\d+)"
@@ -63,9 +77,16 @@ def test_bench_fanout_reports_the_median_and_the_worst_round_quiet_and_contended
     # The stall probe, read off the service: numbers, not "n/a", for the load and the idle viewers.
     assert re.search(rf"^loop stall, load\s+p99 {FIG} ms, max {FIG} ms \(worst round's max {FIG} ms\)",
                      out, re.M), out
+    # ... and off the bare peer's own probe (GET /lag), beside the service's.
     for what in ("connect", "leave"):
-        assert re.search(rf"^loop stall, {what}\s+p99 {FIG} ms, max {FIG} ms\s+\(200 idle viewers",
+        assert re.search(rf"^loop stall, {what}\s+p99 {FIG} ms, max {FIG} ms \(bare websockets: p99 {FIG} "
+                         rf"ms, max {FIG} ms\)\s+\(200 idle viewers", out, re.M), out
+    for label in ("arena-stream", "bare websockets"):
+        assert re.search(rf"^  idle, {label}: 200 opened \((-?\d+\.\d|n/a) KiB of RSS each\), 0 errors$",
                          out, re.M), out
+        for what in ("connect", "leave"):
+            assert re.search(rf"^  idle, {label}: loop stall while they {what}: p99 {FIG} ms, max {FIG} ms$",
+                             out, re.M), (label, what, out)
     m = re.search(rf"^idle viewers\s+(\d+) opened: {NUM} KiB each \(bare websockets: {NUM} KiB\)", out, re.M)
     assert m and int(m[1]) > 0, out
     assert "instructions:" not in out, "--ir-events 0 counts none"
@@ -163,3 +184,91 @@ async def test_a_device_connects_to_the_bare_peer_without_waiting_for_a_ping(tmp
             await device.close()
             assert took < FIRST_PING_S / 4, f"connect took {took * 1000:.0f} ms: waited for a ping"
             assert ack["type"] == "ack", ack
+
+
+def test_a_lag_answer_reads_as_a_metrics_page_does() -> None:
+    """``GET /lag``'s JSON, from a probe window's seconds, reads as ``lag_of`` reads the
+    service's page: (p99 ms, max ms, samples); NaNs and 0 without samples; anything else
+    is refused."""
+    assert lag_answer(lag_json(0.004, 0.035, 120)) == (4.0, 35.0, 120)
+    assert msgspec.json.decode(lag_json(math.nan, math.nan, 0)) == {"p99_ms": None, "max_ms": None,
+                                                                    "samples": 0}
+    p99, top, n = lag_answer(lag_json(math.nan, math.nan, 0))
+    assert math.isnan(p99) and math.isnan(top) and n == 0
+    p99, top, n = lag_answer(b'{"p99_ms": 0.74, "max_ms": 12.89, "samples": 301}')  # from Node
+    assert (p99, top, n) == (0.74, 12.89, 301)
+    for bad in (b"", b"[]", b'{"p99_ms": 1}', b'{"p99_ms": "1", "max_ms": 2, "samples": 3}'):
+        with pytest.raises(ValueError):
+            lag_answer(bad)
+
+
+def test_the_bare_peers_lag_response_empties_the_window() -> None:
+    window = stall.LagWindow()
+    for late in (0.001, 0.002, 0.040):
+        window.note(late)
+    r = lag_response(window)
+    assert r.status_code == 200 and r.headers["Content-Type"] == "application/json"
+    assert int(r.headers["Content-Length"]) == len(r.body)
+    p99, top, n = lag_answer(r.body)
+    assert n == 3 and math.isclose(top, 40.0) and math.isclose(p99, 40.0)
+    assert lag_answer(lag_response(window).body)[2] == 0, "read once: a new window"
+
+
+def test_the_bare_peer_runs_on_the_services_loop() -> None:
+    """The loop ``arena-stream serve`` picks when not told, made as serve makes it."""
+    from stream.cli import default_loop
+
+    assert service_loop() == default_loop()
+    loop = loop_factory(service_loop())()
+    try:
+        assert type(loop).__module__.split(".")[0] == ("uvloop" if service_loop() == "uvloop" else "asyncio")
+    finally:
+        loop.close()
+
+
+async def _answers_lag_beside_its_viewers(peer: PeerServer) -> None:
+    """A peer: ``GET /lag`` on its WebSocket port answers its probe's window, which moves
+    and empties; viewers still connect on the same port."""
+    await asyncio.sleep(0.5)
+    p99, top, n = await peer_loop_lag(peer.http)
+    assert n > 5 and 0 <= p99 <= top, (p99, top, n)  # ~30 wake-ups in 0.3 s
+    viewer = await Viewer.connect(peer.watch())
+    try:
+        assert (await viewer.next(timeout=10))["type"] == "hello"
+    finally:
+        await viewer.close()
+    await asyncio.sleep(0.1)
+    _, _, again = await peer_loop_lag(peer.http)
+    assert 0 < again < n, "the window starts again after a read"
+
+
+async def test_the_bare_peer_answers_its_loop_stall_probe(tmp_path: Path) -> None:
+    async with Processes(tmp_path) as group:
+        await _answers_lag_beside_its_viewers(await start_bare(group, 256))
+
+
+async def test_the_node_peer_answers_its_loop_stall_probe(tmp_path: Path) -> None:
+    if shutil.which("node") is None:
+        pytest.skip("node not found")
+    ws_module, note = await asyncio.to_thread(ensure_node_ws)
+    if ws_module is None:
+        pytest.skip(note)
+    async with Processes(tmp_path) as group:
+        await _answers_lag_beside_its_viewers(await start_node_ws(group, 256, ws_module))
+
+
+def test_each_servers_idle_stalls_are_printed_and_the_peers_beside_the_service(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    report_idle("Node ws", (500, 0, "", 13.4), {"connect": (4.18, 16.61), "leave": (math.nan, math.nan)})
+    report_idle("bare websockets", (500, 2, "ConnectionRefusedError", 13.2), {})
+    assert capsys.readouterr().out.splitlines() == [
+        "  idle, Node ws: 500 opened (13.4 KiB of RSS each), 0 errors",
+        "  idle, Node ws: loop stall while they connect: p99 4.18 ms, max 16.61 ms",
+        "  idle, Node ws: loop stall while they leave: p99 n/a ms, max n/a ms",
+        "  idle, bare websockets: 500 opened (13.2 KiB of RSS each), 2 errors ConnectionRefusedError",
+    ]
+    figures = {"connect_lag_max_ms": 35.0, "bare_connect_lag_p99_ms": 3.0, "bare_connect_lag_max_ms": 43.0,
+               "node_connect_lag_p99_ms": 4.18, "node_connect_lag_max_ms": 16.61}
+    assert beside(figures, "connect") == ("bare websockets: p99 3.00 ms, max 43.00 ms; "
+                                          "Node ws: p99 4.18 ms, max 16.61 ms")
+    assert beside(figures, "leave") == ""

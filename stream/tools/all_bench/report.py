@@ -158,7 +158,11 @@ METHOD = [
     "- **Loop stalls.** The service runs a stall probe (`stream/live/stall.py`): a 10 ms timer "
     "measuring its own lateness, on `/metrics` as the histogram `arena_loop_lag_seconds` and as "
     "`arena_loop_lag_window_seconds` (p99 and largest since the previous scrape). The bench reads "
-    "it around each fan-out round's events and while the idle viewers connect, and leave, at once.",
+    "it around each fan-out round's events and while the idle viewers connect, and leave, at once. "
+    "The bare websockets server (on the service's event loop) and the Node `ws` server run "
+    "the same probe, answered on `GET /lag`, and are read around the same idle viewers: their "
+    "stalls are printed beside the service's, since even a server that does nothing else stalls "
+    "when thousands of connections open or close at once.",
     "- **Goals printed, never asserted.** A missed goal is a figure; tests assert only the "
     "report's structure.", "",
 ]

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from ..bench_replay import bench_replay
 from ..fanout_bench.peers import ensure_node_ws
-from ..fanout_bench.report import frames_failed
+from ..fanout_bench.report import PEERS, frames_failed
 from ..fanout_bench.run import bench_fanout
 from ..harness import Processes
 from .cold import cold_section
@@ -106,15 +106,20 @@ async def fanout_section(b: Bench) -> None:
         row(FAN_ROWS[4], f"{fmt(ack)} ms median (worst {fmt(fig['ack_worst_p99_ms'])} ms) vs "
             f"{fmt(raw_p99)} ms", ok(ack - raw_p99, lambda x: x <= 2))
         kib = fig["idle_kib"]
-        row(FAN_ROWS[5], f"{fmt(kib, '.1f')} KiB ({int(fig['idle_opened']):,} viewers; bare "
-            f"websockets {fmt(fig['bare_idle_kib'], '.1f')} KiB)", ok(kib, lambda x: x <= 8))
+        peers_kib = "".join(f"; {label} {fmt(fig[f'{key}_idle_kib'], '.1f')} KiB" for key, label in PEERS
+                            if f"{key}_idle_kib" in fig)
+        row(FAN_ROWS[5], f"{fmt(kib, '.1f')} KiB ({int(fig['idle_opened']):,} viewers{peers_kib})",
+            ok(kib, lambda x: x <= 8))
         worst_lag = fig["load_lag_worst_max_ms"]
         row(FAN_ROWS[6], f"max {fmt(fig['load_lag_max_ms'])} ms median (worst round {fmt(worst_lag)} ms), "
             f"p99 {fmt(fig['load_lag_p99_ms'])} ms", ok(worst_lag, lambda x: x <= 20))
         for what, label in (("connect", FAN_ROWS[7]), ("leave", FAN_ROWS[8])):
             top = fig[f"{what}_lag_max_ms"]
+            peers = "".join(f"; {name}: max {fmt(fig[f'{key}_{what}_lag_max_ms'])} ms, p99 "
+                            f"{fmt(fig[f'{key}_{what}_lag_p99_ms'])} ms" for key, name in PEERS
+                            if f"{key}_{what}_lag_max_ms" in fig)
             row(label, f"max {fmt(top)} ms, p99 {fmt(fig[f'{what}_lag_p99_ms'])} ms "
-                f"({int(fig['idle_opened']):,} viewers at once)", ok(top, lambda x: x <= 20))
+                f"({int(fig['idle_opened']):,} viewers at once{peers})", ok(top, lambda x: x <= 20))
         if "ir_frame_svc" in fig:
             for kind, label in (("frame", FAN_ROWS[9]), ("ack", FAN_ROWS[10])):
                 parts = [f"{fmt(fig[f'ir_{kind}_svc'], ',.0f')} arena-stream",
@@ -146,7 +151,10 @@ async def fanout_section(b: Bench) -> None:
             "measuring its lateness, `arena_loop_lag_window_seconds` on /metrics) during the "
             f"events, and while {int(fig['idle_opened']):,} idle viewers connect and then leave at "
             "once (their departure followed by 20 events, so that a collection of their "
-            "garbage falls in the window). Instructions: each server alone, under valgrind's "
+            "garbage falls in the window); the same probe in the bare websockets server (on the "
+            "service's event loop) and in the Node ws server, read by `GET /lag`, under the same "
+            "idle viewers, beside it: even a server that does nothing else stalls when thousands "
+            "of connections open or close at once. Instructions: each server alone, under valgrind's "
             "callgrind (perf stat where the machine counts), from the first event of a short "
             f"run ({opts.ir_viewers} viewers, {opts.ir_events} events, after a warm-up) to its "
             "last frame delivered: the instructions divided by the frames delivered, and by the "

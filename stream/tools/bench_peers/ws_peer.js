@@ -7,6 +7,12 @@
 //              (bare_frame(seq, FRAME_BYTES)) to every open viewer, then the "ack";
 //              "ping" -> "pong".
 //
+// The service's loop-stall probe (stream/live/stall.py) in JavaScript: a timer every 10 ms
+// that notes how late it fired (lateness = when it ran - when it was due); a plain
+// `GET /lag` on the same port answers the lateness since the previous read and empties it:
+// {"p99_ms": .., "max_ms": .., "samples": n} (null for no samples), as the bare server does.
+// It listens with the service's accept backlog (4096).
+//
 // Usage: node ws_peer.js PORT FRAME_BYTES WS_MODULE_DIR
 // (WS_MODULE_DIR: the `ws` package installed by the benchmark, outside the repo.)
 'use strict';
@@ -16,6 +22,8 @@ if (!port || !wsDir) {
   console.error('usage: node ws_peer.js PORT FRAME_BYTES WS_MODULE_DIR');
   process.exit(2);
 }
+const http = require('http');
+const { performance } = require('perf_hooks');
 const { WebSocketServer, WebSocket } = require(wsDir);
 
 const GAME = 'bench-fanout';
@@ -27,8 +35,49 @@ function bareFrame(n, size) {
   return Buffer.from(head + 'x'.repeat(Math.max(0, size - head.length - 2)) + '"}');
 }
 
+// The stall probe: stream/live/stall.py's PERIOD and KEEP, and LagWindow.take's p99 (nearest rank).
+const PERIOD_MS = 10;
+const KEEP = 60000;
+let lateness = [];  // ms, since the previous read
+let largest = 0;
+
+function probe() {
+  const due = performance.now() + PERIOD_MS;
+  setTimeout(() => {
+    const late = Math.max(0, performance.now() - due);
+    if (lateness.length >= KEEP) lateness.splice(0, KEEP / 2);
+    lateness.push(late);
+    largest = Math.max(largest, late);
+    probe();
+  }, PERIOD_MS);
+}
+
+function takeLag() {
+  const samples = lateness.sort((a, b) => a - b);
+  const top = largest;
+  lateness = [];
+  largest = 0;
+  const n = samples.length;
+  if (n === 0) return { p99_ms: null, max_ms: null, samples: 0 };
+  const p99 = samples[Math.min(n - 1, Math.max(0, Math.ceil(0.99 * n) - 1))];
+  return { p99_ms: p99, max_ms: top, samples: n };
+}
+
+// Plain HTTP: GET /lag; anything else that is not a WebSocket upgrade is refused.
+const server = http.createServer((req, res) => {
+  if (req.method === 'GET' && req.url === '/lag') {
+    const body = JSON.stringify(takeLag());
+    res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body),
+      Connection: 'close' });
+    res.end(body);
+    return;
+  }
+  res.writeHead(426, { 'Content-Type': 'text/plain', Connection: 'close' });
+  res.end('Upgrade Required\n');
+});
+
 const wss = new WebSocketServer({
-  host: '127.0.0.1', port, perMessageDeflate: false, maxPayload: 1 << 20, clientTracking: false,
+  server, perMessageDeflate: false, maxPayload: 1 << 20, clientTracking: false,
 });
 
 wss.on('connection', (ws, req) => {
@@ -73,9 +122,16 @@ wss.on('connection', (ws, req) => {
   });
 });
 
-wss.on('listening', () => console.log('ready'));
 wss.on('error', (err) => {
   console.error(err);
   process.exit(1);
+});
+server.on('error', (err) => {
+  console.error(err);
+  process.exit(1);
+});
+server.listen({ host: '127.0.0.1', port, backlog: 4096 }, () => {
+  probe();
+  console.log('ready');
 });
 process.on('SIGTERM', () => process.exit(0));

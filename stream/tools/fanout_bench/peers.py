@@ -6,7 +6,15 @@ answered with a ``welcome`` and the first clock-sync ``ping``, as the service
 answers it; for each event a device sends, one frame padded to the service's
 mean delta size goes to every viewer, then the ack. The bare server is this module: ``python -m
 stream.tools.fanout_bench.peers --port PORT --frame-bytes N`` (it prints
-``ready``, then serves until it is ended).
+``ready``, then serves until it is ended), on the service's event loop (uvloop where it
+is installed, ``ARENA_STREAM_LOOP`` if set: ``arena-stream serve``'s default).
+
+Both run the service's loop-stall probe (``stream/live/stall.py``: a 10 ms timer noting
+its own lateness) and answer a plain ``GET /lag`` on their port with its window since
+the previous read, which the read empties: ``{"p99_ms": .., "max_ms": .., "samples": n}``
+(``null`` for no samples; ``harness.measure.peer_loop_lag`` reads it). Both listen with
+the service's accept backlog, so that thousands of viewers connecting at once are taken
+as the service takes them.
 """
 
 from __future__ import annotations
@@ -18,13 +26,19 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import msgspec
+from prometheus_client import CollectorRegistry
 from websockets.asyncio.server import ServerConnection, broadcast, serve
+from websockets.datastructures import Headers
+from websockets.http11 import Request, Response
 
-from ..harness import GAME, HOST, Process, Processes, free_port, raise_nofile
+from ...live import stall
+from ..harness import GAME, HOST, DevicePool, Process, Processes, Viewer, free_port, raise_nofile
+from ..harness.measure import LAG_PATH, lag_json
 
 _enc = msgspec.json.Encoder()
 _any = msgspec.json.Decoder(dict[str, Any])
@@ -33,6 +47,9 @@ _any = msgspec.json.Decoder(dict[str, Any])
 NODE_WS_PEER = Path(__file__).resolve().parent.parent / "bench_peers" / "ws_peer.js"
 NODE_WS_SPEC = "ws@8"  # pinned to a major version
 NODE_WS_CACHE = Path.home() / ".cache" / "arena-stream" / "node-ws"
+#: The accept backlog of both peers: the service's (``arena-stream serve``), so that a
+#: storm of viewers connecting at once is queued, not dropped and retried a second later.
+BACKLOG = 4096
 
 
 class PeerServer(Process):
@@ -52,6 +69,11 @@ class PeerServer(Process):
     def watch(self, game: str | None = None) -> str:
         return f"ws://{HOST}:{self.port}/watch"
 
+    @property
+    def http(self) -> str:
+        """Its base URL: ``GET /lag`` there reads its loop-stall probe."""
+        return f"http://{HOST}:{self.port}"
+
 
 def bare_frame(seq: int, size: int) -> bytes:
     """A delta-like JSON frame of ``size`` bytes (or the smallest that holds ``seq``)."""
@@ -64,6 +86,25 @@ def bare_server(group: Processes, frame_bytes: int, name: str = "bare") -> PeerS
     port = free_port()
     return group.add(PeerServer(name, [sys.executable, "-m", "stream.tools.fanout_bench.peers",
                                        "--port", str(port), "--frame-bytes", str(frame_bytes)], port))
+
+
+async def peer_events(peer: PeerServer, tokens: list[str], events: int, prefix: str) -> None:
+    """Send ``events`` events to ``peer``, one at a time, with one viewer watching: the
+    work the service does after its idle viewers leave (``probe_delta_size``), so that a
+    collection of their garbage can fall in the stall probe's window there too."""
+    viewer = await Viewer.connect(peer.watch(), max_size=2**22, compression=None)
+    try:
+        await viewer.next(timeout=10)  # the hello
+        async with DevicePool(peer.device_url, tokens, prefix) as pool:
+            last = 0
+            for i in range(events):
+                _, _, reply = await pool.fire(i)
+                if reply.get("type") != "ack":
+                    raise RuntimeError(f"{peer.name}: an event refused: {reply}")
+                last = int(reply["seq"])
+        await viewer.until_seq("bench", last, timeout=10)  # bare_frame's game
+    finally:
+        await viewer.close()
 
 
 async def start_bare(group: Processes, frame_bytes: int) -> PeerServer:
@@ -128,11 +169,25 @@ async def start_node_ws(group: Processes, frame_bytes: int, ws_module: Path) -> 
     return peer
 
 
+def lag_response(window: stall.LagWindow) -> Response:
+    """The answer to ``GET /lag``: ``window`` since the previous read, emptied."""
+    body = lag_json(*window.take())
+    return Response(200, "OK", Headers([("Content-Type", "application/json"),
+                                        ("Content-Length", str(len(body))), ("Connection", "close")]),
+                    body)
+
+
 async def bare_main(port: int, frame_bytes: int) -> None:
-    """A plain websockets broadcast server: ``/watch`` viewers, ``/device`` senders."""
+    """A plain websockets broadcast server: ``/watch`` viewers, ``/device`` senders; the
+    stall probe, read by ``GET /lag``."""
     raise_nofile()
     viewers: set[ServerConnection] = set()
     seq = 0
+    window = stall.LagWindow()
+    probe = asyncio.create_task(stall.run(stall.lag_histogram(CollectorRegistry()), window))
+
+    def process_request(ws: ServerConnection, request: Request) -> Response | None:
+        return lag_response(window) if request.path == LAG_PATH else None
 
     async def handler(ws: ServerConnection) -> None:
         nonlocal seq
@@ -170,9 +225,13 @@ async def bare_main(port: int, frame_bytes: int) -> None:
                 await ws.send(_enc.encode({"type": "pong", "server_time": time.time_ns() // 1_000_000,
                                            "device_time": msg.get("device_time")}), text=True)
 
-    async with serve(handler, HOST, port, compression=None, max_size=2**20):
-        print("ready", flush=True)
-        await asyncio.Future()  # until the benchmark ends us
+    try:
+        async with serve(handler, HOST, port, compression=None, max_size=2**20,
+                         process_request=process_request, backlog=BACKLOG):
+            print("ready", flush=True)
+            await asyncio.Future()  # until the benchmark ends us
+    finally:
+        probe.cancel()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -180,10 +239,30 @@ def main(argv: list[str] | None = None) -> int:
                                 description="the bare websockets broadcast server of bench fanout")
     p.add_argument("--port", type=int, required=True)
     p.add_argument("--frame-bytes", type=int, default=1024)
+    p.add_argument("--loop", choices=["uvloop", "asyncio"], default=None,
+                   help="the event loop: by default the service's (arena-stream serve --loop)")
     args = p.parse_args(argv)
-    with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(bare_main(args.port, args.frame_bytes))
+    with contextlib.suppress(KeyboardInterrupt), \
+            asyncio.Runner(loop_factory=loop_factory(args.loop or service_loop())) as runner:
+        runner.run(bare_main(args.port, args.frame_bytes))
     return 0
+
+
+def service_loop() -> str:
+    """The event loop ``arena-stream serve`` runs on when not told (its ``--loop`` default):
+    the one the bench's service runs on."""
+    from ...cli import default_loop  # here: the command imports the benchmarks
+
+    return default_loop()
+
+
+def loop_factory(name: str) -> Callable[[], asyncio.AbstractEventLoop]:
+    """``name``'s event loop, as ``arena-stream serve --loop`` makes it."""
+    if name == "uvloop":
+        import uvloop
+
+        return uvloop.new_event_loop
+    return asyncio.new_event_loop
 
 
 if __name__ == "__main__":

@@ -30,7 +30,6 @@ from ..harness import (
     cpu_seconds,
     histogram_p99_bound,
     lag_of,
-    loop_lag,
     scrape,
     vm_rss_kib,
 )
@@ -183,34 +182,36 @@ Stalls = dict[str, tuple[float, float]]
 
 
 async def idle_phase(group: Processes, name: str, servers: list[Server], count: int,
-                     workers: int, settle: float, *, metrics_from: str | None = None,
+                     workers: int, settle: float, *,
+                     probe: Callable[[], Awaitable[tuple[float, float, int]]] | None = None,
                      after_leave: Callable[[], Awaitable[object]] | None = None
                      ) -> tuple[IdleResult, Stalls]:
     """Open up to ``count`` idle viewers at once; (opened, errors, first error, KiB of RSS
-    each). With ``metrics_from`` (a service), also its loop-stall probe over their arrival
-    (until ``settle`` s after the last opened) and over their departure (all closed at once,
-    then ``after_leave`` run, some work that lets a collection of their garbage happen,
-    then ``settle`` s)."""
+    each). With ``probe`` (a read of the server's loop-stall probe that empties its window:
+    ``loop_lag`` of a service, ``peer_loop_lag`` of a peer), also the stalls over their
+    arrival (until ``settle`` s after the last opened) and over their departure (all closed
+    at once, then ``after_leave`` run, some work that lets a collection of their garbage
+    happen, then ``settle`` s)."""
     pool = ViewerWorkers(group)
     stalls: Stalls = {}
     try:
         before = sum(vm_rss_kib(s.pid) for s in servers)
-        if metrics_from:
-            await loop_lag(metrics_from)  # empties the probe's window
+        if probe is not None:
+            await probe()  # empties the probe's window
         opened, errors, first_error = await pool.start(name, count, [viewer_url(s) for s in servers],
                                                        workers, stop_at_error=True)
         await asyncio.sleep(settle)
         after = sum(vm_rss_kib(s.pid) for s in servers)
-        if metrics_from:
-            stalls["connect"] = (await loop_lag(metrics_from))[:2]
+        if probe is not None:
+            stalls["connect"] = (await probe())[:2]
         await pool.finish(0, 0)
     finally:
         await pool.close()
-    if metrics_from:
+    if probe is not None:
         if after_leave is not None:
             await after_leave()
         await asyncio.sleep(settle)
-        stalls["leave"] = (await loop_lag(metrics_from))[:2]
+        stalls["leave"] = (await probe())[:2]
     return (opened, errors, first_error, (after - before) / opened if opened else math.nan), stalls
 
 

@@ -1,6 +1,7 @@
-"""What ``arena-stream bench fanout`` prints: a line or two per load round, the
-table of the single node against its references (the median and the worst round of
-each server, quiet and contended), and the cluster's table."""
+"""What ``arena-stream bench fanout`` prints: a line or two per load round and per
+idle phase, the table of the single node against its references (the median and the
+worst round of each server, quiet and contended; each server's loop stalls and memory
+under idle viewers), and the cluster's table."""
 
 from __future__ import annotations
 
@@ -100,17 +101,45 @@ def report_nodes(res: LoadResult, urls: list[str]) -> None:
 
 #: Each server's key and label, in the tables' order.
 SERVERS = (("bare", "bare websockets"), ("node", "node ws"), ("svc", "arena-stream"))
+#: The peers' keys and labels in the lines that put them beside the service.
+PEERS = (("bare", "bare websockets"), ("node", "Node ws"))
+
+#: An idle phase: (opened, errors, first error, KiB of RSS each).
+Idle = tuple[int, int, str, float]
+#: An idle phase's loop stalls by moment ("connect", "leave"): (p99 ms, max ms).
+Stalls = dict[str, tuple[float, float]]
+
+
+def report_idle(label: str, idle: Idle, stalls: Stalls) -> None:
+    """One server's idle phase: its viewers, their memory, its loop stalls (if it has a probe)."""
+    opened, errors, first_error, kib = idle
+    print(f"  idle, {label}: {opened} opened ({fmt(kib, '.1f')} KiB of RSS each), {errors} errors "
+          f"{first_error}".rstrip(), flush=True)
+    for what in ("connect", "leave"):
+        if what in stalls:
+            p99_ms, max_ms = stalls[what]
+            print(f"  idle, {label}: loop stall while they {what}: p99 {fmt(p99_ms)} ms, max "
+                  f"{fmt(max_ms)} ms", flush=True)
+
+
+def beside(figures: dict[str, float], what: str) -> str:
+    """The peers' loop stalls at ``what`` ("connect", "leave") from ``summary``'s figures:
+    "bare websockets: p99 .. ms, max .. ms; Node ws: ..." (the peers measured), or ""."""
+    return "; ".join(f"{label}: p99 {fmt(figures[f'{key}_{what}_lag_p99_ms'])} ms, max "
+                     f"{fmt(figures[f'{key}_{what}_lag_max_ms'])} ms"
+                     for key, label in PEERS if f"{key}_{what}_lag_max_ms" in figures)
 #: The suffix of a condition's figures: "" for quiet, "_contended".
 SUFFIX = {"quiet": "", "contended": "_contended"}
 
 
 def summary(opts: FanoutOptions, delta_bytes: float, results: dict[tuple[str, str], list[LoadResult]],
-            raw_p99: float, svc_idle: tuple[int, int, str, float],
-            bare_idle: tuple[int, int, str, float],
-            stalls: dict[str, tuple[float, float]], neighbour: str) -> dict[str, float]:
+            raw_p99: float, idle: dict[str, Idle], stalls: dict[str, Stalls],
+            neighbour: str) -> dict[str, float]:
     """The single node's table against the bare server (and the Node peer, under "node"),
     quiet and contended: the median and the worst round of each, lost and repeated frames
-    over all rounds. Its figures (a contended figure's key ends in ``_contended``)."""
+    over all rounds; each server's loop stalls and memory under idle viewers (``idle`` and
+    ``stalls`` by server key: "svc", "bare", "node"). Its figures (a contended figure's key
+    ends in ``_contended``; a peer's idle figures start with its key)."""
     conditions = [c for c in ("quiet", "contended") if results.get(("svc", c))]
     lost = {key: sum(x.lost for x in rs) for key, rs in results.items()}
     dup = {key: sum(x.dup for x in rs) for key, rs in results.items()}
@@ -164,19 +193,29 @@ def summary(opts: FanoutOptions, delta_bytes: float, results: dict[tuple[str, st
     lag_worst = worst_of(svc_rounds, lambda x: x.lag_max_ms)
     print(f"{'loop stall, load':21}p99 {fmt(lag_p99)} ms, max {fmt(lag_max)} ms (worst round's max "
           f"{fmt(lag_worst)} ms)  (the service's stall probe during the events; goal: none over 20 ms)")
+    svc_idle = idle["svc"]
     for what in ("connect", "leave"):
-        sp99, smax = stalls.get(what, (math.nan, math.nan))
-        figures[f"{what}_lag_p99_ms"], figures[f"{what}_lag_max_ms"] = sp99, smax
-        print(f"{'loop stall, ' + what:21}p99 {fmt(sp99)} ms, max {fmt(smax)} ms  ({svc_idle[0]} idle "
-              f"viewers {'connecting' if what == 'connect' else 'leaving'} at once; goal: none over 20 ms)")
-    svc_kib, bare_kib = svc_idle[3], bare_idle[3]
-    print(f"{'idle viewers':21}{svc_idle[0]} opened: {fmt(svc_kib, '.1f')} KiB each "
-          f"(bare websockets: {fmt(bare_kib, '.1f')} KiB)  (goal <= 8 KiB)", flush=True)
+        for key in ("svc", *(k for k, _ in PEERS if k in stalls)):
+            sp99, smax = stalls.get(key, {}).get(what, (math.nan, math.nan))
+            name = f"{what}_lag" if key == "svc" else f"{key}_{what}_lag"
+            figures[f"{name}_p99_ms"], figures[f"{name}_max_ms"] = sp99, smax
+        peers = beside(figures, what)
+        print(f"{'loop stall, ' + what:21}p99 {fmt(figures[f'{what}_lag_p99_ms'])} ms, max "
+              f"{fmt(figures[f'{what}_lag_max_ms'])} ms" + (f" ({peers})" if peers else "")
+              + f"  ({svc_idle[0]} idle viewers {'connecting' if what == 'connect' else 'leaving'} at "
+              "once; goal: none over 20 ms)")
+    svc_kib = svc_idle[3]
+    peers_kib = "; ".join(f"{label}: {fmt(idle[key][3], '.1f')} KiB" for key, label in PEERS if key in idle)
+    print(f"{'idle viewers':21}{svc_idle[0]} opened: {fmt(svc_kib, '.1f')} KiB each"
+          + (f" ({peers_kib})" if peers_kib else "") + "  (goal <= 8 KiB)", flush=True)
+    for key, _ in PEERS:
+        if key in idle:
+            figures[f"{key}_idle_kib"] = idle[key][3]
     return figures | {
         "lost": float(sum(lost.values())), "dup": float(sum(dup.values())),
         "ack_p99_ms": ack_p99, "ack_worst_p99_ms": ack_worst, "raw_commit_p99_ms": raw_p99,
         "load_lag_p99_ms": lag_p99, "load_lag_max_ms": lag_max, "load_lag_worst_max_ms": lag_worst,
-        "idle_opened": float(svc_idle[0]), "idle_kib": svc_kib, "bare_idle_kib": bare_kib,
+        "idle_opened": float(svc_idle[0]), "idle_kib": svc_kib,
     }
 
 

@@ -25,15 +25,19 @@ from ..harness import (
     wait_for_game,
     workers_for,
 )
+from ..harness.measure import loop_lag, peer_loop_lag
 from ..harness.workers import LoadResult
 from .instructions import count_all
-from .peers import start_bare, start_node_ws
+from .peers import PeerServer, peer_events, service_loop, start_bare, start_node_ws
 from .phases import Neighbour, cpus, idle_phase, load_phase, probe_delta_size, sqlite_commit_ms, viewer_url
 from .report import (
     FanoutOptions,
+    Idle,
+    Stalls,
     cluster_summary,
     fmt,
     node_label,
+    report_idle,
     report_nodes,
     report_round,
     summary,
@@ -49,8 +53,9 @@ async def bench_fanout(opts: FanoutOptions) -> dict[str, float]:
     # bare[, node-ws], service[, cluster]
     servers = (2 if opts.nodes == 1 else 3) + (opts.node_ws is not None)
     conditions = 2 if opts.contended else 1
+    idle_phases = 2 + (opts.node_ws is not None)  # the service, bare[, node-ws]
     budget = (900 + 600 * (opts.ir_events > 0) + 2 * servers * conditions * (opts.seconds + 20) * opts.rounds
-              + opts.idle_viewers / 20)  # whatever happens
+              + opts.idle_viewers / 40 * idle_phases)  # whatever happens
     with tempfile.TemporaryDirectory(prefix="arena-bench-fanout-") as d:
         async with Processes(Path(d)) as group, asyncio.timeout(budget):
             return await _run(group, opts, nofile)
@@ -103,22 +108,33 @@ async def _run(group: Processes, opts: FanoutOptions, nofile: int) -> dict[str, 
     print(f"  device: one event stream, sent on schedule (open loop), over {device_sockets} device socket(s) "
           f"(the service allows {Config().device_rate:g} events/s per socket)", flush=True)
 
+    print(f"  loop-stall probe in every server (a 10 ms timer measuring its lateness): the service's read "
+          f"on /metrics, the peers' on GET /lag; bare websockets on {service_loop()}, as the service",
+          flush=True)
+
     # Memory first, while the service's heap holds nothing freed by earlier viewers; and the
     # loop stalls of the idle viewers' arrival and departure (then 20 events, one at a time,
-    # with a viewer: work that lets the collector meet the departed viewers' garbage).
+    # with a viewer: work that lets the collector meet the departed viewers' garbage), each
+    # server's own probe; the same for each peer.
     idle_workers = workers_for(opts.idle_viewers)
-    svc_idle, stalls = await idle_phase(group, "idle-service", [svc], opts.idle_viewers, idle_workers,
-                                        opts.settle, metrics_from=svc.http,
-                                        after_leave=lambda: probe_delta_size(svc, tokens, 20, prefix="leave"))
-    print(f"  idle, arena-stream: {svc_idle[0]} opened, {svc_idle[1]} errors {svc_idle[2]}".rstrip(),
-          flush=True)
-    for what in ("connect", "leave"):
-        lag = stalls.get(what, (math.nan, math.nan))
-        print(f"  idle, arena-stream: loop stall while they {what}: p99 {fmt(lag[0])} ms, max "
-              f"{fmt(lag[1])} ms", flush=True)
-    bare_idle, _ = await idle_phase(group, "idle-bare", [bare], opts.idle_viewers, idle_workers, opts.settle)
-    print(f"  idle, bare websockets: {bare_idle[0]} opened, {bare_idle[1]} errors {bare_idle[2]}".rstrip(),
-          flush=True)
+    idle: dict[str, Idle] = {}
+    stalls: dict[str, Stalls] = {}
+    idle["svc"], stalls["svc"] = await idle_phase(
+        group, "idle-service", [svc], opts.idle_viewers, idle_workers, opts.settle,
+        probe=lambda: loop_lag(svc.http),
+        after_leave=lambda: probe_delta_size(svc, tokens, 20, prefix="leave"))
+    report_idle("arena-stream", idle["svc"], stalls["svc"])
+
+    async def peer_idle(key: str, label: str, server: PeerServer) -> None:
+        idle[key], stalls[key] = await idle_phase(
+            group, f"idle-{server.name}", [server], opts.idle_viewers, idle_workers, opts.settle,
+            probe=lambda: peer_loop_lag(server.http),
+            after_leave=lambda: peer_events(server, tokens, 20, f"leave-{key}-"))
+        report_idle(label, idle[key], stalls[key])
+
+    await peer_idle("bare", "bare websockets", bare)
+    if peer:
+        await peer_idle("node", "Node ws", peer)
 
     # The cluster: after the memory phases, before any load, so that every server gets its
     # load rounds interleaved with the others'.
@@ -207,7 +223,7 @@ async def _run(group: Processes, opts: FanoutOptions, nofile: int) -> dict[str, 
         await server.astop(5.0)
 
     raw_p99 = statistics.median(percentile(c, 0.99) for c in commit_rounds)  # the median round's
-    figures = summary(opts, delta_bytes, results, raw_p99, svc_idle, bare_idle, stalls, neighbour)
+    figures = summary(opts, delta_bytes, results, raw_p99, idle, stalls, neighbour)
     if cluster:
         figures |= cluster_summary(opts, [viewer_url(n) for n in cluster], cluster_rounds,
                                    results[("svc", "quiet")])

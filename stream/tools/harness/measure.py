@@ -1,5 +1,6 @@
 """What the benchmarks and the proofs read off a process: its CPU time, memory,
-open files and open-file limit; a service's Prometheus page; percentiles."""
+open files and open-file limit; a service's Prometheus page; a peer server's
+loop-stall answer; percentiles."""
 
 from __future__ import annotations
 
@@ -11,9 +12,11 @@ import resource
 from collections.abc import Sequence
 
 import aiohttp
+import msgspec
 
-__all__ = ["ack_buckets", "ack_histogram", "cpu_seconds", "histogram_p99_bound", "lag_of", "loop_lag",
-           "metric", "open_files", "percentile", "raise_nofile", "scrape", "vm_rss_kib"]
+__all__ = ["LAG_PATH", "LagAnswer", "ack_buckets", "ack_histogram", "cpu_seconds", "histogram_p99_bound",
+           "lag_answer", "lag_json", "lag_of", "loop_lag", "metric", "open_files", "peer_loop_lag",
+           "percentile", "raise_nofile", "scrape", "vm_rss_kib"]
 
 
 def raise_nofile() -> int:
@@ -113,4 +116,51 @@ async def loop_lag(http: str) -> tuple[float, float, int]:
     Read once before a phase and once after it: the second reading is the phase's."""
     with contextlib.suppress(aiohttp.ClientError, OSError, RuntimeError):
         return lag_of(await scrape(http))
+    return math.nan, math.nan, 0
+
+
+#: Where a peer server of ``bench fanout`` answers its loop-stall probe's window (a plain
+#: HTTP GET on its WebSocket port): ``lag_json``'s JSON.
+LAG_PATH = "/lag"
+
+
+class LagAnswer(msgspec.Struct, forbid_unknown_fields=True):
+    """A peer's ``GET /lag``: its stall probe since the previous read (which the read
+    empties); ``null`` for no samples."""
+
+    p99_ms: float | None
+    max_ms: float | None
+    samples: int
+
+
+_lag_enc = msgspec.json.Encoder()
+_lag_dec = msgspec.json.Decoder(LagAnswer)
+
+
+def lag_json(p99_s: float, max_s: float, samples: int) -> bytes:
+    """A ``GET /lag`` answer from a probe window's (p99 s, max s, samples), ``LagWindow.take``'s."""
+    def ms(x: float) -> float | None:
+        return None if not samples or math.isnan(x) else x * 1000
+
+    return _lag_enc.encode(LagAnswer(ms(p99_s), ms(max_s), samples))
+
+
+def lag_answer(body: bytes | bytearray | str) -> tuple[float, float, int]:
+    """A ``GET /lag`` answer as ``lag_of`` reads a metrics page: (p99 ms, max ms, samples);
+    NaNs and 0 without samples. ``msgspec.ValidationError`` (a ``ValueError``) if it is no
+    such answer."""
+    a = _lag_dec.decode(body)
+    if not a.samples or a.p99_ms is None or a.max_ms is None:
+        return math.nan, math.nan, 0
+    return a.p99_ms, a.max_ms, a.samples
+
+
+async def peer_loop_lag(http: str) -> tuple[float, float, int]:
+    """A peer server's loop-stall probe since the previous read of its ``/lag`` (which this
+    read empties): (p99 ms, max ms, samples); NaNs and 0 if it can't be read. ``http``:
+    ``http://host:port``, the peer's WebSocket port."""
+    with contextlib.suppress(aiohttp.ClientError, OSError, ValueError):
+        async with aiohttp.ClientSession() as session, session.get(f"{http}{LAG_PATH}") as r:
+            if r.status == 200:
+                return lag_answer(await r.read())
     return math.nan, math.nan, 0
