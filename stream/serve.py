@@ -22,6 +22,7 @@ from .live import logs
 from .live.app import build_app
 from .live.auth import fingerprint
 from .live.config import Config, admin_token, load_secret
+from .live.front_door import FrontSite
 from .live.service import Service
 from .tools.device_client import DeviceError
 from .tools.simulator import Simulator, bar, demo_tokens
@@ -44,7 +45,7 @@ def config_from(args: argparse.Namespace) -> Config:
                   unsafe_store=args.unsafe_store, device_rate=args.device_rate,
                   device_burst=args.device_burst, heartbeat=args.heartbeat,
                   sqlite_synchronous=args.sqlite_synchronous, redis_replicas=args.redis_replicas,
-                  redis_wait_ms=args.redis_wait_ms)
+                  redis_wait_ms=args.redis_wait_ms, freeze_heap=True)
 
 
 async def _demo_loop(svc: Service, url: str, speed: float) -> None:
@@ -83,7 +84,7 @@ async def _serve(config: Config) -> None:
     # A reconnect storm (every viewer at once after a network blip) overflows aiohttp's default
     # accept backlog of 128: the dropped SYNs are retried a second later. The kernel caps it
     # at net.core.somaxconn.
-    site = web.TCPSite(runner, config.host, config.port, backlog=4096)
+    site = FrontSite(runner, config.host, config.port, backlog=4096)
     await site.start()
     svc = app[Service.KEY]
     base = f"http://{config.host}:{config.port}"

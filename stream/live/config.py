@@ -40,6 +40,8 @@ class Config(msgspec.Struct, kw_only=True):
     redis_replicas: int | None = None      # replicas that confirm a write before its ack (None: 1
                                            # through Sentinel, 0 on a redis:// URL)
     redis_wait_ms: int = 1000              # how long an ack waits for them
+    freeze_heap: bool = False              # gc.freeze after start-up and after crowds connect
+                                           # (heap.py; `serve` sets it: it owns its process)
 
 
 def load_secret(data_dir: Path) -> bytes:

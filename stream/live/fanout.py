@@ -7,8 +7,10 @@ straight to each viewer's transport while its write buffer is under the
 high-water mark, a chunk of viewers per turn of the event loop, so an ack or a
 new event never waits behind a whole fan-out.
 
-A viewer whose socket falls behind gets a bounded backlog and one drain task
-that feeds it as its buffer empties. When the backlog is full it is cleared
+A viewer whose socket falls behind gets a bounded backlog, fed as its buffer
+empties: by the socket's own ``resume_writing`` on the task-free endpoint
+(``viewer_socket.py``: no task, no timer polling), by one drain task on
+aiohttp's. When the backlog is full it is cleared
 and the viewer is sent a fresh snapshot instead (``reason: "slow"``); a viewer
 that can't take a frame within ``send_timeout`` is closed (1013). Deltas at or
 below the last sequence a viewer was sent are skipped, so a snapshot followed
@@ -30,8 +32,7 @@ import asyncio
 import contextlib
 import logging
 from collections import deque
-
-from aiohttp import web
+from typing import Protocol
 
 from .feeds import Feeds, Frames
 from .graphics import Board
@@ -47,13 +48,24 @@ CHUNK = 64  # viewers written per turn of the event loop
 Item = tuple[str, str, int, Frames | None]
 
 
-class Watcher:
-    __slots__ = ("arenas", "backlog", "binary", "games", "graphics", "high", "maxsize", "pinged",
-                 "sent", "task", "transport", "ws")
+class Socket(Protocol):
+    """A viewer's WebSocket, as the service closes it: aiohttp's, or the task-free one."""
 
-    def __init__(self, ws: web.WebSocketResponse, fmt: Format, maxsize: int,
-                 transport: asyncio.Transport | None = None) -> None:
+    @property
+    def closed(self) -> bool: ...
+
+    async def close(self, *, code: int = ..., message: bytes = ...) -> bool: ...
+
+
+class Watcher:
+    __slots__ = ("arenas", "backlog", "binary", "evented", "games", "graphics", "high", "maxsize",
+                 "pinged", "sent", "task", "transport", "ws")
+
+    def __init__(self, ws: Socket, fmt: Format, maxsize: int,
+                 transport: asyncio.Transport | None = None, *, evented: bool = False) -> None:
         self.ws = ws
+        # Its socket calls ``Fanout.drain`` when it can take more (resume_writing): no drain task.
+        self.evented = evented
         self.maxsize = maxsize
         self.transport = transport
         self.binary = fmt == "msgpack"   # MessagePack frames, else JSON
@@ -87,7 +99,8 @@ class Fanout:
     def start(self, w: Watcher) -> None:
         self.watchers.add(w)
 
-    async def stop(self, w: Watcher) -> None:
+    def leave(self, w: Watcher) -> None:
+        """``w`` is sent nothing more (its drain task, if it has one, is cancelled: ``stop``)."""
         self.watchers.discard(w)
         for g in w.games:
             self.topics.get(g, set()).discard(w)
@@ -95,10 +108,16 @@ class Fanout:
             self.arena_topics.get(a, set()).discard(w)
         for g in w.graphics:
             self.graphics_topics.get(g, set()).discard(w)
+        w.backlog = None
         if w.task is not None:
             w.task.cancel()
+
+    async def stop(self, w: Watcher) -> None:
+        task = w.task
+        self.leave(w)
+        if task is not None:
             with contextlib.suppress(asyncio.CancelledError):
-                await w.task
+                await task
 
     def follow(self, w: Watcher, game: str, catch_up: list[Frames] | None, seq: int,
                snapshot: Frames | None) -> None:
@@ -211,8 +230,19 @@ class Fanout:
             self._overflow(w)
         else:
             w.backlog.append(item)
-        if w.task is None:
+        if w.task is None and not w.evented:
             w.task = asyncio.create_task(self._drain(w, t), name="viewer-drain")
+
+    def drain(self, w: Watcher) -> None:
+        """``w``'s socket can take more (``resume_writing``): send from its backlog until the
+        backlog is empty or the buffer is past the high-water mark again (the socket is then
+        paused, and calls this again when it resumes)."""
+        t = w.transport
+        while w.backlog and t is not None and not t.is_closing():
+            if t.get_write_buffer_size() > w.high:
+                return
+            self._send(w, t, w.backlog.popleft())
+        w.backlog = None
 
     def _send(self, w: Watcher, t: asyncio.Transport, item: Item) -> None:
         kind, game, seq, frames = item
@@ -261,7 +291,7 @@ class Fanout:
             w.task = None
 
 
-async def _close(ws: web.WebSocketResponse, t: asyncio.Transport, grace: float) -> None:
+async def _close(ws: Socket, t: asyncio.Transport, grace: float) -> None:
     """Close with 1013. A peer that takes nothing can't take the close frame either (the close
     would wait for it for ever, and hold the socket and its buffers): after ``grace``, cut it."""
     with contextlib.suppress(Exception):

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 from collections.abc import AsyncIterator, Callable
 
 from aiohttp import web
@@ -14,7 +15,7 @@ from aiohttp import web
 from ..errors import NotStored, StartupRefused
 from ..store import Followable, Store
 from ..store.sqlite import SqliteStore
-from . import follower, stall, timer
+from . import follower, heap, stall, timer
 from . import protocol as pr
 from .config import Config
 from .feeds import Frames
@@ -89,11 +90,18 @@ async def run(app: web.Application) -> AsyncIterator[None]:
     svc = app[Service.KEY]
     await svc.hub.start()
     svc.revoked = await svc.hub.store.revoked()
+    pauses = heap.PauseTimer(svc.metrics.gc_pauses)
+    gc.callbacks.append(pauses)
+    if svc.config.freeze_heap:
+        heap.freeze_after_start()
     tasks = [asyncio.create_task(timer.run(svc.hub), name="deadline-timer"),
              asyncio.create_task(heartbeat(svc), name="heartbeat"),
              asyncio.create_task(svc.pings.run(), name="viewer-pings"),
              asyncio.create_task(stall.run(svc.metrics.loop_lag, svc.metrics.loop_lag_window),
                                  name="stall-probe")]
+    if svc.config.freeze_heap:
+        tasks.append(asyncio.create_task(heap.freeze_crowds(lambda: svc.open_sockets),
+                                         name="freeze-crowds"))
     if isinstance(svc.hub.store, Followable):
         tasks.append(asyncio.create_task(follower.run(svc.hub), name="log-follower"))
     tasks.append(asyncio.create_task(revocations(svc), name="revocations"))
@@ -105,5 +113,6 @@ async def run(app: web.Application) -> AsyncIterator[None]:
         for t in tasks:
             with contextlib.suppress(asyncio.CancelledError):
                 await t
+        gc.callbacks.remove(pauses)
         await svc.hub.close()
 

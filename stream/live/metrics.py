@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
+from .heap import pause_histogram
 from .stall import LagWindow, lag_histogram
 
 
@@ -37,3 +38,4 @@ class Metrics:
         self.loop_lag = lag_histogram(r)
         self.loop_lag_window = LagWindow()
         r.register(self.loop_lag_window)
+        self.gc_pauses = pause_histogram(r)

@@ -26,9 +26,13 @@ class CloseCode(enum.IntEnum):
 
     GOING_AWAY = 1001      # the service is shutting down: reconnect, then resume
     POLICY = 1008          # too many invalid frames, or too many sockets for one device
-    TOO_BIG = 1009         # a frame over the size limit (aiohttp closes with it)
+    TOO_BIG = 1009         # a frame over the size limit (closed by the WebSocket layer)
     TOO_SLOW = 1013        # a viewer that could not take a frame within the send timeout
     AUTH = 4401            # no valid authentication in time, or the token was revoked
+
+#: The largest message a viewer may send on ``/ws/watch`` (a 4096-character token fits in an
+#: ``auth`` frame); a larger one closes the socket with 1009.
+WATCH_MAX_FRAME = 8192
 
 Ident = Annotated[str, msgspec.Meta(min_length=1, max_length=128)]
 Millis = Annotated[int, msgspec.Meta(ge=0, le=2**53)]

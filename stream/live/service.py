@@ -13,7 +13,7 @@ from aiohttp import web
 from . import auth
 from . import protocol as pr
 from .config import Config
-from .fanout import Fanout
+from .fanout import Fanout, Socket, Watcher
 from .feeds import Frames
 from .hub import Hub
 from .metrics import Metrics
@@ -51,18 +51,20 @@ class Service:
         self.secret = secret
         self.hub = hub
         self.metrics = Metrics()
+        self.viewers_open = 0
+        self.metrics.connections.labels("watch").set_function(lambda: self.viewers_open)
         self.fanout = Fanout(hub.feeds, self.metrics, send_timeout=config.send_timeout)
         # Every viewer pinged once per 3 heartbeats, closed if it leaves a ping unanswered 1.5.
         self.pings = Pings(self.metrics, interval=config.heartbeat * 3, timeout=config.heartbeat * 1.5,
                            grace=config.send_timeout)
         self.revoked: set[str] = set()
         self.open_sockets = 0
-        self.sockets: weakref.WeakSet[web.WebSocketResponse] = weakref.WeakSet()
+        self.sockets: weakref.WeakSet[Socket] = weakref.WeakSet()
         self.buckets: dict[str, TokenBucket] = {}
         self.reloads: set[asyncio.Task[None]] = set()   # of a history the operator accepted
         # Connected officials' devices: socket -> (claims, since)
         self.devices_online: dict[web.WebSocketResponse, tuple[auth.Claims, int]] = {}
-        self.by_jti: dict[str, weakref.WeakSet[web.WebSocketResponse]] = {}
+        self.by_jti: dict[str, weakref.WeakSet[Socket]] = {}
         self.device_sockets: Counter[str] = Counter()
         self.metrics.commits.set_function(lambda: getattr(hub.store, "commits", 0))
         self.metrics.committed.set_function(lambda: getattr(hub.store, "committed_records", 0))
@@ -81,27 +83,49 @@ class Service:
 
     # ----------------------------------------------------------------- limits
 
-    def origin_allowed(self, request: web.Request) -> bool:
+    def origin_allowed(self, origin: str | None, host: str | None) -> bool:
         """Browsers send Origin; it must be this service or one the operator listed.
         Tools that send none (handheld apps, scripts) are not browsers."""
-        origin = request.headers.get("Origin")
         if origin is None:
             return True
         # This service's own pages, over http or (behind a TLS proxy) https: the
         # host must match, so a page from another site still can't open a socket.
-        own = (f"http://{request.host}", f"https://{request.host}")
+        own = (f"http://{host}", f"https://{host}")
         return origin in own or origin in self.config.origins
 
-    def admit(self, request: web.Request, kind: str) -> web.Response | None:
-        """None to go ahead; otherwise the HTTP refusal of the upgrade."""
-        if not self.origin_allowed(request):
-            return web.Response(status=403, text="origin not allowed\n")
+    def refusal(self, origin: str | None, host: str | None) -> tuple[int, str, dict[str, str]] | None:
+        """None to go ahead with an upgrade; otherwise its HTTP refusal: status, text, headers."""
+        if not self.origin_allowed(origin, host):
+            return 403, "origin not allowed\n", {}
         if self.open_sockets >= self.config.max_connections:
-            return web.Response(status=503, text="too many connections\n",
-                                headers={"Retry-After": "5"})
+            return 503, "too many connections\n", {"Retry-After": "5"}
         if not self.hub.ready:
-            return web.Response(status=503, text="loading\n", headers={"Retry-After": "1"})
+            return 503, "loading\n", {"Retry-After": "1"}
         return None
+
+    def admit(self, request: web.Request, kind: str) -> web.Response | None:
+        """None to go ahead with aiohttp's upgrade; otherwise its HTTP refusal."""
+        refused = self.refusal(request.headers.get("Origin"), request.host)
+        if refused is None:
+            return None
+        status, text, headers = refused
+        return web.Response(status=status, text=text, headers=headers)
+
+    # ----------------------------------------------------------------- viewers
+
+    def viewer_opened(self, w: Watcher) -> None:
+        """A viewer's socket is open: counted, in the fan-out, in the ping ring."""
+        self.sockets.add(w.ws)
+        self.open_sockets += 1
+        self.viewers_open += 1
+        self.fanout.start(w)
+        self.pings.add(w)
+
+    def viewer_closed(self, w: Watcher) -> None:
+        """A viewer's socket is closed: sent nothing more (``Fanout.stop`` for a drain task)."""
+        self.fanout.leave(w)
+        self.open_sockets -= 1
+        self.viewers_open -= 1
 
     def junk_bucket(self) -> TokenBucket:
         """A socket's allowance of invalid frames: each gets its typed error, but a
@@ -115,7 +139,7 @@ class Service:
             b = self.buckets[device] = TokenBucket(self.config.device_rate, self.config.device_burst)
         return b
 
-    def track(self, jti: str, ws: web.WebSocketResponse) -> None:
+    def track(self, jti: str, ws: Socket) -> None:
         self.by_jti.setdefault(jti, weakref.WeakSet()).add(ws)
 
     async def revoke(self, jti: str) -> int:

@@ -10,6 +10,13 @@ to MessagePack (binary frames) of the same schema.
 A game subscription with ``graphics: true`` (``?graphics=1``) also follows the game's
 broadcast graphics (``graphics`` frames); a socket authenticated with a token that may
 control them sends ``graphics`` commands (``graphics.py``, docs/protocol.md).
+
+``WatchSession`` is one viewer's side of all this, whatever carries its socket: the
+task-free endpoint (``viewer_socket.py``, every fresh connection) and aiohttp's
+(``watch_ws``, an upgrade on a connection that served HTTP before) feed it the
+viewer's messages, and it answers through the fan-out, in order with the updates.
+It holds no task of its own, except while a resume waits for the store to rebuild
+deltas, and no timer but the unauthenticated socket's deadline.
 """
 
 from __future__ import annotations
@@ -18,7 +25,9 @@ import asyncio
 import contextlib
 import logging
 import time
-from typing import Any
+from collections import deque
+from collections.abc import Mapping
+from typing import Any, Protocol
 
 import msgspec
 from aiohttp import WSMsgType, web
@@ -37,6 +46,8 @@ log = logging.getLogger("arena_stream.watch")
 
 #: How often a resume refused because the store is down is logged, at most (with a count).
 STORE_DOWN_LOG_S = 30.0
+#: Messages a viewer may send while its resume waits for the store; more is a flood (1008).
+WAITING_MAX = 16
 
 
 class _StoreDownLog:
@@ -60,8 +71,28 @@ class _StoreDownLog:
 _store_down = _StoreDownLog()
 
 
-async def subscribe(svc: Service, w: Watcher, sub: pr.Subscribe,
-                    claims: auth.Claims | None = None) -> pr.Error | None:
+class Closer(Protocol):
+    """How a session closes its viewer's socket: at once, without waiting for the peer."""
+
+    def close_soon(self, code: int, reason: bytes) -> None: ...
+
+
+def _needs_history(svc: Service, sub: pr.Subscribe) -> bool:
+    """A resume from further back than this node holds: the store must rebuild the deltas."""
+    if sub.game is None or sub.arena is not None or sub.since is None:
+        return False
+    feeds = svc.hub.feeds
+    if sub.game not in feeds or sub.epoch != svc.hub.store.epoch:
+        return False
+    feed = feeds[sub.game]
+    return sub.since < feed.seq and sub.since + 1 < feed.first_seq
+
+
+def subscribe(svc: Service, w: Watcher, sub: pr.Subscribe,
+              claims: auth.Claims | None = None) -> pr.Error | None:
+    """Follow a game or an arena, or resume a game, at once: nothing awaits from the check
+    to ``follow()``, so no delta can slip in between. (A resume from further back than this
+    node holds waits for ``Feeds.ensure_history`` first: ``WatchSession``.)"""
     if claims is not None:  # a scoped display token watches only its game or arena
         arena = sub.arena
         if sub.game is not None and svc.hub.engine.has_game(sub.game):
@@ -86,28 +117,17 @@ async def subscribe(svc: Service, w: Watcher, sub: pr.Subscribe,
         if sub.graphics:   # followed already: its graphics too, from now on
             svc.fanout.follow_graphics(w, game)
         return None
-    if sub.since is not None and sub.epoch == svc.hub.store.epoch:
-        try:
-            await svc.hub.feeds.ensure_history(game, sub.since)
-        except NotStored as err:
-            # The deltas are in the log, which can't be read now (Redis down): the viewer
-            # reconnects with backoff and resumes, exactly, once it can (docs/protocol.md).
-            _store_down(game, err)
-            await w.ws.close(code=pr.CloseCode.GOING_AWAY, message=b"store unavailable")
-            return None
-        # From here to follow() nothing awaits: no delta can slip in between.
-        catch_up = svc.hub.feeds.since(game, sub.since)
-        feed = svc.hub.feeds[game]
+    feed = svc.hub.feeds[game]
+    reason: str | None = None
+    if sub.since is not None:
+        catch_up = svc.hub.feeds.since(game, sub.since) if sub.epoch == svc.hub.store.epoch else None
         if catch_up is not None:
             svc.fanout.follow(w, game, catch_up, feed.seq, None)
             svc.fanout.send_one(w, Frames.of(svc.presence(game)))
             if sub.graphics:
                 svc.fanout.follow_graphics(w, game)
             return None
-        reason: str | None = "resume_unavailable"
-    else:
-        reason = None if sub.since is None else "resume_unavailable"
-    feed = svc.hub.feeds[game]
+        reason = "resume_unavailable"
     snap = svc.hub.feeds.snapshot(game, reset=reason is not None, reason=reason)
     svc.fanout.follow(w, game, None, feed.seq, snap)
     svc.fanout.send_one(w, Frames.of(svc.presence(game)))
@@ -134,16 +154,15 @@ def graphics_command(svc: Service, w: Watcher, cmd: pr.Graphics, claims: auth.Cl
     return None
 
 
-def _query_subscription(request: web.Request) -> pr.Subscribe | pr.Error | None:
+def query_subscription(query: Mapping[str, str]) -> pr.Subscribe | pr.Error | None:
     """A subscription in the URL (it carries no secret), checked like a frame."""
-    q = request.query
-    if "game" not in q and "arena" not in q:
+    if "game" not in query and "arena" not in query:
         return None
     try:
-        raw: dict[str, object] = {k: q[k] for k in ("game", "arena", "epoch") if k in q}
-        if q.get("graphics", "") in ("1", "true"):
+        raw: dict[str, object] = {k: query[k] for k in ("game", "arena", "epoch") if k in query}
+        if query.get("graphics", "") in ("1", "true"):
             raw["graphics"] = True
-        since = q.get("since", "")
+        since = query.get("since", "")
         if since.isascii() and since.isdigit():  # anything else: no resume, a fresh snapshot
             raw["since"] = int(since) if len(since) <= 18 else 2**62  # far beyond: can't resume
         return msgspec.convert({"type": "subscribe", **raw}, pr.Subscribe)
@@ -151,7 +170,149 @@ def _query_subscription(request: web.Request) -> pr.Subscribe | pr.Error | None:
         return pr.Error(code="invalid_frame", detail=f"the subscription in the URL: {err}")
 
 
+class WatchSession:
+    """One viewer: its authentication, its subscriptions and its answers, fed message by
+    message. Messages are handled in the order they came; while a resume waits for the
+    store (the only wait there is), the next ones wait behind it."""
+
+    __slots__ = ("authed", "claims", "closer", "deadline", "decoder", "first", "junk", "svc",
+                 "task", "w", "waiting")
+
+    def __init__(self, svc: Service, w: Watcher, closer: Closer,
+                 query: Mapping[str, str]) -> None:
+        self.svc = svc
+        self.w = w
+        self.closer = closer
+        self.decoder = pr.watch_in_msgpack if w.binary else pr.watch_in_json
+        self.authed = svc.config.public_watch
+        self.claims: auth.Claims | None = None
+        self.junk = svc.junk_bucket()
+        self.task: asyncio.Task[None] | None = None
+        self.waiting: deque[bytes] | None = None
+        self.deadline: asyncio.TimerHandle | None = None
+        first = query_subscription(query)
+        self.first = first if isinstance(first, pr.Subscribe) else None
+        if isinstance(first, pr.Error):
+            self._reply(first)
+        if not self.authed:
+            self.deadline = asyncio.get_running_loop().call_later(
+                svc.config.auth_timeout, closer.close_soon, pr.CloseCode.AUTH, b"authenticate")
+        elif self.first is not None:
+            self._subscribe(self.first)
+
+    def message(self, data: bytes) -> None:
+        """A text or binary message from the viewer."""
+        heard(self.w)
+        if self.waiting is not None:
+            if len(self.waiting) >= WAITING_MAX:
+                self.closer.close_soon(pr.CloseCode.POLICY, b"too many frames")
+                return
+            self.waiting.append(data)
+            return
+        self._handle(data)
+
+    def close(self) -> None:
+        """The socket is gone: nothing of this viewer's is left running."""
+        if self.deadline is not None:
+            self.deadline.cancel()
+            self.deadline = None
+        if self.task is not None and self.task is not asyncio.current_task():
+            self.task.cancel()
+        self.waiting = None
+
+    async def wait_closed(self) -> None:
+        """After ``close()``: its resume, if one was waiting, has ended."""
+        if self.task is not None:
+            with contextlib.suppress(asyncio.CancelledError):
+                await self.task
+
+    # ------------------------------------------------------------------ inside
+
+    def _handle(self, data: bytes) -> None:
+        svc = self.svc
+        try:
+            frame = self.decoder.decode(data)
+        except (msgspec.DecodeError, RecursionError) as err:
+            if not self.junk.take():  # a flood of junk is closed, not answered frame by frame
+                self.closer.close_soon(pr.CloseCode.POLICY, b"too many invalid frames")
+                return
+            self._reply(pr.Error(code="invalid_frame", detail=str(err)[:200]))
+            return
+        if isinstance(frame, pr.Auth):
+            try:
+                self.claims = svc.verify(frame.token)
+            except AuthError as err:
+                # Straight to the socket, not behind a backlog: the close must not overtake it.
+                t = self.w.transport
+                if t is not None and not t.is_closing():
+                    t.write(Frames.of(pr.Error(code=err.code, detail=err.detail)).wire(self.w.binary))
+                self.closer.close_soon(pr.CloseCode.AUTH, err.code.encode())
+                return
+            self.authed = True
+            if self.deadline is not None:
+                self.deadline.cancel()
+                self.deadline = None
+            svc.track(self.claims.jti, self.w.ws)
+            if self.first is not None:
+                self._subscribe(self.first)
+        elif isinstance(frame, pr.Ping):
+            self._reply(pr.ServerPong(server_time=now_ms(), device_time=frame.device_time))
+        elif isinstance(frame, pr.Graphics):
+            self._reply(graphics_command(svc, self.w, frame, self.claims))
+        elif not self.authed:
+            self._reply(pr.Error(code="auth_required", detail="send an auth frame first"))
+        else:
+            self._subscribe(frame)
+
+    def _subscribe(self, sub: pr.Subscribe) -> None:
+        if not _needs_history(self.svc, sub):
+            self._reply(subscribe(self.svc, self.w, sub, self.claims))
+            return
+        self.waiting = deque()
+        self.task = asyncio.create_task(self._resume(sub), name="watch-resume")
+
+    async def _resume(self, sub: pr.Subscribe) -> None:
+        """Rebuild the deltas the viewer missed from the log, then subscribe, then handle
+        what it sent meanwhile."""
+        assert sub.game is not None and sub.since is not None
+        try:
+            await self.svc.hub.feeds.ensure_history(sub.game, sub.since)
+        except NotStored as err:
+            # The deltas are in the log, which can't be read now (Redis down): the viewer
+            # reconnects with backoff and resumes, exactly, once it can (docs/protocol.md).
+            _store_down(sub.game, err)
+            self.closer.close_soon(pr.CloseCode.GOING_AWAY, b"store unavailable")
+            return
+        finally:
+            self.task = None
+        self._reply(subscribe(self.svc, self.w, sub, self.claims))
+        waiting, self.waiting = self.waiting, None
+        while waiting:
+            self.message(waiting.popleft())
+
+    def _reply(self, msg: Any) -> None:
+        if msg is not None:
+            self.svc.fanout.send_one(self.w, Frames.of(msg))
+
+
+class _AiohttpCloser:
+    """``close_soon`` for an aiohttp socket: its close runs in a task the handler awaits
+    on its way out."""
+
+    __slots__ = ("task", "ws")
+
+    def __init__(self, ws: web.WebSocketResponse) -> None:
+        self.ws = ws
+        self.task: asyncio.Task[bool] | None = None
+
+    def close_soon(self, code: int, reason: bytes) -> None:
+        if self.task is None:
+            self.task = asyncio.create_task(self.ws.close(code=code, message=reason), name="watch-close")
+
+
 async def watch_ws(request: web.Request) -> web.StreamResponse:
+    """``/ws/watch`` upgraded by aiohttp: on a connection that served HTTP before (a client
+    that keeps its connections alive). A fresh connection is the task-free endpoint's."""
     svc: Service = request.app[Service.KEY]
     refusal = svc.admit(request, "watch")
     if refusal is not None:
@@ -161,77 +322,33 @@ async def watch_ws(request: web.Request) -> web.StreamResponse:
     # 8 KiB (a 4096-character token fits in an auth frame); aiohttp refuses max_msg_size bytes or more.
     # Pings go from one timer for every viewer (pings.py), not from aiohttp's per-socket heartbeat:
     # so a ping's answer comes to this loop (autoping off), and a viewer's ping is answered here.
-    ws = web.WebSocketResponse(max_msg_size=8192 + 1, compress=False, decode_text=False,
+    ws = web.WebSocketResponse(max_msg_size=pr.WATCH_MAX_FRAME + 1, compress=False, decode_text=False,
                                autoping=False, heartbeat=None)
     await ws.prepare(request)
-    svc.sockets.add(ws)
-    svc.open_sockets += 1
-    svc.metrics.connections.labels("watch").inc()
     w = Watcher(ws, fmt, svc.config.watcher_queue, request.transport)
-    svc.fanout.start(w)
-    svc.pings.add(w)
-    decoder = pr.watch_in_msgpack if fmt == "msgpack" else pr.watch_in_json
-    authed = svc.config.public_watch
-    junk = svc.junk_bucket()
-    claims: auth.Claims | None = None
-
-    async def close_unless_authed() -> None:
-        await asyncio.sleep(svc.config.auth_timeout)
-        await ws.close(code=pr.CloseCode.AUTH, message=b"authenticate")
-
-    # Held here and cancelled on the way out: no task outlives the socket.
-    deadline = None if authed else asyncio.create_task(close_unless_authed(), name="watch-auth-deadline")
+    svc.viewer_opened(w)
+    closer = _AiohttpCloser(ws)
+    session = WatchSession(svc, w, closer, request.query)
     try:
-        first = _query_subscription(request)
-        if isinstance(first, pr.Error):
-            await _reply(svc, w, first)
-            first = None
-        if first is not None and authed:
-            await _reply(svc, w, await subscribe(svc, w, first))
         async for msg in ws:
             heard(w)
             if msg.type is WSMsgType.PING:
                 await ws.pong(msg.data)
-                continue
-            if msg.type not in (WSMsgType.TEXT, WSMsgType.BINARY):
-                continue
-            try:
-                frame = decoder.decode(msg.data)
-            except (msgspec.DecodeError, RecursionError) as err:
-                if not junk.take():  # a flood of junk is closed, not answered frame by frame
-                    await ws.close(code=pr.CloseCode.POLICY, message=b"too many invalid frames")
-                    break
-                await _reply(svc, w, pr.Error(code="invalid_frame", detail=str(err)[:200]))
-                continue
-            if isinstance(frame, pr.Auth):
-                try:
-                    claims = svc.verify(frame.token)
-                except AuthError as err:
-                    # Straight to the socket, not the queue: the close must not overtake it.
-                    await ws.send_frame(pr.json_out.encode(pr.Error(code=err.code, detail=err.detail)),
-                                        WSMsgType.TEXT)
-                    await ws.close(code=pr.CloseCode.AUTH, message=err.code.encode())
-                    break
-                authed = True
-                if deadline is not None:
-                    deadline.cancel()
-                svc.track(claims.jti, ws)
-                if first is not None:
-                    await _reply(svc, w, await subscribe(svc, w, first, claims))
-            elif isinstance(frame, pr.Ping):
-                await _reply(svc, w, pr.ServerPong(server_time=now_ms(), device_time=frame.device_time))
-            elif isinstance(frame, pr.Graphics):
-                await _reply(svc, w, graphics_command(svc, w, frame, claims))
-            elif not authed:
-                await _reply(svc, w, pr.Error(code="auth_required", detail="send an auth frame first"))
-            else:
-                await _reply(svc, w, await subscribe(svc, w, frame, claims))
+            elif msg.type in (WSMsgType.TEXT, WSMsgType.BINARY):
+                session.message(msg.data)
+            if closer.task is not None:
+                break
     finally:
-        if deadline is not None:
-            deadline.cancel()
-        await svc.fanout.stop(w)
-        svc.open_sockets -= 1
-        svc.metrics.connections.labels("watch").dec()
+        session.close()
+        await session.wait_closed()
+        drain = w.task
+        svc.viewer_closed(w)
+        if drain is not None:
+            with contextlib.suppress(asyncio.CancelledError):
+                await drain
+        if closer.task is not None:
+            with contextlib.suppress(Exception):
+                await closer.task
         with contextlib.suppress(Exception):
             await ws.close()
         # Closed with bytes unsent (the close frame, say): the peer may yet take them, but one that
@@ -240,9 +357,3 @@ async def watch_ws(request: web.Request) -> web.StreamResponse:
         if t is not None and t.get_write_buffer_size():
             asyncio.get_running_loop().call_later(svc.config.send_timeout, t.abort)
     return ws
-
-
-async def _reply(svc: Service, w: Watcher, msg: Any) -> None:
-    if msg is None:
-        return
-    svc.fanout.send_one(w, Frames.of(msg))

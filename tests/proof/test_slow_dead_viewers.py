@@ -450,8 +450,8 @@ def _s(x: float | None) -> str:
 # reading, its bytes stuck in the service's buffer, must still be let go of, its socket closed.
 
 
-async def _stall(server: Server, runner: Any, until: Any) -> Stalled:
-    stalled = await Stalled.open(server, runner)
+async def _stall(server: Server, until: Any) -> Stalled:
+    stalled = await Stalled.open(server)
     tk, ump = await server.device("timekeeper"), await server.device("umpire")
     sent = 0
     while not until(stalled):
@@ -477,7 +477,7 @@ async def test_a_viewer_that_cannot_take_the_1013_close_is_cut(tmp_path: Path, f
                         device_rate=1e6, device_burst=10**6)
     async with srv as server:
         await server.setup_game()
-        stalled = await _stall(server, srv.runner, lambda _: sample(server, "arena_queue_drops_total") > 0)
+        stalled = await _stall(server, lambda _: sample(server, "arena_queue_drops_total") > 0)
         await eventually(lambda: sample(server, "arena_viewer_disconnects_total") > 0, 10)
         t0 = time.monotonic()
         await eventually(lambda: _socket_closed(server, stalled), 2 * send_timeout + 2)
@@ -505,7 +505,7 @@ async def test_a_viewer_dropped_by_the_heartbeat_with_bytes_unsent_is_cut(tmp_pa
         await server.setup_game()
         t0 = time.monotonic()
         # below the transport's high-water mark (64 KiB): no backlog, so no 1013, only the ping
-        stalled = await _stall(server, srv.runner, lambda s: s.transport.get_write_buffer_size() > 32 * 1024)
+        stalled = await _stall(server, lambda s: s.transport.get_write_buffer_size() > 32 * 1024)
         unsent = stalled.transport.get_write_buffer_size()
         await eventually(lambda: _socket_closed(server, stalled), window + send_timeout + 2)
         took = time.monotonic() - t0

@@ -19,6 +19,7 @@ from aiohttp import web
 
 from stream.live.app import build_app
 from stream.live.config import Config
+from stream.live.front_door import FrontSite
 from stream.live.service import Service
 from stream.tools.harness import Device, Viewer, free_port
 
@@ -101,7 +102,7 @@ class RunningServer:
         app = build_app(Config(**self.settings))
         self.runner = web.AppRunner(app, access_log=None, shutdown_timeout=2.0)
         await self.runner.setup()
-        await web.TCPSite(self.runner, "127.0.0.1", self.port).start()
+        await FrontSite(self.runner, "127.0.0.1", self.port).start()
         return Server(app, self.port, self.data)
 
     async def __aexit__(self, *exc: object) -> None:

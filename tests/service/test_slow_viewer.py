@@ -56,7 +56,7 @@ class Stalled:
         self.transport = transport
 
     @classmethod
-    async def open(cls, server: Server, runner: Any) -> Stalled:
+    async def open(cls, server: Server) -> Stalled:
         known = set(server.svc.fanout.watchers)
         sock = socket.socket()
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1024)
@@ -64,10 +64,9 @@ class Stalled:
         ws = await websockets.connect(f"{server.watch_url}?game=g1", sock=sock, max_queue=1)
         await eventually(lambda: bool(set(server.svc.fanout.watchers) - known))
         (watcher,) = set(server.svc.fanout.watchers) - known
-        here = sock.getsockname()
-        (conn,) = [c for c in runner.server.connections
-                   if c.transport is not None and c.transport.get_extra_info("peername") == here]
-        transport = conn.transport
+        transport = watcher.transport
+        assert transport is not None
+        assert transport.get_extra_info("peername") == sock.getsockname()
         transport.get_extra_info("socket").setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
         return cls(ws, watcher, transport)
 
@@ -115,7 +114,7 @@ async def test_slow_viewer_gets_a_fresh_snapshot_while_others_keep_pace(tmp_path
                         device_rate=1e6, device_burst=10**6)
     async with srv as server:
         await server.setup_game()
-        stalled = await Stalled.open(server, srv.runner)
+        stalled = await Stalled.open(server)
         normal = [await Viewer.open(server.watch_url, game="g1") for _ in range(3)]
         for v in normal:
             assert (await v.next("snapshot"))["seq"] == 1
@@ -182,7 +181,7 @@ async def test_viewer_that_cannot_take_a_frame_in_time_is_dropped(tmp_path: Path
                         device_rate=1e6, device_burst=10**6)
     async with srv as server:
         await server.setup_game()
-        stalled = await Stalled.open(server, srv.runner)
+        stalled = await Stalled.open(server)
         viewer = await Viewer.open(server.watch_url, game="g1")
         await viewer.next("snapshot")
         reader = asyncio.create_task(collect(viewer))

@@ -1,0 +1,181 @@
+"""The task-free viewer endpoint (stream/live/viewer_socket.py) behind the front door
+(stream/live/front_door.py): a fresh connection asking for ``/ws/watch`` is served by
+websockets' Sans-I/O protocol, an upgrade on a connection that served HTTP first by
+aiohttp, and both speak the same protocol (docs/protocol.md, "Viewer protocol"); its
+refusals and limits are the documented ones; a closed viewer leaves no reference cycle."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import json
+import socket
+import struct
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+import websockets
+from aiohttp import web
+from websockets.server import ServerProtocol
+from websockets.typing import Origin
+
+from stream.live.fanout import Watcher
+from stream.live.front_door import is_watch
+from stream.live.viewer_socket import ViewerConnection
+
+from .conftest import RunningServer, Server, eventually
+
+
+@pytest.fixture
+async def server(tmp_path: Path) -> AsyncIterator[Server]:
+    async with RunningServer(tmp_path, send_timeout=1.0) as s:
+        await s.setup_game()
+        yield s
+
+
+def newest(server: Server, known: set[Watcher]) -> Watcher:
+    (w,) = set(server.svc.fanout.watchers) - known
+    return w
+
+
+async def first_frames(ws: Any, n: int) -> list[dict[str, Any]]:
+    return [json.loads(await asyncio.wait_for(ws.recv(), 5)) for _ in range(n)]
+
+
+@pytest.mark.parametrize(("head", "watch"), [
+    (b"GET /ws/watch?game=g1 HTTP/1.1\r\n", True),
+    (b"GET /ws/watch HTTP/1.1\r\n", True),
+    (b"GET /ws/watchers HTTP/1.1\r\n", False),
+    (b"GET /ws/device HTTP/1.1\r\n", False),
+    (b"POST /ws/watch HTTP/1.1\r\n", False),
+    (b"GET /api/games HTTP/1.1\r\n", False),
+])
+def test_the_front_door_routes_by_the_request_line(head: bytes, watch: bool) -> None:
+    assert is_watch(head) is watch
+
+
+async def test_a_fresh_connection_is_served_without_a_task(server: Server) -> None:
+    known = set(server.svc.fanout.watchers)
+    async with websockets.connect(f"{server.watch_url}?game=g1") as ws:
+        frames = await first_frames(ws, 3)
+        assert [f["type"] for f in frames] == ["snapshot", "roster", "presence"]
+        w = newest(server, known)
+        assert isinstance(w.ws, ViewerConnection) and w.evented and w.task is None
+        tk = await server.device("timekeeper")
+        await tk.send({"type": "clock.start", "game": "g1"})
+        while (delta := json.loads(await asyncio.wait_for(ws.recv(), 5)))["type"] == "presence":
+            pass
+        assert delta["type"] == "delta" and delta["seq"] == frames[0]["seq"] + 1
+        await ws.send(json.dumps({"type": "ping", "device_time": 7}))
+        pong = json.loads(await asyncio.wait_for(ws.recv(), 5))
+        assert pong["type"] == "pong" and pong["device_time"] == 7
+        await tk.close()
+    await eventually(lambda: w not in server.svc.fanout.watchers)
+    assert server.svc.open_sockets == 0
+
+
+async def test_an_upgrade_after_http_on_the_same_connection_is_aiohttps(server: Server) -> None:
+    known = set(server.svc.fanout.watchers)
+    conn = aiohttp.TCPConnector(limit=1)
+    async with aiohttp.ClientSession(connector=conn) as s:
+        async with s.get(server.http + "/healthz") as r:
+            assert r.status == 200
+            await r.read()
+        async with s.ws_connect(f"{server.watch_url}?game=g1") as ws:
+            first = await ws.receive_json(timeout=5)
+            assert first["type"] == "snapshot"
+            w = newest(server, known)
+            assert isinstance(w.ws, web.WebSocketResponse) and not w.evented
+            await ws.send_json({"type": "ping", "device_time": 3})
+            while (msg := await ws.receive_json(timeout=5))["type"] != "pong":
+                pass
+            assert msg["device_time"] == 3
+
+
+HANDSHAKE = (b"tch?game=g1 HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\n"
+             b"Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+             b"Sec-WebSocket-Version: 13\r\n\r\n")
+
+
+async def test_a_request_line_in_pieces_is_waited_for(server: Server) -> None:
+    """The front door decides on the whole request line, however it is cut."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+    writer.write(b"GET /ws/wa")
+    await writer.drain()
+    await asyncio.sleep(0.05)
+    writer.write(HANDSHAKE)
+    head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 5)
+    assert head.startswith(b"HTTP/1.1 101 ")
+    assert b"s3pPLMBiTxaQ9kYGzzhZRbK+xOo=" in head   # RFC 6455's example key's accept
+    b0, b1 = await asyncio.wait_for(reader.readexactly(2), 5)
+    assert b0 == 0x81   # a final text frame, unmasked: the snapshot
+    n = b1 & 0x7F
+    if n == 126:
+        n = int.from_bytes(await reader.readexactly(2), "big")
+    elif n == 127:
+        n = int.from_bytes(await reader.readexactly(8), "big")
+    assert json.loads(await reader.readexactly(n))["type"] == "snapshot"
+    writer.close()
+
+
+async def test_a_message_in_fragments_is_one_message(server: Server) -> None:
+    async with websockets.connect(f"{server.watch_url}?game=g1") as ws:
+        await first_frames(ws, 3)
+        await ws.send(iter(['{"type":"pi', 'ng","device', '_time":5}']))
+        pong = json.loads(await asyncio.wait_for(ws.recv(), 5))
+        assert pong == {**pong, "type": "pong", "device_time": 5}
+
+
+async def test_refusals_before_the_upgrade(server: Server) -> None:
+    """Another site's page: 403 (docs/protocol.md); not a WebSocket handshake: refused."""
+    plain = server.watch_url.replace("ws:", "http:") + "?game=g1"
+    async with aiohttp.ClientSession() as s, s.get(plain, headers={"Connection": "close"}) as r:
+        assert r.status == 426   # a fresh connection without the Upgrade header
+        assert "WebSocket" in await r.text()
+    with pytest.raises(websockets.InvalidStatus) as refused:
+        async with websockets.connect(f"{server.watch_url}?game=g1", origin=Origin("https://elsewhere.example")):
+            pass
+    assert refused.value.response.status_code == 403
+    assert refused.value.response.body == b"origin not allowed\n"
+
+
+async def test_a_message_over_8_kib_closes_with_1009(server: Server) -> None:
+    async with websockets.connect(f"{server.watch_url}?game=g1", max_size=None) as ws:
+        await first_frames(ws, 3)
+        await ws.send("x" * 8193)
+        with pytest.raises(websockets.ConnectionClosed) as closed:
+            while True:
+                await asyncio.wait_for(ws.recv(), 5)
+    assert closed.value.rcvd is not None and closed.value.rcvd.code == 1009
+
+
+async def test_a_closed_viewer_leaves_no_reference_cycle(server: Server) -> None:
+    """Frozen (heap.py), a cycle would never be freed: a viewer's connection is freed by
+    reference counting alone, with the collector off."""
+    kinds = (ViewerConnection, Watcher, ServerProtocol)
+    gc.collect()
+    gc.disable()
+    try:
+        before = {id(o) for o in gc.get_objects() if type(o) in kinds}   # other tests' servers'
+        for _ in range(5):   # closed as the protocol says
+            async with websockets.connect(f"{server.watch_url}?game=g1") as ws:
+                await first_frames(ws, 3)
+        for _ in range(5):   # cut: a reset, no closing handshake, no end of stream
+            reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+            writer.write(b"GET /ws/wa" + HANDSHAKE)
+            await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 5)
+            await eventually(lambda: server.svc.open_sockets == 1)
+            sock = writer.get_extra_info("socket")
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            writer.transport.abort()
+            await eventually(lambda: server.svc.open_sockets == 0)
+        await eventually(lambda: server.svc.open_sockets == 0)
+        # The ping ring lets go of a closed viewer when it next comes round to it.
+        await asyncio.sleep(server.svc.config.heartbeat * 3 + 0.5)
+        alive = [type(o).__name__ for o in gc.get_objects() if type(o) in kinds and id(o) not in before]
+        assert alive == []
+    finally:
+        gc.enable()
