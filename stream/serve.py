@@ -121,7 +121,14 @@ def loop_factory(name: str) -> Callable[[], asyncio.AbstractEventLoop]:
     return asyncio.new_event_loop
 
 
+#: How long the loop's thread may hold the interpreter while the store's writer thread waits
+#: for it with a commit done (Python's default is 5 ms): while the loop writes a fan-out to
+#: thousands of viewers, the commit's ack would otherwise wait that long for its turn.
+SWITCH_INTERVAL_S = 0.0005
+
+
 def serve(args: argparse.Namespace) -> int:
+    sys.setswitchinterval(SWITCH_INTERVAL_S)
     try:
         with asyncio.Runner(loop_factory=loop_factory(getattr(args, "loop", "asyncio"))) as runner:
             runner.run(_serve(config_from(args)))
