@@ -38,17 +38,17 @@ stalls that matter. Each round prints the 1-minute load average at its end. Lost
 repeated and out-of-order frames are counted over every round. (The cluster: quiet
 rounds only.)
 
-The service's **loop-stall probe** (``stream/live/stall.py``: a 10 ms timer
-measuring its own lateness, read from ``/metrics``) gives the loop's p99 and
-largest lateness during each round's events, and while the idle viewers connect
-and while they leave, at once.
+Every server runs the same **loop-stall probe** (``stream/live/stall.py``: a 10 ms
+timer measuring its own lateness; the service's read from ``/metrics``, the bare
+websockets and Node ws peers' from ``GET /lag``): the service's loop's p99 and
+largest lateness during each round's events, and every server's while the idle
+viewers connect and while they leave, at once.
 
-Memory is measured first, on a service that has held no viewers yet (freed
-memory would otherwise hide new growth): the ``VmRSS`` of the server process
-before and after ``--idle-viewers`` idle, subscribed viewers, and the same
-against the bare server. (Not for the cluster.) 10,000 departed viewers leave
-aiohttp's per-connection objects as cyclic garbage; the stall probe measures what
-collecting it costs (the viewers leave, then 20 events).
+Memory is measured first, on servers that have held no viewers yet (freed memory
+would otherwise hide new growth): the ``VmRSS`` of each server process before and
+after ``--idle-viewers`` idle, subscribed viewers: the service, bare websockets and
+Node ws. (Not for the cluster.) After the viewers leave, each server gets 20
+events, so that a collection of what they left can fall in the leave's window.
 
 Last, **instructions** per delivered frame and per acked event for each server
 (``fanout_bench/instructions.py``: ``perf stat`` where the machine counts, else

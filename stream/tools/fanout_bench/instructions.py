@@ -16,9 +16,9 @@ hardware counters, as where these benchmarks are usually run) valgrind's callgri
   executed, every thread of the process) divided by the frames the viewers got, and by
   the events acked. Under perf the same stretch is counted with ``perf stat -p PID``,
   started at the zero and ended (SIGINT) at the dump;
-* the server's timers run meanwhile (the service's heartbeat and its loop-stall probe,
-  about 100 wake-ups a second): counted, as they are part of what it costs, and kept
-  small beside the events by a rate well above them.
+* the server's timers run meanwhile (the service's heartbeat and pings, and every
+  server's loop-stall probe, about 100 wake-ups a second): counted, as they are part of
+  what it costs, and kept small beside the events by a rate well above them.
 
 Slow (tens of seconds per server, mostly the interpreter's start under valgrind), so
 small sizes: a frame costs the same at 20 viewers as at 1,000, the per-viewer part of an
