@@ -500,11 +500,14 @@ def test_nginx_proxies_websockets_to_both_nodes() -> None:
     tree = nginx_tree()
     http = one_block(tree, "http")["block"]
 
-    upstreams = blocks(http, "upstream")
-    assert len(upstreams) == 1
-    upstream = upstreams[0]
-    servers = {a[0] for a in values(upstream["block"], "server")}
-    assert servers == {f"{n}:8080" for n in NODES} and set(NODES) <= set(compose()["services"])
+    # The API's upstream keeps connections alive; the WebSockets' gives each socket a fresh
+    # connection, which a node serves /ws/watch on without a task (stream/live/front_door.py).
+    upstreams = {u["args"][0]: u["block"] for u in blocks(http, "upstream")}
+    assert len(upstreams) == 2
+    for block in upstreams.values():
+        servers = {a[0] for a in values(block, "server")}
+        assert servers == {f"{n}:8080" for n in NODES} and set(NODES) <= set(compose()["services"])
+        assert values(block, "least_conn") == [[]]
 
     # the Connection value for a WebSocket handshake
     [conn_map] = [m for m in blocks(http, "map") if m["args"][0] == "$http_upgrade"]
@@ -529,7 +532,11 @@ def test_nginx_proxies_websockets_to_both_nodes() -> None:
                 return values(level, name)
         return []
 
-    assert effective("proxy_pass") == [[f"http://{upstream['args'][0]}"]]
+    [[target]] = effective("proxy_pass")
+    upstream = upstreams[target.removeprefix("http://")]
+    assert values(upstream, "keepalive") == [], "a WebSocket's upstream connection must be its own"
+    [api] = [name for name, block in upstreams.items() if values(block, "keepalive")]
+    assert values(one_block(server, "location", "/")["block"], "proxy_pass") == [[f"http://{api}"]]
     assert effective("proxy_http_version") == [["1.1"]]
     headers = {h[0].lower(): h[1] for h in effective("proxy_set_header")}
     assert headers.get("upgrade") == "$http_upgrade"
