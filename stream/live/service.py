@@ -63,6 +63,7 @@ class Service:
         self.buckets: dict[str, TokenBucket] = {}
         self.reloads: set[asyncio.Task[None]] = set()   # of a history the operator accepted
         # Connected officials' devices: socket -> (claims, since)
+        self._presence: dict[str, Frames] = {}   # presence_frames, by game
         self.devices_online: dict[web.WebSocketResponse, tuple[auth.Claims, int]] = {}
         self.by_jti: dict[str, weakref.WeakSet[Socket]] = {}
         self.device_sockets: Counter[str] = Counter()
@@ -161,13 +162,22 @@ class Service:
                     device=claims.sub, role=claims.role, official=claims.official, since=since))
         return pr.Presence(game=game, devices=sorted(seen.values(), key=lambda d: d.since))
 
+    def presence_frames(self, game: str) -> Frames:
+        """``presence(game)``, encoded once until a device comes or goes: every viewer that
+        subscribes is sent it."""
+        frames = self._presence.get(game)
+        if frames is None:
+            frames = self._presence[game] = Frames.of(self.presence(game))
+        return frames
+
     def presence_changed(self, claims: auth.Claims) -> None:
         """Tell the viewers of every game this device is for."""
+        self._presence.clear()
         engine = self.hub.engine
         games = [g for g in engine.game_ids()
                  if claims.game == g or (claims.arena is not None and claims.arena == engine.arena_of(g))]
         for g in games:
-            frames = Frames.of(self.presence(g))
+            frames = self.presence_frames(g)
             for w in tuple(self.fanout.topics.get(g, ())):
                 self.fanout.send_one(w, frames)
 

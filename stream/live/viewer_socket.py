@@ -30,6 +30,7 @@ import logging
 from collections import deque
 from collections.abc import Callable
 from functools import partial
+from typing import cast
 
 from websockets.frames import Frame, Opcode
 from websockets.http11 import Request
@@ -145,12 +146,18 @@ class ViewerConnection(asyncio.Protocol):
         self.proto.send_response(response)
         if response.status_code != 101:
             return
-        self._flush()   # the 101 goes before anything the session sends
         query = URL(request.path).query
         fmt: pr.Format = "msgpack" if query.get("format") == "msgpack" else "json"
         w = self.w = Watcher(self, fmt, svc.config.watcher_queue, self.transport, evented=True)
+        # What the session sends first (a snapshot, the roster, presence) goes out with the
+        # handshake's answer, in one write: a crowd connecting at once costs a write each.
+        cork = _Cork()
+        w.transport = cast(asyncio.Transport, cork)
         svc.viewer_opened(w)
         self.session = WatchSession(svc, w, self, query)
+        if self.w is w:
+            w.transport = self.transport
+        self._flush(cork.chunks)
 
     def _frame(self, frame: Frame) -> None:
         if self.w is None or self.session is None:
@@ -169,15 +176,19 @@ class ViewerConnection(asyncio.Protocol):
                 self.session.message(data)
         # A ping is answered by the ServerProtocol itself, a close too: _flush writes them.
 
-    def _flush(self) -> None:
+    def _flush(self, then: list[bytes] | None = None) -> None:
+        """Write what the ServerProtocol has to send (and ``then``, after it), at once."""
         data = self.proto.data_to_send()
         if self.transport.is_closing():
             return   # (gone: nothing more can reach it)
-        for chunk in data:
-            if chunk:
-                self.transport.write(chunk)
-            else:   # the end of the connection, after a refused handshake or a close
-                self.transport.close()
+        end = b"" in data   # the end of the connection, after a refused handshake or a close
+        if then:
+            data += then
+        out = b"".join(data)
+        if out:
+            self.transport.write(out)
+        if end:
+            self.transport.close()
 
     def _too_slow(self) -> None:
         self.paused = None
@@ -193,6 +204,25 @@ class ViewerConnection(asyncio.Protocol):
         w.transport = None
         session, self.session = self.session, None
         _departures.add(partial(_left, self.svc, w, session))
+
+
+class _Cork:
+    """A new viewer's transport while its session starts: what is written is kept, to go out
+    with the handshake's answer."""
+
+    __slots__ = ("chunks",)
+
+    def __init__(self) -> None:
+        self.chunks: list[bytes] = []
+
+    def write(self, data: bytes) -> None:
+        self.chunks.append(data)
+
+    def is_closing(self) -> bool:
+        return False
+
+    def get_write_buffer_size(self) -> int:
+        return 0
 
 
 def _left(svc: Service, w: Watcher, session: WatchSession | None) -> None:

@@ -123,14 +123,14 @@ def subscribe(svc: Service, w: Watcher, sub: pr.Subscribe,
         catch_up = svc.hub.feeds.since(game, sub.since) if sub.epoch == svc.hub.store.epoch else None
         if catch_up is not None:
             svc.fanout.follow(w, game, catch_up, feed.seq, None)
-            svc.fanout.send_one(w, Frames.of(svc.presence(game)))
+            svc.fanout.send_one(w, svc.presence_frames(game))
             if sub.graphics:
                 svc.fanout.follow_graphics(w, game)
             return None
         reason = "resume_unavailable"
     snap = svc.hub.feeds.snapshot(game, reset=reason is not None, reason=reason)
     svc.fanout.follow(w, game, None, feed.seq, snap)
-    svc.fanout.send_one(w, Frames.of(svc.presence(game)))
+    svc.fanout.send_one(w, svc.presence_frames(game))
     if sub.graphics:
         svc.fanout.follow_graphics(w, game)
     return None
