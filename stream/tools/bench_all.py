@@ -18,8 +18,10 @@ One process tree, bounded in time, and it stops by itself. In order:
 * **group commit**: raw single commits (the service's SQLite settings, one
   log-sized INSERT per transaction, sequential) against ``SqliteStore.append``
   from ``--devices`` concurrent tasks, each awaiting its own append as a device
-  awaits its ack; ``--rounds`` interleaved rounds each, the median and the worst
-  of each round's ratio;
+  awaits its ack, and against SQLite alone (``--devices`` rows of the same shape
+  a commit, one executemany, on the store's own schema and settings: the ceiling
+  for any store on this disk); ``--rounds`` interleaved rounds, the median and
+  the worst of each round's ratios;
 * **end to end**: the service (``serve --no-demo``, its per-device rate limit
   lifted) with ``--devices`` device WebSockets, one game each, each sending its
   next event when the previous one is acked: acked events/s, against the same
