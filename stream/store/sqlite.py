@@ -11,11 +11,14 @@ PRIMARY KEY``: each commit appends to its last pages), with two UNIQUE indexes,
 ``(device, client_id)`` (the dedup key) and ``(game, seq)`` (a game's order, and its
 reads: a game's records since a seq are one index range). Each device's and each
 game's next entry lands on a leaf page of its own, so a commit of n devices' events
-dirties about 2n index pages: that, not the fsync, is most of a group commit's cost.
-Moving the dedup keys into a ``WITHOUT ROWID`` table of their own, ``(game, seq)``
-into another, or clustering the log on ``(game, seq)`` dirties as many pages or
-more, and measured no faster (0.92–0.97× this layout for SQLite alone, 50 rows a
-commit), so the layout stays. Its version is kept in ``meta`` (``SCHEMA_VERSION``).
+dirties about 2n index pages, and those pages, more than the number of fsyncs, are
+what a group commit costs (the same 50 rows a commit with no index: 2.9× as many
+rows/s). Other layouts keep two keys apart and dirty as many pages: measured as
+SQLite alone at 50 rows a commit, the dedup keys in a ``WITHOUT ROWID`` table of
+their own (``(game, seq)`` an index, or a ``WITHOUT ROWID`` table too, or the dedup
+row written by a trigger) did 0.95–0.97× this layout, the log clustered on
+``(game, seq)`` 0.74× (medians of interleaved rounds); so the layout stays. Its
+version is kept in ``meta`` (``SCHEMA_VERSION``).
 
 A run of appends is one executemany with no savepoint around it (a savepoint makes
 SQLite copy every page the run dirties into a statement journal: a fifth of a
