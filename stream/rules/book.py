@@ -48,20 +48,13 @@ class Book:
         # Team -> the players who have owed it something: where a game looks for what its
         # teams' unlisted players owe (R13). Derived from the ledger.
         self.by_team: dict[str, set[str]] = {}
-        # Every player who may still owe something pending (and some who no longer do):
-        # the only ones of ``by_team`` that ``plan`` reads. It drops those it finds owing
-        # nothing; whatever makes an obligation pending adds its player again.
-        self.owing: set[str] = set()
         self.reindex()
 
     def reindex(self) -> None:
         self.by_team = {}
-        self.owing = set()
         for obs in self.ledger.values():
             for o in obs:
                 self.by_team.setdefault(o.team, set()).add(o.player)
-                if o.status == "pending":
-                    self.owing.add(o.player)
 
     # ------------------------------------------------------------- reading
 
@@ -84,13 +77,7 @@ class Book:
         """What ``g`` would take if it began now: its listed players' obligations,
         then its teams' unlisted players'."""
         teams = self.by_team.get(g.home.team, set()) | self.by_team.get(g.away.team, set())
-        unlisted = []
-        for pid in sorted(teams & self.owing - g.players.keys()):
-            if any(o.status == "pending" for o in self.ledger.get(pid, ())):
-                unlisted.append(pid)
-            else:
-                self.owing.discard(pid)  # owes nothing now: read again once he does
-        return lg.plan(self.ledger, g, info, unlisted)
+        return lg.plan(self.ledger, g, info, sorted(teams - g.players.keys()))
 
     def taken_by(self, g: Game) -> list[lg.Obligation]:
         """What ``g`` took when it began, in the order it took them."""
@@ -113,13 +100,12 @@ class Book:
                                        side=side, owed_ms=ob.owed_ms, kind="carried"))
         return out
 
-    def mark(self, taken: list[lg.Obligation], game: str | None) -> None:
+    @staticmethod
+    def mark(taken: list[lg.Obligation], game: str | None) -> None:
         """``game`` serves them from now; None: no game does (the one that began was undone)."""
         status: Literal["pending", "serving"] = "pending" if game is None else "serving"
         for ob in taken:
             ob.status, ob.applied_in = status, game
-            if game is None:
-                self.owing.add(ob.player)
 
     # ----------------------------------------------------- a game ends with them
 
@@ -173,7 +159,6 @@ class Book:
         for o in new:
             if o.id not in kept:
                 self.by_team.setdefault(o.team, set()).add(o.player)
-                self.owing.add(o.player)
                 self.ledger.setdefault(o.player, []).append(o)
                 self.ledger[o.player].sort(key=lambda x: x.order)
                 if o.id not in old_ids:
@@ -211,7 +196,6 @@ class Book:
                                        order=turn + 999, **base))
         self.ledger.setdefault(p.id, []).extend(added)
         self.by_team.setdefault(added[0].team, set()).add(p.id)
-        self.owing.add(p.id)
         return [_notice(nt.ObligationCreated, o, e.id, e.at, g.id, "R6") for o in added]
 
     def _pending(self, oid: str) -> lg.Obligation:

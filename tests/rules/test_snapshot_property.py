@@ -82,7 +82,7 @@ def test_the_snapshot_holds_every_field_of_the_engine() -> None:
     assert set(vars(Engine())) == {"games", "tournaments", "book", "registry", "owner", "voids", "voided",
                                    "_takes", "wide_changes"}
     assert set(vars(Book())) == {"ledger", "sources", "decisions", "withdrawn",
-                                 "by_team", "owing"}  # by_team, owing: derived from the ledger (Book.reindex)
+                                 "by_team"}  # by_team: derived from the ledger (Book.reindex)
     assert set(GameRecord.__slots__) == {"any_team", "checkpoints", "events", "game", "now", "opened_at",
                                          "packed", "setup_notices"}
 
