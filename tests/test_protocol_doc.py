@@ -182,18 +182,23 @@ def scan_service() -> dict[str, list[Scanned]]:
                                   if c in fixed}
                         s.codes |= family
                         s.retry |= family
-            elif called in fixed:
-                s.codes.add(fixed[called])
-            elif called in error_classes:
-                s.codes.update(values(_arg(call, 0, "code")))
-            elif called in helpers:
-                s.codes.update(values(_arg(call, helpers[called], "code")))
-            elif called == "close" and any(kw.arg == "code" for kw in call.keywords):
-                code = _close_code(_arg(call, 99, "code"))
+            elif ((called == "close" and any(kw.arg == "code" for kw in call.keywords))
+                  or called == "close_soon"
+                  or (called == "call_later" and len(call.args) == 4
+                      and isinstance(call.args[1], ast.Attribute) and call.args[1].attr == "close_soon")):
+                # ``close(code=…, message=…)``; ``close_soon(code, reason)``, also as a timer's
+                # ``call_later(delay, x.close_soon, code, reason)``
+                if called == "close":
+                    passed, message = _arg(call, 99, "code"), _arg(call, 99, "message")
+                else:
+                    passed, message = call.args[-2], call.args[-1]
+                own = [*_params(fn), *(a.arg for a in fn.args.kwonlyargs)]
+                if isinstance(passed, ast.Name) and passed.id in own:
+                    continue   # it passes on its caller's code: the caller is scanned
+                code = _close_code(passed)
                 if code is None:
                     s.raw_closes.append(call)
                     continue
-                message = _arg(call, 99, "message")
                 if isinstance(message, ast.Constant) and isinstance(message.value, bytes):
                     reason = message.value.decode()
                 elif (isinstance(message, ast.Call) and call_name(message) == "encode"
@@ -204,8 +209,16 @@ def scan_service() -> dict[str, list[Scanned]]:
                 else:
                     reason = "" if message is None else "?"
                 s.closes.add((code, reason))
-            elif called == "WebSocketResponse" and _arg(call, 99, "max_msg_size") is not None:
-                s.closes.add((int(pr.CloseCode.TOO_BIG), ""))  # aiohttp closes a bigger frame with 1009
+            elif called in fixed:
+                s.codes.add(fixed[called])
+            elif called in error_classes:
+                s.codes.update(values(_arg(call, 0, "code")))
+            elif called in helpers:
+                s.codes.update(values(_arg(call, helpers[called], "code")))
+            elif ((called == "WebSocketResponse" and _arg(call, 99, "max_msg_size") is not None)
+                  or (called == "ServerProtocol" and _arg(call, 99, "max_size") is not None)):
+                # aiohttp, and websockets' protocol, close a bigger frame with 1009
+                s.closes.add((int(pr.CloseCode.TOO_BIG), ""))
         out.setdefault(name, []).append(s)
     return out
 
@@ -253,7 +266,8 @@ RETRY = set().union(*(s.retry for ss in SCAN.values() for s in ss))
 #: The sockets a close in each module can close: a handler's module, its own; the
 #: fan-out, viewers' (only /ws/watch makes a ``Watcher``); the service and the app,
 #: both (they close what both handlers register: ``svc.sockets``, ``svc.track``).
-CLOSERS = {"ingest.py": {"device"}, "watch.py": {"watch"}, "fanout.py": {"watch"},
+CLOSERS = {"ingest.py": {"device"}, "watch.py": {"watch"}, "viewer_socket.py": {"watch"},
+           "fanout.py": {"watch"},
            "service.py": {"device", "watch"}, "app.py": {"device", "watch"}}
 
 
@@ -290,9 +304,9 @@ def test_the_close_code_attribution_holds() -> None:
     """``CLOSERS``: only /ws/watch makes viewers, and both handlers register their
     socket where the service and the app close them (shutdown, revocation)."""
     made = {s.path.name for ss in SCAN.values() for s in ss if "Watcher" in s.calls}
-    assert made == {"watch.py"}
+    assert made == {"watch.py", "viewer_socket.py"}   # aiohttp's viewer endpoint, and the task-free one
     for handler in HANDLERS.values():
-        calls = set().union(*(s.calls for s in SCAN[handler]))
+        calls = set().union(*(s.calls for s in reachable(handler)))
         assert {"add", "track"} <= calls, handler
     modules = {s.path.name for ss in SCAN.values() for s in ss if s.closes}
     assert modules - set(CLOSERS) == set(), "a module that closes sockets: add to CLOSERS which ones"

@@ -70,7 +70,8 @@ CLOSE_CODES: dict[str, dict[CloseCode, str]] = {
                         "`error` whose code is the reason; on a service without public viewing, no valid "
                         "`auth` within the auth timeout (5 s; reason `authenticate`, no `error`); "
                         f"{_REVOKED}",
-        CloseCode.POLICY: f"policy: {_INVALID}",
+        CloseCode.POLICY: f"policy: {_INVALID}; or more than 16 frames sent while the viewer's "
+                          "resume waits for the store to rebuild its deltas (reason `too many frames`)",
         CloseCode.TOO_BIG: "a frame over 8 KiB (no reason, no `error`)",
         CloseCode.TOO_SLOW: "too slow: the viewer could not take one frame within the send timeout "
                             "(10 s; reason `too slow`)",
