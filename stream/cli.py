@@ -235,6 +235,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="viewers while instructions are counted (valgrind's callgrind, or perf)")
     bf.add_argument("--ir-events", type=int, default=200,
                     help="events while instructions are counted; 0: not counted")
+    from .tools.bench_fanout import add_saturation_arguments
+    add_saturation_arguments(bf)
     bi = bsub.add_parser("instructions", help="instructions per delivered frame and per acked event "
                                                "for each server (perf stat, else valgrind's callgrind)")
     bi.add_argument("--viewers", type=int, default=20, help="viewers while the events are sent")
@@ -272,6 +274,7 @@ def main(argv: list[str] | None = None) -> int:
     ba.add_argument("--cold-events", type=int, default=1_000_000,
                     help="events in the log the service cold-starts on")
     ba.add_argument("--seed", type=int, default=14)
+    add_saturation_arguments(ba)
     from .tools import bench_nodes, bench_race
     bench_nodes.add_arguments(bsub.add_parser(
         "nodes", help="two nodes on one Redis, each node and Redis restarted at random while devices "

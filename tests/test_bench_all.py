@@ -33,6 +33,7 @@ ROWS = (
     r"instructions per delivered frame",
     r"instructions per acked event",
     r"cross-node p99 vs single node",
+    r"saturation point \(viewer p99 crosses 100 ms\)",
 )
 #: Rows a --quick run leaves to ``bench instructions`` (valgrind is too slow for a smoke test).
 NOT_IN_QUICK = ("instructions per delivered frame", "instructions per acked event")
@@ -83,6 +84,15 @@ def test_bench_all_quick_prints_every_row_and_writes_the_report(tmp_path: Path) 
     assert re.search(r"^group commit.*\d+\.\d× median of 1 \(worst \d+\.\d×; [\d,]+ events/s vs [\d,]+ "
                      r"single commits/s; SQLite alone at 50 rows a commit: \d+\.\d×\)", table, re.M)
     assert re.search(r"^end to end.*[\d,]+ acked events/s", table, re.M)
+    # The saturation point of each server, the median round and the worst, and the service's over Node's.
+    point = r"(?:[<>] )?[\d,]+"
+    ratio = r"(?:(?:[<>] )?\d+\.\d\d×|ratio unknown)"
+    node_cell = (rf"; Node ws {point} \(worst {point}\)" if node else "; Node ws not measured: [^;]+")
+    assert re.search(rf"^saturation point \(viewer p99 crosses 100 ms\)\s+arena-stream {point} frames/s "
+                     rf"median \(worst {point}\){node_cell}; bare websockets {point} \(worst {point}\); "
+                     + (rf"{ratio} Node ws \(worst {ratio}\), " if node else "")
+                     + rf"{ratio} bare websockets \(worst {ratio}\).*\s{{2,}}≥ Node ws\s{{2,}}"
+                     r"(met|missed|—)$", table, re.M), table
 
     md = out.read_text()
     assert md.startswith("# Performance\n")

@@ -33,7 +33,18 @@ from stream.tools.fanout_bench.peers import (
     start_node_ws,
 )
 from stream.tools.fanout_bench.report import beside, report_idle
-from stream.tools.harness import Device, Processes, Viewer, lag_of
+from stream.tools.fanout_bench.saturation import (
+    Point,
+    crossing,
+    limit_of,
+    median_point,
+    ratio,
+    saturation_row,
+    saturation_verdict,
+    step_p99,
+    worst_point,
+)
+from stream.tools.harness import Device, LoadResult, Processes, Viewer, lag_of
 from stream.tools.harness.measure import lag_answer, lag_json, peer_loop_lag
 
 NUM = r"(\d+\.\d+|n/a)"
@@ -43,8 +54,9 @@ FIG = r"(\d+\.\d+)"
 def test_bench_fanout_reports_the_median_and_the_worst_round_quiet_and_contended() -> None:
     res = subprocess.run(
         [sys.executable, "-m", "stream", "bench", "fanout", "--viewers", "20", "--rate", "20",
-         "--seconds", "2", "--idle-viewers", "200", "--rounds", "2", "--ir-events", "0"],
-        capture_output=True, text=True, timeout=400)
+         "--seconds", "2", "--idle-viewers", "200", "--rounds", "2", "--ir-events", "0",
+         "--sat-viewers", "10", "--sat-rates", "10,20", "--sat-seconds", "1", "--sat-rounds", "2"],
+        capture_output=True, text=True, timeout=500)
     assert res.returncode == 0, res.stdout + res.stderr
     out = res.stdout
     assert "Traceback" not in res.stderr, res.stderr
@@ -90,6 +102,125 @@ def test_bench_fanout_reports_the_median_and_the_worst_round_quiet_and_contended
     m = re.search(rf"^idle viewers\s+(\d+) opened: {NUM} KiB each \(bare websockets: {NUM} KiB\)", out, re.M)
     assert m and int(m[1]) > 0, out
     assert "instructions:" not in out, "--ir-events 0 counts none"
+    # The saturation ladders: each server's steps, server by server, the order reversed in round 2.
+    step = re.compile(
+        r"^  sat(\d)-(bare|svc)(\d), (?:bare websockets|arena-stream): 10 viewers x (\d+) events/s = "
+        rf"([\d,]+) frames/s offered \(load average {FIG}\): (\d+) events sent .* viewer p50 {NUM} ms "
+        rf"p99 (?:{NUM}|inf) ms.*; lost \d+, resyncs \d+, viewers dropped \d+, refused \d+; "
+        r"server CPU \d+ % of a core, viewer workers' CPU \d+ % of a core \(1 worker\(s\)\), the "
+        r"device's (?:\d+|n/a) %, machine (?:\d+|n/a) % busy", re.M)
+    steps = [m.groups() for m in step.finditer(out)]
+    order = list(dict.fromkeys((g[0], g[1]) for g in steps))
+    assert order == [("1", "bare"), ("1", "svc"), ("2", "svc"), ("2", "bare")], out
+    for g in steps:
+        assert (g[3], g[4], g[6]) == (("10", "100", "10") if g[2] == "1" else ("20", "200", "20")), g
+    point = r"(?:[<>] )?[\d,]+"
+    for rnd in ("1", "2"):
+        for label in ("bare websockets", "arena-stream"):
+            assert re.search(rf"^  sat{rnd}, {label}: saturation point {point} frames/s \(", out, re.M), out
+    assert re.search(r"^saturation: 10 viewers, the device at 10, 20 events/s \(100 to 200 frames/s "
+                     r"offered\), 1 s a step; .*linear on offered frames/s between the last step under and "
+                     r"the first step over; median and worst of 2 round\(s\) per server", out, re.M), out
+    limit = "(the server's|the harness's|no CPU limit's|none over)"
+    for label in ("bare websockets", "arena-stream"):
+        assert re.search(rf"^{label}\s+{point}\s+{point}\s+{limit} \d", out, re.M), out
+    ratio_fig = r"(?:[<>] )?(?:\d+\.\d\d|n/a)"
+    assert re.search(rf"^saturation ratio vs bare websockets\s+{ratio_fig}\s+worst\s+{ratio_fig}\s+"
+                     r"\(arena-stream / bare websockets, median rounds; for reference\)$", out, re.M), out
+
+
+STEPS = [(100.0, 10.0), (200.0, 40.0), (400.0, 160.0), (800.0, 900.0)]
+
+
+@pytest.mark.parametrize(("steps", "point"), [
+    pytest.param([(100.0, 10.0), (200.0, 40.0)], Point(200.0, 1), id="every step under: over the top step"),
+    pytest.param(STEPS, Point(300.0), id="crossing: linear on frames/s between the last under and the next"),
+    pytest.param([(100.0, 60.0), (200.0, 100.0)], Point(200.0), id="crossing at a step: 100 ms is over"),
+    pytest.param([(100.0, 120.0), (200.0, 300.0)], Point(100.0, -1), id="over at the first step"),
+    pytest.param([(100.0, 5.0)], Point(100.0, 1), id="one step, under"),
+    pytest.param([(100.0, 20.0), (200.0, 150.0), (400.0, 50.0)], Point(100.0 + 100.0 * 80 / 130),
+                 id="the first step over counts, not a later one under"),
+    pytest.param([(100.0, 20.0), (200.0, math.inf)], Point(100.0), id="no finite p99 over: the step under"),
+    pytest.param([(100.0, 20.0), (200.0, math.nan)], Point(100.0), id="no p99 at all counts as over"),
+])
+def test_the_saturation_point_is_linear_between_the_last_step_under_and_the_first_over(
+        steps: list[tuple[float, float]], point: Point) -> None:
+    got = crossing(steps)
+    assert got.bound == point.bound and math.isclose(got.fps, point.fps), (got, point)
+
+
+def test_a_saturation_point_reads_as_a_bound_when_it_is_one() -> None:
+    assert [Point(55_172.4).text(), Point(200_000, 1).text(), Point(12_500, -1).text(),
+            Point(math.nan).text()] == ["55,172", "> 200,000", "< 12,500", "n/a"]
+    with pytest.raises(ValueError):
+        crossing([])
+
+
+@pytest.mark.parametrize(("a", "b", "expect"), [
+    (Point(300.0), Point(200.0), Point(1.5)),
+    (Point(800.0, 1), Point(400.0), Point(2.0, 1)),      # the service never crossed: at least 2x
+    (Point(400.0), Point(800.0, 1), Point(0.5, -1)),     # the reference never crossed: at most 0.5x
+    (Point(100.0, -1), Point(400.0), Point(0.25, -1)),
+    (Point(800.0, 1), Point(100.0, -1), Point(8.0, 1)),
+    (Point(800.0, 1), Point(800.0, 1), Point(math.nan)),  # both over the top step: unknown
+])
+def test_a_ratio_of_saturation_points_keeps_their_bounds(a: Point, b: Point, expect: Point) -> None:
+    got = ratio(a, b)
+    assert got.bound == expect.bound and (math.isclose(got.fps, expect.fps)
+                                          or (math.isnan(got.fps) and math.isnan(expect.fps))), got
+
+
+def test_the_median_and_the_worst_round_of_saturation_points() -> None:
+    rounds = [Point(800.0, 1), Point(300.0), Point(350.0)]
+    assert median_point(rounds) == Point(350.0) and worst_point(rounds) == Point(300.0)
+    assert worst_point([Point(100.0, -1), Point(100.0)]) == Point(100.0, -1)
+    assert median_point([Point(100.0), Point(200.0)]) == Point(100.0), "the lower middle one"
+    assert math.isnan(median_point([]).fps)
+
+
+@pytest.mark.parametrize(("cpu", "expect"), [
+    ((0.95, 0.5, 2, 1.6), "the server's"),
+    ((0.4, 1.85, 2, 1.9), "the harness's"),     # both viewer workers at their cores
+    ((0.4, 0.7, 2, 1.95), "the harness's"),     # the machine full
+    ((0.4, 0.7, 2, 1.2), "no CPU limit's"),
+])
+def test_whose_limit_a_step_over_100_ms_met(cpu: tuple[float, float, int, float], expect: str) -> None:
+    server, viewers, workers, machine = cpu
+    assert limit_of(server, viewers, workers, machine, 2) == expect
+
+
+def test_a_frame_never_received_counts_as_late_in_a_steps_p99() -> None:
+    def res(lat: list[float], lost: int) -> LoadResult:
+        return LoadResult("s", 1, 0, 0, 0, 1.0, lat, [], lost, 0, 0, 0, 0)
+
+    assert step_p99(res([float(i) for i in range(1, 101)], 0)) == 99.0
+    assert step_p99(res([float(i) for i in range(1, 100)], 1)) == 99.0  # 1 % late: the 99th of 100
+    assert step_p99(res([float(i) for i in range(1, 99)], 2)) == math.inf
+    assert math.isnan(step_p99(res([], 0)))
+
+
+def test_bench_alls_saturation_cell_and_verdict() -> None:
+    fig = {"sat_rounds": 3.0, "sat_svc": 80_000.0, "sat_svc_bound": 0.0, "sat_svc_worst": 70_000.0,
+           "sat_svc_worst_bound": 0.0, "sat_node": 200_000.0, "sat_node_bound": 1.0,
+           "sat_node_worst": 90_000.0, "sat_node_worst_bound": 0.0, "sat_bare": 55_000.0,
+           "sat_bare_bound": 0.0, "sat_bare_worst": 50_000.0, "sat_bare_worst_bound": 0.0,
+           "sat_node_ratio": 0.4, "sat_node_ratio_bound": -1.0, "sat_node_ratio_worst": 70 / 90,
+           "sat_node_ratio_worst_bound": 0.0, "sat_bare_ratio": 80 / 55, "sat_bare_ratio_bound": 0.0,
+           "sat_bare_ratio_worst": 1.4, "sat_bare_ratio_worst_bound": 0.0, "sat_svc_harness": 0.0,
+           "sat_node_harness": 2.0, "sat_bare_harness": 3.0}
+    assert saturation_row(fig) == (
+        "arena-stream 80,000 frames/s median (worst 70,000); Node ws > 200,000 (worst 90,000); "
+        "bare websockets 55,000 (worst 50,000); < 0.40× Node ws (worst 0.78×), 1.45× bare websockets "
+        "(worst 1.40×); crossings at the harness's limit: Node ws 2 of 3, bare websockets 3 of 3")
+    assert saturation_verdict(fig) is False
+    unknown = {"sat_node_ratio": math.nan, "sat_node_ratio_bound": 0.0}
+    assert "; ratio unknown Node ws (worst 0.78×), " in saturation_row(fig | unknown)
+    assert saturation_verdict(fig | unknown) is None
+    for r, bound, verdict in ((1.2, 0, True), (0.9, 0, False), (1.1, 1, True), (0.9, 1, None),
+                              (1.1, -1, None)):
+        node = {"sat_node_ratio": r, "sat_node_ratio_bound": float(bound)}
+        assert saturation_verdict(fig | node) is verdict
+    assert saturation_verdict({k: v for k, v in fig.items() if not k.startswith("sat_node")}) is None
 
 
 def test_bench_fanout_two_nodes_prints_the_cross_node_line() -> None:
@@ -98,7 +229,7 @@ def test_bench_fanout_two_nodes_prints_the_cross_node_line() -> None:
     res = subprocess.run(
         [sys.executable, "-m", "stream", "bench", "fanout", "--nodes", "2", "--viewers", "20",
          "--rate", "20", "--seconds", "2", "--idle-viewers", "1", "--rounds", "1", "--no-contended",
-         "--ir-events", "0"],
+         "--ir-events", "0", "--sat-rounds", "0"],
         capture_output=True, text=True, timeout=300)
     assert res.returncode == 0, res.stdout + res.stderr
     out = res.stdout
@@ -116,6 +247,8 @@ def test_bench_fanout_two_nodes_prints_the_cross_node_line() -> None:
     assert re.search(rf"^cross-node p99 ratio\s+{NUM}\s+worst\s+{NUM}\s+\(cross-node p99 / single-node p99; "
                      r"goal <= 1\.5\)$", out, re.M), out
     assert re.search(r"^cluster idle viewers\s+not measured", out, re.M), out
+    assert "  saturation: not measured (--sat-rounds 0)" in out.splitlines(), out
+    assert not re.search(r"^saturation", out, re.M), out
     # Every frame timed on each node: 40 events to each of 10 viewers on A and 10 on B.
     assert re.search(r"cluster1 \(quiet, load average \d+\.\d\d\): 40 events sent", out), out
     assert "40 acked, 800 frames timed over 20 viewers" in out, out
@@ -272,3 +405,28 @@ def test_each_servers_idle_stalls_are_printed_and_the_peers_beside_the_service(
     assert beside(figures, "connect") == ("bare websockets: p99 3.00 ms, max 43.00 ms; "
                                           "Node ws: p99 4.18 ms, max 16.61 ms")
     assert beside(figures, "leave") == ""
+
+
+def test_the_saturation_options_parse_and_are_checked() -> None:
+    import argparse
+
+    from stream.tools.bench_fanout import add_saturation_arguments
+    from stream.tools.fanout_bench.report import FanoutOptions
+    from stream.tools.fanout_bench.saturation import check_saturation, device_sockets, sat_tokens
+
+    p = argparse.ArgumentParser()
+    add_saturation_arguments(p)
+    args = p.parse_args(["--sat-viewers", "100", "--sat-rates", "25,50,100", "--sat-rounds", "0"])
+    assert (args.sat_viewers, args.sat_rates, args.sat_seconds, args.sat_rounds) == (100, (25.0, 50.0, 100.0),
+                                                                                     2.0, 0)
+    assert p.parse_args([]).sat_rates == FanoutOptions().sat_rates
+    with pytest.raises(SystemExit):
+        p.parse_args(["--sat-rates", "50,fast"])
+    check_saturation(FanoutOptions(sat_rounds=0, sat_rates=()), "bench fanout")  # not measured: anything goes
+    for bad in ({"sat_rates": (100.0, 50.0)}, {"sat_rates": ()}, {"sat_viewers": 0}, {"sat_seconds": 0.0},
+                {"sat_rounds": -1}):
+        with pytest.raises(SystemExit, match="--sat-rates"):
+            check_saturation(FanoutOptions(**bad), "bench fanout")
+    # The device's stream spread over sockets each under the service's per-socket limit.
+    assert [device_sockets(r) for r in (5, 8, 9, 800)] == [1, 1, 2, 100]
+    assert sat_tokens(FanoutOptions()) == 100 and sat_tokens(FanoutOptions(sat_rounds=0)) == 0

@@ -50,6 +50,23 @@ after ``--idle-viewers`` idle, subscribed viewers: the service, bare websockets 
 Node ws. (Not for the cluster.) After the viewers leave, each server gets 20
 events, so that a collection of what they left can fall in the leave's window.
 
+Then the **saturation point** of each server (``fanout_bench/saturation.py``): a
+ladder of load steps, ``--sat-viewers`` viewers and the device at each of
+``--sat-rates`` events/s in turn (``--sat-seconds`` a step, each step a load round
+as above, its stream over as many device sockets as the top rate needs), until the
+viewers' p99 is over 100 ms; ``--sat-rounds`` rounds (0: not measured), server by
+server (bare[, node], service, then the other way round), each server a fresh process
+for each of its ladders, quiet only. A round's point is the offered frames/s
+(viewers × events/s) at which p99 crosses 100 ms, **linear on frames/s** between the
+last step under and the first over ("> the top step" if none is over, "< the first
+step" if the first is); a frame never received counts as late. The median and the
+worst (lowest) round are reported, and the service's over Node ws's (goal ≥ 1) and
+over bare websockets'. The viewer workers share the two cores with the server: each
+step prints the server's CPU, the viewer workers' and the whole machine's, and the
+step over 100 ms says whose limit it met (the server's: over 90 % of a core; the
+harness's: the viewer workers at theirs, or the machine full), so that a crossing
+that is the harness's reads as a lower bound.
+
 Last, **instructions** per delivered frame and per acked event for each server
 (``fanout_bench/instructions.py``: ``perf stat`` where the machine counts, else
 valgrind's callgrind over a short run of ``--ir-viewers`` viewers and
@@ -58,8 +75,8 @@ repeat on a shared machine where times don't.
 
 The code: ``stream/tools/fanout_bench/`` (``run``: the order of it all; ``phases``:
 a load round, idle viewers, the delta probe, the busy neighbour, raw commits;
-``peers``: the bare and Node servers; ``instructions``: the counts; ``report``: the
-tables), on ``stream/tools/harness/`` (the processes,
+``saturation``: the ladders and their table; ``peers``: the bare and Node servers;
+``instructions``: the counts; ``report``: the tables), on ``stream/tools/harness/`` (the processes,
 the viewers and the device).
 """
 
@@ -73,15 +90,42 @@ from .fanout_bench.peers import ensure_node_ws
 from .fanout_bench.phases import sqlite_commit_ms
 from .fanout_bench.report import FanoutOptions, frames_failed
 from .fanout_bench.run import bench_fanout
+from .fanout_bench.saturation import check_saturation
 
-__all__ = ["FanoutOptions", "bench_fanout", "bench_instructions", "ensure_node_ws", "run", "run_instructions",
-           "sqlite_commit_ms"]
+__all__ = ["FanoutOptions", "add_saturation_arguments", "bench_fanout", "bench_instructions",
+           "ensure_node_ws", "rates", "run", "run_instructions", "sqlite_commit_ms"]
+
+
+def rates(text: str) -> tuple[float, ...]:
+    """``--sat-rates``: events/s, comma-separated ("50,100,200")."""
+    try:
+        return tuple(float(x) for x in text.split(",") if x.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a comma-separated list of events/s: {text!r}") from None
+
+
+def add_saturation_arguments(p: argparse.ArgumentParser) -> None:
+    """The saturation phase's sizes (``bench fanout``, ``bench all``)."""
+    d = FanoutOptions()
+    p.add_argument("--sat-viewers", type=int, default=d.sat_viewers,
+                   help="saturation: viewers at every step (default %(default)s)")
+    p.add_argument("--sat-rates", type=rates, default=d.sat_rates, metavar="R1,R2,...",
+                   help="saturation: the device's events/s at each step, rising (default "
+                        + ",".join(f"{r:g}" for r in d.sat_rates) + ")")
+    p.add_argument("--sat-seconds", type=float, default=d.sat_seconds,
+                   help="saturation: how long the device sends at each step (default %(default)s)")
+    p.add_argument("--sat-rounds", type=int, default=d.sat_rounds,
+                   help="saturation: rounds per server, fresh processes each; 0: not measured "
+                        "(default %(default)s)")
 
 
 def run(args: argparse.Namespace) -> int:
     opts = FanoutOptions(viewers=args.viewers, rate=args.rate, seconds=args.seconds,
                          idle_viewers=args.idle_viewers, nodes=args.nodes, rounds=args.rounds,
-                         contended=args.contended, ir_viewers=args.ir_viewers, ir_events=args.ir_events)
+                         contended=args.contended, ir_viewers=args.ir_viewers, ir_events=args.ir_events,
+                         sat_viewers=args.sat_viewers, sat_rates=args.sat_rates, sat_seconds=args.sat_seconds,
+                         sat_rounds=args.sat_rounds)
+    check_saturation(opts, "bench fanout")
     if min(opts.viewers, opts.idle_viewers, opts.rounds, opts.ir_viewers) < 1 or opts.rate <= 0 \
             or opts.seconds <= 0 or opts.ir_events < 0:
         raise SystemExit("bench fanout: --viewers, --rate, --seconds, --idle-viewers, --rounds and "

@@ -163,6 +163,15 @@ METHOD = [
     "the same probe, answered on `GET /lag`, and are read around the same idle viewers: their "
     "stalls are printed beside the service's, since even a server that does nothing else stalls "
     "when thousands of connections open or close at once.",
+    "- **Saturation point.** For each server (bare websockets, Node `ws`, the service), a ladder of "
+    "load steps: a fixed number of viewers and the device at rising event rates, until the viewers' "
+    "p99 is over 100 ms; rounds server by server (the order reversed every other round), each "
+    "server a fresh process for each ladder. A round's point is linear on offered frames/s between "
+    "the last step under 100 ms and the first over (\"> N\" if none was over, \"< N\" if the first "
+    "was); a frame never received counts as late. The viewer workers share the two cores with the "
+    "server, so each step prints the server's CPU, the viewer workers' and the machine's, and says "
+    "whose limit a step over 100 ms met: a crossing at the harness's limit is a lower bound on the "
+    "server's own point.",
     "- **Goals printed, never asserted.** A missed goal is a figure; tests assert only the "
     "report's structure.", "",
 ]

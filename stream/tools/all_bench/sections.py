@@ -14,6 +14,7 @@ from ..bench_replay import bench_replay
 from ..fanout_bench.peers import ensure_node_ws
 from ..fanout_bench.report import PEERS, frames_failed
 from ..fanout_bench.run import bench_fanout
+from ..fanout_bench.saturation import sat_budget, saturation_row, saturation_verdict
 from ..harness import Processes
 from .cold import cold_section
 from .commits import end_to_end_section, group_commit_section, lone_ack_section
@@ -26,9 +27,11 @@ FAN_ROWS = ("viewer p99 vs bare websockets", "viewer p99 vs Node ws",
             "ack p99 under fan-out vs raw commit p99", "memory per idle viewer",
             "loop stall under fan-out", "loop stall, idle viewers connecting",
             "loop stall, idle viewers leaving", "instructions per delivered frame",
-            "instructions per acked event", "cross-node p99 vs single node")
+            "instructions per acked event", "cross-node p99 vs single node",
+            "saturation point (viewer p99 crosses 100 ms)")
 FAN_GOALS = ("≤ 1.25×", "≤ 1.0×", "≤ 1.25×", "≤ 1.0×", "≤ raw + 2 ms", "≤ 8 KiB", "none over 20 ms",
-             "none over 20 ms", "none over 20 ms", "for reference (≤ Node ws)", "for reference", "≤ 1.5×")
+             "none over 20 ms", "none over 20 ms", "for reference (≤ Node ws)", "for reference", "≤ 1.5×",
+             "≥ Node ws")
 GOAL = dict(zip(FAN_ROWS, FAN_GOALS, strict=True))
 
 
@@ -140,6 +143,23 @@ async def fanout_section(b: Bench) -> None:
         else:
             why = "redis-server not found" if opts.nodes > 1 else "--nodes 1"
             report.not_measured(FAN_ROWS[11], GOAL[FAN_ROWS[11]], why)
+        if opts.sat_rounds < 1:
+            report.not_measured(FAN_ROWS[12], GOAL[FAN_ROWS[12]], "--sat-rounds 0")
+        else:
+            row(FAN_ROWS[12], saturation_row(fig, "" if ws_module else note.removeprefix("not measured: ")),
+                saturation_verdict(fig))
+            rates = ", ".join(f"{r:g}" for r in opts.sat_rates)
+            report.notes.append(
+                f"Saturation point: {opts.sat_viewers} viewers, the device at {rates} events/s in turn, "
+                f"{opts.sat_seconds:g} s a step, {opts.sat_rounds} round(s) per server, server by server "
+                "(the order reversed every other round), each server a fresh process for each ladder; a "
+                "ladder stops at its first step over 100 ms. A step's p99 counts a frame never received "
+                "as late. The point is linear on offered frames/s (viewers × events/s) between the last "
+                "step under 100 ms and the first over; '> N' if none was over, '< N' if the first was. "
+                "The viewer workers and the device share the two cores: each step prints the server's "
+                "CPU, the viewer workers' and the machine's, and a crossing where the viewer workers or "
+                "the machine were at their limit (the harness's) is a lower bound on that server's "
+                "own point.")
         report.notes.append(
             f"Fan-out: {opts.viewers:,} viewers, one device at {opts.rate:g} events/s for {opts.seconds:g} s "
             f"(delta {fig['delta_bytes']:.0f} bytes), {opts.rounds} interleaved round(s) per server and "
@@ -166,5 +186,5 @@ async def fanout_section(b: Bench) -> None:
 
     conditions = 2 if opts.contended else 1
     budget = (1800 + conditions * 4 * (opts.seconds + 30) * opts.rounds + opts.idle_viewers / 10
-              + 900 * (opts.ir_events > 0))
+              + 900 * (opts.ir_events > 0) + sat_budget(opts, 3))
     await b.section("fan-out", budget, fanout, fanout_failed)

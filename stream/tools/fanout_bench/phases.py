@@ -59,12 +59,15 @@ async def load_phase(group: Processes, name: str, servers: list[Process], viewer
                      device_url: str, tokens: list[str], *, viewers: int, workers: int, rate: float,
                      seconds: float, prefix: str, metrics_from: str | None = None,
                      on_start: Callable[[], Awaitable[object]] | None = None,
-                     on_done: Callable[[], Awaitable[object]] | None = None) -> LoadResult:
+                     on_sent: Callable[[], Awaitable[object]] | None = None,
+                     on_done: Callable[[], Awaitable[object]] | None = None,
+                     drain: float = 15.0) -> LoadResult:
     """``viewers`` viewers, the device at ``rate`` for ``seconds``; ``servers``' CPU time
     meanwhile; ``metrics_from``: a service's base URL, to read its own ack-time histogram
     and its loop-stall probe during the event stream too. ``on_start`` runs once the
-    viewers and the device are connected, just before the first event; ``on_done`` once
-    every viewer has every frame (or the drain time is up)."""
+    viewers and the device are connected, just before the first event; ``on_sent`` once
+    every event is answered (as the CPU times are read); ``on_done`` once every viewer
+    has every frame (or ``drain`` s after ``on_sent``: a frame later than that is lost)."""
     pool = ViewerWorkers(group)
     try:
         opened, errors, first_error = await pool.start(name, viewers, viewer_urls, workers,
@@ -82,8 +85,10 @@ async def load_phase(group: Processes, name: str, servers: list[Process], viewer
             burst = await stream.run(count=n_events)
             cpu = sum(cpu_seconds(s.pid) for s in servers) - cpu0
             wcpu = sum(cpu_seconds(p.pid) for p in pool.procs) - wcpu0
+            if on_sent is not None:
+                await on_sent()
             page1 = await _page(metrics_from)
-            reports = await pool.finish(max(burst.sends, default=0), drain=15)
+            reports = await pool.finish(max(burst.sends, default=0), drain=drain)
             if on_done is not None:
                 await on_done()
             await stream.stop_clock()

@@ -31,6 +31,12 @@ class FanoutOptions:
     ir_rate: float = 40.0
     #: The ``ws`` package's directory (``ensure_node_ws``): also measure the Node peer.
     node_ws: Path | None = None
+    #: The saturation phase (``saturation``): viewers, the ladder's events/s, seconds a step,
+    #: rounds (0: not measured).
+    sat_viewers: int = 250
+    sat_rates: tuple[float, ...] = (50.0, 100.0, 200.0, 400.0, 800.0)
+    sat_seconds: float = 2.0
+    sat_rounds: int = 3
 
 
 def frames_failed(figures: dict[str, float]) -> bool:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import math
 import os
 import shutil
 import statistics
@@ -42,6 +41,15 @@ from .report import (
     report_round,
     summary,
 )
+from .saturation import (
+    Ladder,
+    SatServer,
+    device_sockets,
+    sat_budget,
+    sat_tokens,
+    saturation_phase,
+    saturation_summary,
+)
 
 
 async def bench_fanout(opts: FanoutOptions) -> dict[str, float]:
@@ -55,7 +63,7 @@ async def bench_fanout(opts: FanoutOptions) -> dict[str, float]:
     conditions = 2 if opts.contended else 1
     idle_phases = 2 + (opts.node_ws is not None)  # the service, bare[, node-ws]
     budget = (900 + 600 * (opts.ir_events > 0) + 2 * servers * conditions * (opts.seconds + 20) * opts.rounds
-              + opts.idle_viewers / 40 * idle_phases)  # whatever happens
+              + opts.idle_viewers / 40 * idle_phases + sat_budget(opts, idle_phases))  # whatever happens
     with tempfile.TemporaryDirectory(prefix="arena-bench-fanout-") as d:
         async with Processes(Path(d)) as group, asyncio.timeout(budget):
             return await _run(group, opts, nofile)
@@ -70,7 +78,7 @@ async def start_node(group: Processes, name: str, data: Path, *, store: str | No
 
 
 async def start_cluster(group: Processes, n: int,
-                        device_sockets: int) -> tuple[Cluster, list[str], float]:
+                        sockets: int) -> tuple[Cluster, list[str], float]:
     """A redis-server and ``n`` service nodes on it, sharing one data directory; the bench
     game set up on node A and followed by the others, warmed up with a device on A and a
     viewer on the last node. (the cluster, device tokens, mean delta bytes.)"""
@@ -80,7 +88,7 @@ async def start_cluster(group: Processes, n: int,
         raise SystemExit("bench fanout: --nodes 2 needs redis-server on the PATH") from None
     await cluster.astart()
     a = cluster.nodes[0]
-    tokens = await setup_game(a.http, a.admin, devices=device_sockets)
+    tokens = await setup_game(a.http, a.admin, devices=sockets)
     for node in cluster.nodes[1:]:
         await wait_for_game(node.http, 1)
     delta_bytes = await probe_delta_size(a, tokens, 20, viewer_node=cluster.nodes[-1])
@@ -90,14 +98,16 @@ async def start_cluster(group: Processes, n: int,
 async def _run(group: Processes, opts: FanoutOptions, nofile: int) -> dict[str, float]:
     work = group.workdir
     data = work / "data"
-    device_sockets = max(1, math.ceil(opts.rate / (0.8 * Config().device_rate)))
+    sockets = device_sockets(opts.rate)
     print(f"bench fanout: {opts.viewers} viewers, {opts.rate:g} events/s for {opts.seconds:g} s, "
           f"{opts.idle_viewers} idle viewers, {opts.nodes} node(s); open-file limit {nofile}; "
           f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} (other processes add noise)",
           flush=True)
 
     svc = await start_node(group, "service", data)
-    tokens = await setup_game(svc.http, svc.admin, devices=device_sockets)
+    # One token per device socket, for the load rounds' rate and the saturation ladder's top one.
+    all_tokens = await setup_game(svc.http, svc.admin, devices=max(sockets, sat_tokens(opts)))
+    tokens = all_tokens[:sockets]
     delta_bytes = await probe_delta_size(svc, tokens, 20)
     frame_bytes = round(delta_bytes)
     bare = await start_bare(group, frame_bytes)
@@ -105,7 +115,7 @@ async def _run(group: Processes, opts: FanoutOptions, nofile: int) -> dict[str, 
     padded = "bare and Node ws frames" if peer else "bare frames"
     print(f"  service delta: {delta_bytes:.0f} bytes on average; {padded} padded to {frame_bytes}",
           flush=True)
-    print(f"  device: one event stream, sent on schedule (open loop), over {device_sockets} device socket(s) "
+    print(f"  device: one event stream, sent on schedule (open loop), over {sockets} device socket(s) "
           f"(the service allows {Config().device_rate:g} events/s per socket)", flush=True)
 
     print(f"  loop-stall probe in every server (a 10 ms timer measuring its lateness): the service's read "
@@ -142,7 +152,7 @@ async def _run(group: Processes, opts: FanoutOptions, nofile: int) -> dict[str, 
     cluster_servers: list[Process] = []
     cluster_tokens: list[str] = []
     if opts.nodes > 1:
-        nodes, cluster_tokens, cluster_delta = await start_cluster(group, opts.nodes, device_sockets)
+        nodes, cluster_tokens, cluster_delta = await start_cluster(group, opts.nodes, sockets)
         cluster, cluster_servers = nodes.nodes, [*nodes.nodes, nodes.redis]
         print(f"  cluster: redis-server on port {nodes.redis.port} (AOF, appendfsync always) and "
               f"{len(cluster)} nodes on it sharing one data directory; the device on node A, viewers "
@@ -219,7 +229,19 @@ async def _run(group: Processes, opts: FanoutOptions, nofile: int) -> dict[str, 
               f"p50 {fmt(percentile(commits, 0.5))} ms p99 {fmt(percentile(commits, 0.99))} ms; "
               f"load average now {os.getloadavg()[0]:.2f}", flush=True)
         commit_rounds.append(commits)
-    for server in [bare, *([peer] if peer else []), svc, *cluster_servers]:  # the nodes, then redis-server
+    for server in cluster_servers:  # the nodes, then redis-server
+        await server.astop(5.0)
+
+    # The saturation ladders, last: each server a fresh process for each of its ladders.
+    ladders: dict[str, list[Ladder]] = {}
+    sat_servers = [SatServer("bare", "bare websockets", bare, viewer_url(bare), bare.device_url),
+                   *([SatServer("node", "node ws", peer, viewer_url(peer), peer.device_url)] if peer else []),
+                   SatServer("svc", "arena-stream", svc, viewer_url(svc), svc.device_url)]
+    if opts.sat_rounds > 0:
+        ladders = await saturation_phase(group, opts, sat_servers, all_tokens)
+    else:
+        print("  saturation: not measured (--sat-rounds 0)", flush=True)
+    for server in [bare, *([peer] if peer else []), svc]:
         await server.astop(5.0)
 
     raw_p99 = statistics.median(percentile(c, 0.99) for c in commit_rounds)  # the median round's
@@ -227,6 +249,8 @@ async def _run(group: Processes, opts: FanoutOptions, nofile: int) -> dict[str, 
     if cluster:
         figures |= cluster_summary(opts, [viewer_url(n) for n in cluster], cluster_rounds,
                                    results[("svc", "quiet")])
+    if ladders:
+        figures |= saturation_summary(opts, ladders, [(s.key, s.label) for s in sat_servers])
     if opts.ir_events > 0:
         figures |= await count_all(group, data, tokens, frame_bytes, opts.node_ws, viewers=opts.ir_viewers,
                                    events=opts.ir_events, rate=min(opts.ir_rate, opts.rate))
