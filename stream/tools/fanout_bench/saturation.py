@@ -22,7 +22,8 @@ The viewer workers and the device share the machine's cores with the server, so
 at high rates the harness may be what runs out: each step prints the server's
 CPU, the viewer workers', the device's (this process) and the whole machine's
 (``/proc/stat``, every process on it), and the step over 100 ms says whose limit
-it was (``limit_of``).
+it was (``limit_of``): the server's, the harness's, or the machine's (full, mostly
+with other processes: it is shared).
 """
 
 from __future__ import annotations
@@ -119,15 +120,19 @@ def step_p99(r: LoadResult) -> float:
     return r.lat_ms[rank - 1] if rank <= len(r.lat_ms) else math.inf
 
 
-def limit_of(server: float, viewers: float, workers: int, machine: float, cores: int) -> str:
+def limit_of(server: float, viewers: float, workers: int, machine: float, cores: int,
+             device: float = 0.0) -> str:
     """Whose limit a step over 100 ms met, from the CPU it saw (each in cores: the server's,
-    the viewer workers', the machine's busy share of its ``cores``): the server's if it had
-    a core to itself; else the harness's if the viewer workers had theirs or the machine
-    had no core left; else neither was at its CPU limit."""
+    the viewer workers', the machine's busy share of its ``cores``, the device's): the
+    server's if it had a core to itself; the harness's if the viewer workers had theirs, or
+    if the machine was full with the bench's own processes (server, viewers, device); the
+    machine's if it was full with other processes; else no CPU limit's."""
     if server >= FULL:
         return "the server's"
-    if viewers >= FULL * workers or machine >= FULL * cores:
+    if viewers >= FULL * workers:
         return "the harness's"
+    if machine >= FULL * cores:
+        return "the harness's" if server + viewers + device >= FULL * cores else "the machine's"
     return "no CPU limit's"
 
 
@@ -229,7 +234,8 @@ async def ladder(group: Processes, opts: FanoutOptions, srv: SatServer, k: int, 
                     res.viewer_cpu / secs, busy, dev)
         over = not step.p99_ms < LIMIT_MS
         if over:
-            step.limit = limit_of(step.server, step.viewers, workers, step.machine, cores)
+            step.limit = limit_of(step.server, step.viewers, workers, step.machine, cores,
+                                  0.0 if math.isnan(dev) else dev)
         out.steps.append(step)
         report_step(srv.label, step, workers, cores)
         if over:
@@ -298,7 +304,7 @@ def saturation_summary(opts: FanoutOptions, ladders: dict[str, list[Ladder]],
     and the worst round's point of each server, whose limit each crossing was, and the
     service's over Node ws's (goal >= 1) and over bare websockets'. Its figures: ``sat_KEY``
     and ``sat_KEY_worst`` (frames/s, with a ``_bound``), ``sat_REF_ratio[_worst]``,
-    ``sat_KEY_harness`` (rounds whose crossing was the harness's limit)."""
+    ``sat_KEY_harness`` (rounds whose crossing was the harness's or the machine's limit)."""
     figures: dict[str, float] = {"sat_viewers": float(opts.sat_viewers), "sat_rounds": float(opts.sat_rounds)}
     lo, hi = opts.sat_viewers * opts.sat_rates[0], opts.sat_viewers * opts.sat_rates[-1]
     print()
@@ -317,11 +323,13 @@ def saturation_summary(opts: FanoutOptions, ladders: dict[str, list[Ladder]],
         med, worst = median_point(points), worst_point(points)
         put(figures, f"sat_{key}", med)
         put(figures, f"sat_{key}_worst", worst)
-        figures[f"sat_{key}_harness"] = float(sum(lad.limit == "the harness's" for lad in ladders[key]))
+        figures[f"sat_{key}_harness"] = float(sum(lad.limit in ("the harness's", "the machine's")
+                                                  for lad in ladders[key]))
         print(f"{label:18}{med.text():>17}{worst.text():>17}   {limits(ladders[key])}")
     print("  (the server's limit: the server at over 90 % of a core; the harness's: the viewer workers "
-          "at over 90 % of theirs, or the machine over 90 % busy (every process on it): a crossing "
-          "that is the harness's is a lower bound on the server's own point)")
+          "at over 90 % of theirs, or the machine over 90 % busy with the server, the viewer workers and "
+          "the device; the machine's: over 90 % busy, most of it other processes. A crossing that is "
+          "the harness's or the machine's is a lower bound on the server's own point)")
     for ref, label, goal in (("node", "node ws", "goal >= 1.0"),
                              ("bare", "bare websockets", "for reference")):
         if f"sat_{ref}" not in figures or "sat_svc" not in figures:
@@ -359,7 +367,8 @@ def saturation_row(fig: dict[str, float], node_missing: str = "") -> str:
                for key, label in (("svc", "arena-stream"), ("node", "Node ws"), ("bare", "bare websockets"))
                if fig.get(f"sat_{key}_harness")]
     return ("; ".join(parts) + (f"; {', '.join(ratios)}" if ratios else "")
-            + (f"; crossings at the harness's limit: {', '.join(harness)}" if harness else ""))
+            + (f"; crossings at the harness's or the machine's limit: {', '.join(harness)}"
+               if harness else ""))
 
 
 def saturation_verdict(fig: dict[str, float]) -> bool | None:
