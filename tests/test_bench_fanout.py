@@ -420,7 +420,7 @@ def test_the_saturation_options_parse_and_are_checked() -> None:
     add_saturation_arguments(p)
     args = p.parse_args(["--sat-viewers", "100", "--sat-rates", "25,50,100", "--sat-rounds", "0"])
     assert (args.sat_viewers, args.sat_rates, args.sat_seconds, args.sat_rounds) == (100, (25.0, 50.0, 100.0),
-                                                                                     2.0, 0)
+                                                                                     1.5, 0)
     assert p.parse_args([]).sat_rates == FanoutOptions().sat_rates
     with pytest.raises(SystemExit):
         p.parse_args(["--sat-rates", "50,fast"])

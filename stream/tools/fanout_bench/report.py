@@ -35,7 +35,7 @@ class FanoutOptions:
     #: rounds (0: not measured).
     sat_viewers: int = 250
     sat_rates: tuple[float, ...] = (50.0, 100.0, 200.0, 400.0, 800.0)
-    sat_seconds: float = 2.0
+    sat_seconds: float = 1.5
     sat_rounds: int = 3
 
 
