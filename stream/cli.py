@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import os
 import sys
 from importlib import resources
@@ -14,6 +13,7 @@ import msgspec
 
 from .errors import MalformedEvent
 from .live.config import Config
+from .live.loops import default_loop
 from .rules import codec
 from .rules.engine import Engine
 from .rules.notices import ClockChanged
@@ -90,14 +90,6 @@ def _cmd_demo(args: argparse.Namespace) -> int:
                 print(render_board(engine.view(demo.GAME), engine.roster(demo.GAME), args.lang))
                 print()
     return 0
-
-
-def default_loop() -> str:
-    """``ARENA_STREAM_LOOP`` if set, else uvloop where it is installed, else asyncio."""
-    wanted = os.environ.get("ARENA_STREAM_LOOP")
-    if wanted in ("uvloop", "asyncio"):
-        return wanted
-    return "uvloop" if importlib.util.find_spec("uvloop") is not None else "asyncio"
 
 
 def _cmd_serve(args: argparse.Namespace) -> int:

@@ -12,7 +12,6 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable
 from pathlib import Path
 
 from aiohttp import web
@@ -23,6 +22,7 @@ from .live.app import build_app
 from .live.auth import fingerprint
 from .live.config import Config, admin_token, load_secret
 from .live.front_door import FrontSite
+from .live.loops import loop_factory
 from .live.service import Service
 from .tools.device_client import DeviceError
 from .tools.simulator import Simulator, bar, demo_tokens
@@ -110,15 +110,6 @@ async def _serve(config: Config) -> None:
             with contextlib.suppress(asyncio.CancelledError):
                 await demo
         await runner.cleanup()
-
-
-def loop_factory(name: str) -> Callable[[], asyncio.AbstractEventLoop]:
-    """The event loop ``serve`` runs on: uvloop (``--loop uvloop``), or asyncio's own."""
-    if name == "uvloop":
-        import uvloop  # an optional speed-up: ``--loop asyncio`` runs without it
-
-        return uvloop.new_event_loop
-    return asyncio.new_event_loop
 
 
 #: How long the loop's thread may hold the interpreter while the store's writer thread waits

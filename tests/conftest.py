@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping
 
 import pytest
 
-from stream.cli import default_loop
+from stream.live.loops import default_loop
 
 
 def pytest_asyncio_loop_factories(config: pytest.Config, item: pytest.Item

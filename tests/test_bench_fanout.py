@@ -21,13 +21,13 @@ import pytest
 from prometheus_client import generate_latest
 
 from stream.live import stall
+from stream.live.loops import loop_factory
 from stream.live.metrics import Metrics
 from stream.tools.device_client import FIRST_PING_S
 from stream.tools.fanout_bench.peers import (
     PeerServer,
     ensure_node_ws,
     lag_response,
-    loop_factory,
     service_loop,
     start_bare,
     start_node_ws,
@@ -351,7 +351,7 @@ def test_the_bare_peers_lag_response_empties_the_window() -> None:
 
 def test_the_bare_peer_runs_on_the_services_loop() -> None:
     """The loop ``arena-stream serve`` picks when not told, made as serve makes it."""
-    from stream.cli import default_loop
+    from stream.live.loops import default_loop
 
     assert service_loop() == default_loop()
     loop = loop_factory(service_loop())()

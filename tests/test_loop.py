@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from stream.cli import default_loop, main
+from stream.cli import main
+from stream.live.loops import default_loop
 from stream.tools.harness import ServiceProcess
 
 

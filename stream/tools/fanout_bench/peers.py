@@ -26,7 +26,6 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +36,7 @@ from websockets.datastructures import Headers
 from websockets.http11 import Request, Response
 
 from ...live import stall
+from ...live.loops import default_loop, loop_factory
 from ..harness import GAME, HOST, DevicePool, Process, Processes, Viewer, free_port, raise_nofile
 from ..harness.measure import LAG_PATH, lag_json
 
@@ -251,18 +251,7 @@ def main(argv: list[str] | None = None) -> int:
 def service_loop() -> str:
     """The event loop ``arena-stream serve`` runs on when not told (its ``--loop`` default):
     the one the bench's service runs on."""
-    from ...cli import default_loop  # here: the command imports the benchmarks
-
     return default_loop()
-
-
-def loop_factory(name: str) -> Callable[[], asyncio.AbstractEventLoop]:
-    """``name``'s event loop, as ``arena-stream serve --loop`` makes it."""
-    if name == "uvloop":
-        import uvloop
-
-        return uvloop.new_event_loop
-    return asyncio.new_event_loop
 
 
 if __name__ == "__main__":
