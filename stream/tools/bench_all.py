@@ -30,11 +30,13 @@ One process tree, bounded in time, and it stops by itself. In order:
   bare websockets server and against Node ``ws``, quiet and contended (a busy
   neighbour on the other core), the median and the worst of ``--rounds``
   interleaved rounds on fresh processes; ack p99 against a raw commit; memory per
-  idle viewer; the service's loop stalls (its own probe) under the load and while
-  the idle viewers connect and leave at once; instructions per delivered frame
-  and per acked event for each server (callgrind, or perf; not in ``--quick``:
-  ``bench instructions`` counts them alone); and with ``--nodes 2`` the
-  cross-node p99.
+  idle viewer for each server; the service's loop stalls under the load, and
+  every server's (the same probe) while the idle viewers connect and leave at
+  once; each server's saturation point (the frames/s at which viewer p99 crosses
+  100 ms, on a ladder of load steps, ``--sat-*``); instructions per delivered
+  frame and per acked event for each server (callgrind, or perf; not in
+  ``--quick``: ``bench instructions`` counts them alone); and with ``--nodes 2``
+  the cross-node p99.
 
 Never a best-of: every timed figure is the median of its rounds with the worst
 beside it.
