@@ -32,6 +32,7 @@ import asyncio
 import contextlib
 import logging
 from collections import deque
+from collections.abc import Callable
 from typing import Protocol
 
 from .feeds import Feeds, Frames
@@ -80,6 +81,34 @@ class Watcher:
         self.pinged: float | None = None  # when its unanswered ping went (pings.py)
 
 
+class Departures:
+    """What is left to do for viewers that left, ``CHUNK`` at a time, each chunk a turn of
+    the loop: when thousands leave at once (the end of a game, a network blip), the loop
+    still turns every few milliseconds. What must happen at once does (the transport is
+    taken from the watcher: nothing more is written to it); the rest is bookkeeping."""
+
+    CHUNK = 256
+
+    def __init__(self) -> None:
+        self.queue: deque[Callable[[], object]] = deque()
+        self.scheduled = False
+
+    def add(self, job: Callable[[], object]) -> None:
+        self.queue.append(job)
+        if not self.scheduled:
+            self.scheduled = True
+            asyncio.get_running_loop().call_soon(self.run)
+
+    def run(self) -> None:
+        queue = self.queue
+        for _ in range(min(self.CHUNK, len(queue))):
+            queue.popleft()()
+        if queue:
+            asyncio.get_running_loop().call_soon(self.run)
+        else:
+            self.scheduled = False
+
+
 class Fanout:
     def __init__(self, feeds: Feeds, metrics: Metrics, *, send_timeout: float) -> None:
         self.feeds = feeds  # where a viewer who fell behind gets a fresh snapshot
@@ -92,6 +121,7 @@ class Fanout:
         self.watchers: set[Watcher] = set()
         self._pending: deque[tuple[tuple[Watcher, ...], int, Item]] = deque()
         self._pumping = False
+        self.departures = Departures()
         feeds.on_roster = self.publish_roster
 
     # -------------------------------------------------------------- viewers
@@ -99,8 +129,9 @@ class Fanout:
     def start(self, w: Watcher) -> None:
         self.watchers.add(w)
 
-    def leave(self, w: Watcher) -> None:
-        """``w`` is sent nothing more (its drain task, if it has one, is cancelled: ``stop``)."""
+    def leave(self, w: Watcher) -> asyncio.Task[None] | None:
+        """``w`` is sent nothing more. Its drain task, if it has one, is cancelled and handed
+        back: the caller awaits its end."""
         self.watchers.discard(w)
         for g in w.games:
             self.topics.get(g, set()).discard(w)
@@ -109,15 +140,10 @@ class Fanout:
         for g in w.graphics:
             self.graphics_topics.get(g, set()).discard(w)
         w.backlog = None
-        if w.task is not None:
-            w.task.cancel()
-
-    async def stop(self, w: Watcher) -> None:
         task = w.task
-        self.leave(w)
         if task is not None:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+            task.cancel()
+        return task
 
     def follow(self, w: Watcher, game: str, catch_up: list[Frames] | None, seq: int,
                snapshot: Frames | None) -> None:

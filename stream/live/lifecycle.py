@@ -100,7 +100,7 @@ async def run(app: web.Application) -> AsyncIterator[None]:
              asyncio.create_task(stall.run(svc.metrics.loop_lag, svc.metrics.loop_lag_window),
                                  name="stall-probe")]
     if svc.config.freeze_heap:
-        tasks.append(asyncio.create_task(heap.freeze_crowds(lambda: svc.open_sockets),
+        tasks.append(asyncio.create_task(heap.freeze_crowds(lambda: len(svc.fanout.watchers)),
                                          name="freeze-crowds"))
     if isinstance(svc.hub.store, Followable):
         tasks.append(asyncio.create_task(follower.run(svc.hub), name="log-follower"))

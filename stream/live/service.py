@@ -51,9 +51,8 @@ class Service:
         self.secret = secret
         self.hub = hub
         self.metrics = Metrics()
-        self.viewers_open = 0
-        self.metrics.connections.labels("watch").set_function(lambda: self.viewers_open)
         self.fanout = Fanout(hub.feeds, self.metrics, send_timeout=config.send_timeout)
+        self.metrics.connections.labels("watch").set_function(lambda: len(self.fanout.watchers))
         # Every viewer pinged once per 3 heartbeats, closed if it leaves a ping unanswered 1.5.
         self.pings = Pings(self.metrics, interval=config.heartbeat * 3, timeout=config.heartbeat * 1.5,
                            grace=config.send_timeout)
@@ -62,8 +61,8 @@ class Service:
         self.sockets: weakref.WeakSet[Socket] = weakref.WeakSet()
         self.buckets: dict[str, TokenBucket] = {}
         self.reloads: set[asyncio.Task[None]] = set()   # of a history the operator accepted
-        # Connected officials' devices: socket -> (claims, since)
         self._presence: dict[str, Frames] = {}   # presence_frames, by game
+        # Connected officials' devices: socket -> (claims, since)
         self.devices_online: dict[web.WebSocketResponse, tuple[auth.Claims, int]] = {}
         self.by_jti: dict[str, weakref.WeakSet[Socket]] = {}
         self.device_sockets: Counter[str] = Counter()
@@ -118,15 +117,14 @@ class Service:
         """A viewer's socket is open: counted, in the fan-out, in the ping ring."""
         self.sockets.add(w.ws)
         self.open_sockets += 1
-        self.viewers_open += 1
         self.fanout.start(w)
         self.pings.add(w)
 
-    def viewer_closed(self, w: Watcher) -> None:
-        """A viewer's socket is closed: sent nothing more (``Fanout.stop`` for a drain task)."""
-        self.fanout.leave(w)
+    def viewer_closed(self, w: Watcher) -> asyncio.Task[None] | None:
+        """A viewer's socket is closed: it is sent nothing more. Its drain task, cancelled, is
+        handed back for the caller to await (``Fanout.leave``)."""
         self.open_sockets -= 1
-        self.viewers_open -= 1
+        return self.fanout.leave(w)
 
     def junk_bucket(self) -> TokenBucket:
         """A socket's allowance of invalid frames: each gets its typed error, but a

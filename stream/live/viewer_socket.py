@@ -27,8 +27,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections import deque
-from collections.abc import Callable
 from functools import partial
 from typing import cast
 
@@ -84,8 +82,8 @@ class ViewerConnection(asyncio.Protocol):
         self.paused = self.cut = None
         # The ServerProtocol's parser is a generator that holds it: a reference cycle, which
         # only a collection would free (and never, once frozen: heap.py). Closed, it holds
-        # nothing; closing it costs a few microseconds, so it waits its turn (_Departures).
-        _departures.add(self.proto.parser.close)
+        # nothing; closing it costs a few microseconds, so it waits its turn (``Departures``).
+        self.svc.fanout.departures.add(self.proto.parser.close)
 
     def pause_writing(self) -> None:
         if self.paused is None and self.w is not None:
@@ -197,13 +195,13 @@ class ViewerConnection(asyncio.Protocol):
 
     def _leave(self) -> None:
         """The viewer is sent nothing more, from now on (its transport is no longer its
-        watcher's); it leaves the fan-out and the ping ring in its turn (_Departures)."""
+        watcher's); it leaves the fan-out and the ping ring in its turn (``Departures``)."""
         w, self.w = self.w, None
         if w is None:
             return
         w.transport = None
         session, self.session = self.session, None
-        _departures.add(partial(_left, self.svc, w, session))
+        self.svc.fanout.departures.add(partial(_left, self.svc, w, session))
 
 
 class _Cork:
@@ -229,34 +227,3 @@ def _left(svc: Service, w: Watcher, session: WatchSession | None) -> None:
     if session is not None:
         session.close()
     svc.viewer_closed(w)
-
-
-class _Departures:
-    """What is left to do for viewers that left, ``CHUNK`` at a time, each chunk a turn of
-    the loop: when thousands leave at once (the end of a game, a network blip), the loop
-    still turns every few milliseconds. What must happen at once does (the transport is
-    taken from the watcher: nothing more is written to it); the rest is bookkeeping."""
-
-    CHUNK = 256
-
-    def __init__(self) -> None:
-        self.queue: deque[Callable[[], object]] = deque()
-        self.scheduled = False
-
-    def add(self, job: Callable[[], object]) -> None:
-        self.queue.append(job)
-        if not self.scheduled:
-            self.scheduled = True
-            asyncio.get_running_loop().call_soon(self.run)
-
-    def run(self) -> None:
-        queue = self.queue
-        for _ in range(min(self.CHUNK, len(queue))):
-            queue.popleft()()
-        if queue:
-            asyncio.get_running_loop().call_soon(self.run)
-        else:
-            self.scheduled = False
-
-
-_departures = _Departures()

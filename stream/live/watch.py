@@ -201,8 +201,7 @@ class WatchSession:
             self._subscribe(self.first)
 
     def message(self, data: bytes) -> None:
-        """A text or binary message from the viewer."""
-        heard(self.w)
+        """A text or binary message from the viewer (its socket has called ``heard``)."""
         if self.waiting is not None:
             if len(self.waiting) >= WAITING_MAX:
                 self.closer.close_soon(pr.CloseCode.POLICY, b"too many frames")
@@ -216,7 +215,7 @@ class WatchSession:
         if self.deadline is not None:
             self.deadline.cancel()
             self.deadline = None
-        if self.task is not None and self.task is not asyncio.current_task():
+        if self.task is not None:
             self.task.cancel()
         self.waiting = None
 
@@ -341,8 +340,7 @@ async def watch_ws(request: web.Request) -> web.StreamResponse:
     finally:
         session.close()
         await session.wait_closed()
-        drain = w.task
-        svc.viewer_closed(w)
+        drain = svc.viewer_closed(w)
         if drain is not None:
             with contextlib.suppress(asyncio.CancelledError):
                 await drain
