@@ -199,21 +199,19 @@ class SqliteStore(Store):
 
     # ----------------------------------------------------------------- writes
 
-    async def _submit(self, op: Op | Record | _Snapshot) -> Any:
+    def _submit(self, op: Op | Record | _Snapshot) -> asyncio.Future[Any]:
+        """Queue ``op`` for the writer thread: the future it resolves. (A plain function, not a
+        coroutine: an append, the hot path, awaits the future with no frame in between.)"""
         if self._thread is None or self._loop is None:
             raise NotStored("the store is closed")
         fut: asyncio.Future[Any] = self._loop.create_future()
         self._ops.put((op, fut))
-        return await fut
+        return fut
 
     async def append(self, record: Record) -> None:
         # The record itself is the op: the writer inserts a run of appends with
-        # one executemany (see _append_run). _submit inlined: this is the hot path.
-        if self._thread is None or self._loop is None:
-            raise NotStored("the store is closed")
-        fut: asyncio.Future[None] = self._loop.create_future()
-        self._ops.put((record, fut))
-        await fut
+        # one executemany (see _append_run).
+        await self._submit(record)
 
     async def save_snapshot(self, position: str, blob: bytes | bytearray) -> None:
         _pos(position)
