@@ -9,7 +9,7 @@
 // once) or pasted in the form; it is kept in localStorage and sent only in an `auth` frame.
 
 import { el, label, setup } from "./live.js";
-import { teamShort, teamText } from "./watch.js";
+import { pairedToken, teamShort, teamText } from "./watch.js";
 import { GraphicsGame, lowerItems } from "./overlay-graphics.js";
 
 const { game } = setup();
@@ -20,18 +20,9 @@ const MAX_EVENTS = 24;            // the latest events listed, at most
 
 /** The token: a #pair= link's (kept), else the one kept, else the committee console's. */
 function controlToken() {
-  const frag = new URLSearchParams(location.hash.replace(/^#/, ""));
-  if (frag.has("pair")) {
-    const token = frag.get("pair");
-    frag.delete("pair");
-    const rest = frag.toString();
-    history.replaceState(null, "", location.pathname + location.search + (rest ? `#${rest}` : ""));
-    try { if (token) localStorage.setItem(KEY, token); } catch { /* private mode */ }
-    if (token) return token;
-  }
-  try {
-    return localStorage.getItem(KEY) || localStorage.getItem("arena.committee.token") || null;
-  } catch { return null; }
+  const token = pairedToken(KEY);
+  if (token) return token;
+  try { return localStorage.getItem("arena.committee.token"); } catch { return null; }
 }
 
 /** A display token is also what the program preview (an overlay) shows a private service. */

@@ -48,16 +48,21 @@ const DISPLAY_TOKEN = "arena.display.token";
  * once; later loads use the kept one. Null when there is none.
  */
 export function displayToken() {
+  return pairedToken(DISPLAY_TOKEN);
+}
+
+/** A pairing link's token (`#pair=<token>`), kept under `key`; else the one kept; or null. */
+export function pairedToken(key) {
   const frag = new URLSearchParams(location.hash.replace(/^#/, ""));
   if (frag.has("pair")) {
     const token = frag.get("pair");
     frag.delete("pair");
     const rest = frag.toString();
     history.replaceState(null, "", location.pathname + location.search + (rest ? `#${rest}` : ""));
-    try { if (token) localStorage.setItem(DISPLAY_TOKEN, token); } catch { /* private mode */ }
+    try { if (token) localStorage.setItem(key, token); } catch { /* private mode */ }
     if (token) return token;
   }
-  try { return localStorage.getItem(DISPLAY_TOKEN); } catch { return null; }
+  try { return localStorage.getItem(key); } catch { return null; }
 }
 
 // ------------------------------------------------------------------ names, numbers, colours
