@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import json
 import logging
 import signal
@@ -16,6 +15,7 @@ from pathlib import Path
 
 from aiohttp import web
 
+from . import tasks
 from .errors import NotStored, StartupRefused
 from .live import logs
 from .live.app import build_app
@@ -105,10 +105,7 @@ async def _serve(config: Config) -> None:
     try:
         await stop.wait()
     finally:
-        if demo is not None:
-            demo.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await demo
+        await tasks.stop([demo])
         await runner.cleanup()
 
 

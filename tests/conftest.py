@@ -1,12 +1,24 @@
 """Every async test runs on the event loop ``arena-stream serve`` runs on: uvloop where it
 is installed, unless ``ARENA_STREAM_LOOP=asyncio`` (``tests/run.sh`` runs the proof suites
 again that way, so that they pass on both loops). Services the tests start as processes
-(``ServiceProcess``) take the same default."""
+(``ServiceProcess``) take the same default.
+
+A test still running after ``ARENA_TEST_LIMIT_S`` seconds (300; none under ``proof --full``)
+is hung: the stack of every task on its loop is printed and the tasks are cancelled, so the
+test fails and the run goes on; if it is still running ``ARENA_TEST_LAST_RESORT_S`` (60) s
+later (its loop blocked, or the cancellation swallowed), every thread's stack is printed and
+the run ends there, rather than use up CI's time."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping
+import faulthandler
+import gc
+import os
+import sys
+import threading
+from collections.abc import Callable, Generator, Mapping
+from typing import TextIO
 
 import pytest
 
@@ -20,3 +32,52 @@ def pytest_asyncio_loop_factories(config: pytest.Config, item: pytest.Item
     import uvloop
 
     return {"uvloop": uvloop.new_event_loop}
+
+
+
+LIMIT_S = float(os.environ.get("ARENA_TEST_LIMIT_S",
+                               "0" if os.environ.get("ARENA_PROOF_FULL") == "1" else "300"))
+LAST_RESORT_S = float(os.environ.get("ARENA_TEST_LAST_RESORT_S", "60"))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Generator[None, object, object]:
+    if LIMIT_S <= 0:
+        return (yield)
+    ended = threading.Event()
+    threading.Thread(target=_watch, args=(item, ended), daemon=True,
+                     name="hung-test-watchdog").start()
+    try:
+        return (yield)
+    finally:
+        ended.set()
+
+
+def _watch(item: pytest.Item, ended: threading.Event) -> None:
+    if ended.wait(LIMIT_S):
+        return
+    nodeid = item.nodeid
+    out = sys.__stderr__
+    assert out is not None
+    print(f"\ntests/conftest.py: {nodeid} still running after {LIMIT_S:g} s: hung. "
+          "Its loop's tasks, then cancelled:", file=out, flush=True)
+    for loop in [o for o in gc.get_objects()
+                 if isinstance(o, asyncio.AbstractEventLoop) and o.is_running()]:
+        loop.call_soon_threadsafe(_dump_and_cancel, out)
+    if ended.wait(LAST_RESORT_S):
+        return
+    capture = item.config.pluginmanager.getplugin("capturemanager")
+    if capture is not None:   # what follows must reach the terminal, not the test's capture
+        capture.suspend_global_capture(in_=False)
+    print(f"tests/conftest.py: {nodeid} still running {LAST_RESORT_S:g} s after its tasks were "
+          "cancelled; every thread's stack, then the run ends:", file=out, flush=True)
+    faulthandler.dump_traceback(file=out, all_threads=True)
+    os._exit(1)
+
+
+def _dump_and_cancel(out: TextIO) -> None:
+    for task in asyncio.all_tasks():
+        print(f"task {task.get_name()}: {task.get_coro()!r}", file=out)
+        task.print_stack(file=out)
+        task.cancel()
+    out.flush()

@@ -16,6 +16,7 @@ from ..rules import codec
 from ..rules import game as gm
 from ..rules.text import render
 from ..store import Followable, Record
+from ..tasks import detached
 from . import protocol as pr
 from .dedup import Logged
 from .feeds import Pending
@@ -62,17 +63,7 @@ async def _read(store: Followable, tail: str) -> list[tuple[str, Record]]:
     second: redis-py can swallow a cancellation that lands as a blocking read's reply
     arrives, and the task then never ends (as in redis/redis-py#2028), nor the shutdown
     that awaits it."""
-    read = asyncio.ensure_future(store.read_after(tail, block_ms=1000))
-    try:
-        return await asyncio.shield(read)
-    except asyncio.CancelledError:
-        read.add_done_callback(_retrieved)
-        raise
-
-
-def _retrieved(read: asyncio.Future[list[tuple[str, Record]]]) -> None:
-    if not read.cancelled():
-        read.exception()  # a read that failed after its follower was cancelled: nobody to tell
+    return await detached(store.read_after(tail, block_ms=1000))
 
 
 def fold(hub: Hub, r: Record) -> bool:

@@ -6,7 +6,6 @@ history the operator accepted."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import gc
 from collections.abc import AsyncIterator, Callable
 
@@ -15,6 +14,7 @@ from aiohttp import web
 from ..errors import NotStored, StartupRefused
 from ..store import Followable, Store
 from ..store.sqlite import SqliteStore
+from ..tasks import detached, stop
 from . import follower, heap, stall, timer
 from . import protocol as pr
 from .config import Config
@@ -49,7 +49,7 @@ async def revocations(svc: Service, every: float = 2.0) -> None:
     while True:
         await asyncio.sleep(every)
         try:
-            revoked = await svc.hub.store.revoked()
+            revoked = await detached(svc.hub.store.revoked())
         except NotStored:
             continue
         for jti in revoked - svc.revoked:
@@ -108,11 +108,7 @@ async def run(app: web.Application) -> AsyncIterator[None]:
     try:
         yield
     finally:
-        for t in tasks:
-            t.cancel()
-        for t in tasks:
-            with contextlib.suppress(asyncio.CancelledError):
-                await t
+        await stop(tasks)
         gc.callbacks.remove(pauses)
         await svc.hub.close()
 

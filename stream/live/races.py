@@ -45,6 +45,7 @@ from ..rules import codec
 from ..rules import game as gm
 from ..rules.engine import Engine, Savepoint
 from ..store import Record, Store
+from ..tasks import stop
 from . import protocol as pr
 from .dedup import Key
 from .feeds import Feeds
@@ -152,9 +153,7 @@ class Races:
         self.gates.clear()
 
     async def close(self) -> None:
-        for task in list(self.catching.values()):
-            task.cancel()
-        await asyncio.gather(*self.catching.values(), return_exceptions=True)
+        await stop(list(self.catching.values()))
 
     # ------------------------------------------------------ the catch-up
 

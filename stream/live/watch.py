@@ -33,6 +33,7 @@ import msgspec
 from aiohttp import WSMsgType, web
 
 from ..errors import AuthError, NotStored, ProtocolError
+from ..tasks import stop
 from . import auth
 from . import protocol as pr
 from .fanout import Watcher
@@ -221,9 +222,7 @@ class WatchSession:
 
     async def wait_closed(self) -> None:
         """After ``close()``: its resume, if one was waiting, has ended."""
-        if self.task is not None:
-            with contextlib.suppress(asyncio.CancelledError):
-                await self.task
+        await stop([self.task])
 
     # ------------------------------------------------------------------ inside
 
@@ -341,9 +340,7 @@ async def watch_ws(request: web.Request) -> web.StreamResponse:
         session.close()
         await session.wait_closed()
         drain = svc.viewer_closed(w)
-        if drain is not None:
-            with contextlib.suppress(asyncio.CancelledError):
-                await drain
+        await stop([drain])
         if closer.task is not None:
             with contextlib.suppress(Exception):
                 await closer.task

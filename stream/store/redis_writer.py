@@ -43,6 +43,7 @@ from typing import Any, Protocol
 from redis.exceptions import BusyLoadingError, RedisError, ResponseError
 
 from ..errors import NotStored, WriteUnknown
+from ..tasks import stop
 from . import DuplicateKey, Hold, Record, SeqTaken
 from .redis_connect import Outage
 from .redis_history import History
@@ -117,9 +118,7 @@ class Writer:
 
     async def stop(self) -> None:
         if self.task is not None:
-            self.task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self.task
+            await stop([self.task])
             self.task = None
         if self.conn is not None:
             await self.conn.disconnect()
