@@ -251,9 +251,11 @@ async def power_loss_run(tmp_path: Path, shim: Path, *, synchronous: str, per_de
             name = f"ump{i}"
             d = Device(srv.device_url, tokens[i], prefix=f"u{i}")
             r = random.Random(seed * 100 + i)
-            for n in range(per_device):
-                if stop.is_set():
-                    break
+            n = 0
+            # At least per_device events, and on until every outside cut has happened:
+            # a service fast enough to finish first would skip the last ones.
+            while not stop.is_set() and (
+                    n < per_device or (not until_loss and run.where.count("outside") < cuts)):
                 event = ({"type": "whistle", "game": "g1"} if r.random() < 0.8 else
                          {"type": "goal", "game": "g1", "team": r.choice(["home", "away"])})
                 event["id"] = f"u{i}-{n}"
@@ -261,6 +263,7 @@ async def power_loss_run(tmp_path: Path, shim: Path, *, synchronous: str, per_de
                 ack = await d.send(event, attempts=400)
                 run.acked[name].append(ack["id"])
                 run.retried_duplicates += bool(ack["duplicate"])
+                n += 1
             await d.close()
 
         def cut_and_inspect(mode: str, cut_seed: int) -> tuple[Cut, str, set[tuple[str, str]]]:
