@@ -276,12 +276,17 @@ class Feeds(dict[str, GameFeed]):
             return None
         return feed.deltas[seq + 1 - feed.first_seq:] if seq < feed.seq else []
 
+    def needs_history(self, game: str, seq: int) -> bool:
+        """Whether the deltas after ``seq`` go back further than this process holds."""
+        feed = self[game]
+        return seq < feed.seq and seq + 1 < feed.first_seq
+
     async def ensure_history(self, game: str, seq: int) -> None:
         """Make the deltas after ``seq`` available, folding the game's log again if this
         process hasn't seen them (after a restart): deltas are a function of the log."""
         while True:
             feed = self[game]
-            if not (seq < feed.seq and seq + 1 < feed.first_seq):
+            if not self.needs_history(game, seq):
                 return
             held_from = feed.first_seq
             records = [r for r in await self._store.game_records(game)

@@ -78,15 +78,28 @@ class Closer(Protocol):
     def close_soon(self, code: int, reason: bytes) -> None: ...
 
 
-def _needs_history(svc: Service, sub: pr.Subscribe) -> bool:
-    """A resume from further back than this node holds: the store must rebuild the deltas."""
-    if sub.game is None or sub.arena is not None or sub.since is None:
+def _out_of_scope(svc: Service, sub: pr.Subscribe, claims: auth.Claims | None) -> pr.Error | None:
+    """A scoped display token watches only its game or arena."""
+    if claims is None:
+        return None
+    arena = sub.arena
+    if sub.game is not None and svc.hub.engine.has_game(sub.game):
+        arena = svc.hub.engine.arena_of(sub.game)
+    try:
+        auth.check_scope(claims, sub.game if sub.arena is None else None, arena)
+    except AuthError as err:
+        return pr.Error(code=err.code, detail=err.detail)
+    return None
+
+
+def _needs_history(svc: Service, w: Watcher, sub: pr.Subscribe) -> bool:
+    """A resume, of a game the viewer does not follow yet, from further back than this
+    node holds: the store must rebuild the deltas."""
+    game = sub.game
+    if game is None or sub.arena is not None or sub.since is None or game in w.games:
         return False
     feeds = svc.hub.feeds
-    if sub.game not in feeds or sub.epoch != svc.hub.store.epoch:
-        return False
-    feed = feeds[sub.game]
-    return sub.since < feed.seq and sub.since + 1 < feed.first_seq
+    return game in feeds and sub.epoch == svc.hub.store.epoch and feeds.needs_history(game, sub.since)
 
 
 def subscribe(svc: Service, w: Watcher, sub: pr.Subscribe,
@@ -94,14 +107,8 @@ def subscribe(svc: Service, w: Watcher, sub: pr.Subscribe,
     """Follow a game or an arena, or resume a game, at once: nothing awaits from the check
     to ``follow()``, so no delta can slip in between. (A resume from further back than this
     node holds waits for ``Feeds.ensure_history`` first: ``WatchSession``.)"""
-    if claims is not None:  # a scoped display token watches only its game or arena
-        arena = sub.arena
-        if sub.game is not None and svc.hub.engine.has_game(sub.game):
-            arena = svc.hub.engine.arena_of(sub.game)
-        try:
-            auth.check_scope(claims, sub.game if sub.arena is None else None, arena)
-        except AuthError as err:
-            return pr.Error(code=err.code, detail=err.detail)
+    if (refused := _out_of_scope(svc, sub, claims)) is not None:
+        return refused
     if sub.arena is not None:
         svc.fanout.follow_arena(w, sub.arena)
         engine = svc.hub.engine
@@ -263,7 +270,11 @@ class WatchSession:
             self._subscribe(frame)
 
     def _subscribe(self, sub: pr.Subscribe) -> None:
-        if not _needs_history(self.svc, sub):
+        # The token's scope first: a resume out of it reads nothing from the store.
+        if (refused := _out_of_scope(self.svc, sub, self.claims)) is not None:
+            self._reply(refused)
+            return
+        if not _needs_history(self.svc, self.w, sub):
             self._reply(subscribe(self.svc, self.w, sub, self.claims))
             return
         self.waiting = deque()

@@ -304,3 +304,33 @@ async def test_concurrent_events_from_two_devices_keep_displays_right(server: Se
     await tk1.close()
     await tk2.close()
     await viewer.close()
+
+
+async def test_a_resume_out_of_the_tokens_scope_reads_nothing_from_the_log(tmp_path: Path) -> None:
+    """A display token of another game asking to resume from before what the node holds
+    gets ``out_of_scope``, and the node folds nothing from its log for it; the same resume
+    with the game's own token is rebuilt from the log."""
+    first = RunningServer(tmp_path)
+    async with first as server:
+        await server.setup_game()
+        officials = await Officials.open(server)
+        last = await officials.play(5)
+        epoch = server.svc.hub.store.epoch
+        await officials.close()
+    async with RunningServer(tmp_path, port=first.port) as server:
+        feeds = server.svc.hub.feeds
+        assert feeds.needs_history("g1", 2)   # restarted: the deltas after 2 are in the log only
+        for scope, wanted in (("g9", "error"), ("g1", "delta")):
+            async with websockets.connect(server.watch_url, open_timeout=5) as ws:
+                await ws.send(json.dumps({"type": "auth", "token": server.token("display", "board", game=scope)}))
+                await ws.send(json.dumps({"type": "subscribe", "game": "g1", "since": 2, "epoch": epoch}))
+                while (frame := json.loads(await asyncio.wait_for(ws.recv(), 5)))["type"] not in (
+                        "error", "delta", "snapshot"):
+                    pass
+            assert frame["type"] == wanted, frame
+            if scope == "g9":
+                assert frame["code"] == "out_of_scope"
+                assert feeds.needs_history("g1", 2), "nothing was folded from the log"
+            else:
+                assert frame["seq"] == 3 and not feeds.needs_history("g1", 2)
+    assert last > 3
