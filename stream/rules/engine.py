@@ -314,10 +314,11 @@ class Engine(Face):
         g, by_cause, refused, checkpoints = refold(rec, events, start, taken)
         if target in refused:
             raise refused[target]
-        # What the fold said before: read only if an event after the target now raises an alert.
-        tail_alerts = any(isinstance(n, nt.Alert) for x in events[start:] if x.id != target
-                          for n in by_cause.get(x.id, ()))
-        old_by_cause = refold(rec, rec.events, start, taken)[1] if tail_alerts else {}
+        # The alerts of the events after the target in this fold; what the fold said
+        # before is read only if there are some.
+        tail = [(x, n) for x in events[start:] if x.id != target
+                for n in by_cause.get(x.id, ()) if isinstance(n, nt.Alert)]
+        old_by_cause = refold(rec, rec.events, start, taken)[1] if tail else {}
         ledger = None
         if g.status == "ended" or rec.game.status == "ended":
             ledger = self._check(rec, g, at)  # raises record_closed before any change
@@ -343,11 +344,8 @@ class Engine(Face):
         # An event that still stands but now breaks a rule (a scorer no longer on the
         # field): the alert its fold raises now and did not before, told now.
         old_alerts = {_alert_key(n) for ns in old_by_cause.values() for n in ns if isinstance(n, nt.Alert)}
-        for x in events[start:]:
-            if x.id != target:
-                alerts.extend(msgspec.structs.replace(n, cause=cause, at=at, subject=n.subject or x.id)
-                              for n in by_cause.get(x.id, ())
-                              if isinstance(n, nt.Alert) and _alert_key(n) not in old_alerts)
+        alerts.extend(msgspec.structs.replace(n, cause=cause, at=at, subject=n.subject or x.id)
+                      for x, n in tail if _alert_key(n) not in old_alerts)
         return by_cause, [corr, *alerts]
 
     def _late(self, rec: GameRecord, e: ev.EventBase) -> list[nt.Notice]:

@@ -16,6 +16,8 @@ from stream.errors import StartupRefused
 from stream.store import START, DuplicateKey, Record, SeqTaken, TokenRecord
 from stream.store.sqlite import SCHEMA_VERSION, SqliteStore
 
+from .test_contract import rec
+
 #: The layout as the store wrote it before it kept its version in ``meta``: the text of
 #: that ``SCHEMA``, kept here as it was so that this test keeps describing those files.
 UNNUMBERED_SCHEMA = """
@@ -46,14 +48,6 @@ CREATE TABLE IF NOT EXISTS snapshot (
     id INTEGER PRIMARY KEY CHECK (id = 1), position TEXT NOT NULL, blob BLOB NOT NULL
 );
 """
-
-
-def rec(n: int, *, game: str | None = "g1", seq: int | None = None, device: str = "d1",
-        client_id: str | None = None) -> Record:
-    return Record(game=game, seq=n if seq is None and game is not None else seq, device=device,
-                  client_id=client_id or f"{device}-e{n}", official="Ump One",
-                  digest=bytes([n % 256]) * 16, received_at=1_780_000_000_000 + n,
-                  body=b'{"n":%d,"game":"%s"}' % (n, (game or "").encode()))
 
 
 def write_unnumbered_file(path: Path, records: list[Record]) -> None:
