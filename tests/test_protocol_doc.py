@@ -215,10 +215,13 @@ def scan_service() -> dict[str, list[Scanned]]:
                 s.codes.update(values(_arg(call, 0, "code")))
             elif called in helpers:
                 s.codes.update(values(_arg(call, helpers[called], "code")))
-            elif ((called == "WebSocketResponse" and _arg(call, 99, "max_msg_size") is not None)
-                  or (called == "ServerProtocol" and _arg(call, 99, "max_size") is not None)):
-                # aiohttp, and websockets' protocol, close a bigger frame with 1009
-                s.closes.add((int(pr.CloseCode.TOO_BIG), ""))
+            elif called in ("WebSocketResponse", "ServerProtocol"):
+                # aiohttp, and websockets' protocol, close a frame that breaks RFC 6455 with
+                # 1002, and a bigger one than their limit with 1009
+                s.closes.add((int(pr.CloseCode.PROTOCOL_ERROR), ""))
+                limit = "max_msg_size" if called == "WebSocketResponse" else "max_size"
+                if _arg(call, 99, limit) is not None:
+                    s.closes.add((int(pr.CloseCode.TOO_BIG), ""))
         out.setdefault(name, []).append(s)
     return out
 
@@ -383,7 +386,8 @@ def close_table() -> list[tuple[int, set[str], list[str], list[str]]]:
         m = re.match(r"^\| (\d{4}) \| (\w+) \| (.+) \| (.+) \|$", line)
         if m:
             reason = m.group(4)
-            out.append((int(m.group(1)), places(m.group(2)), ticked(reason) if reason != "none" else [""],
+            out.append((int(m.group(1)), places(m.group(2)),
+                        [""] if reason.startswith("none") else ticked(reason),
                         [m.group(3)]))
     return out
 

@@ -52,6 +52,9 @@ _INVALID = ("too many invalid frames (over 20 in a row, then over 1 a second; re
             "`too many invalid frames`); each earlier one got its `error`")
 _REVOKED = "or the token was revoked while the socket was open (reason `revoked`)"
 
+_LAYER_REASON = ("no reason on a socket upgraded after HTTP on its connection; on a fresh "
+                 "connection, the WebSocket layer's own description, which is not part of the protocol")
+
 #: What each close code means on each socket (docs/protocol.md, "Close codes"): the
 #: channels' ``x-close-codes``. A code a socket is never closed with is not listed for it.
 CLOSE_CODES: dict[str, dict[CloseCode, str]] = {
@@ -62,6 +65,8 @@ CLOSE_CODES: dict[str, dict[CloseCode, str]] = {
                         f"`authenticate first`, no `error`); {_REVOKED}",
         CloseCode.POLICY: "policy: this device name already has 4 sockets open (reason `too many "
                           f"connections`, after a `too_many_connections` error); or {_INVALID}",
+        CloseCode.PROTOCOL_ERROR: "a frame that breaks RFC 6455, such as an unknown opcode (no reason, "
+                                  "no `error`)",
         CloseCode.TOO_BIG: "a frame over 64 KiB (no reason, no `error`)",
         CloseCode.GOING_AWAY: _GOING_AWAY,
     },
@@ -72,7 +77,9 @@ CLOSE_CODES: dict[str, dict[CloseCode, str]] = {
                         f"{_REVOKED}",
         CloseCode.POLICY: f"policy: {_INVALID}; or more than 16 frames sent while the viewer's "
                           "resume waits for the store to rebuild its deltas (reason `too many frames`)",
-        CloseCode.TOO_BIG: "a frame over 8 KiB (no reason, no `error`)",
+        CloseCode.PROTOCOL_ERROR: "a frame that breaks RFC 6455, such as an unknown opcode or, on a "
+                                  f"fresh connection, an unmasked frame (no `error`; {_LAYER_REASON})",
+        CloseCode.TOO_BIG: f"a frame over 8 KiB (no `error`; {_LAYER_REASON})",
         CloseCode.TOO_SLOW: "too slow: the viewer could not take one frame within the send timeout "
                             "(10 s; reason `too slow`)",
         CloseCode.GOING_AWAY: f"{_GOING_AWAY}; or a resume (`since`) from further back than the node "

@@ -25,6 +25,7 @@ class CloseCode(enum.IntEnum):
     """The codes the service closes a WebSocket with (docs/protocol.md, "Close codes")."""
 
     GOING_AWAY = 1001      # the service is shutting down: reconnect, then resume
+    PROTOCOL_ERROR = 1002  # a frame that breaks RFC 6455 (closed by the WebSocket layer)
     POLICY = 1008          # too many invalid frames, or too many sockets for one device
     TOO_BIG = 1009         # a frame over the size limit (closed by the WebSocket layer)
     TOO_SLOW = 1013        # a viewer that could not take a frame within the send timeout

@@ -179,3 +179,28 @@ async def test_a_closed_viewer_leaves_no_reference_cycle(server: Server) -> None
         assert alive == []
     finally:
         gc.enable()
+
+
+async def _close_after(server: Server, path: bytes, frame: bytes) -> tuple[int, bytes]:
+    """Upgrade a fresh connection to ``path``, send ``frame``: the close code and reason."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+    writer.write(b"GET " + path + HANDSHAKE[HANDSHAKE.index(b" HTTP/1.1"):])
+    await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 5)
+    writer.write(frame)
+    while True:   # the server's frames, up to its close frame
+        b0, b1 = await asyncio.wait_for(reader.readexactly(2), 5)
+        n = b1 & 0x7F
+        if n >= 126:
+            n = int.from_bytes(await reader.readexactly(2 if n == 126 else 8), "big")
+        payload = await reader.readexactly(n)
+        if b0 & 0x0F == 0x8:
+            writer.close()
+            return int.from_bytes(payload[:2], "big"), payload[2:]
+
+
+@pytest.mark.parametrize("path", [b"/ws/watch?game=g1", b"/ws/device"])
+async def test_a_frame_with_an_unknown_opcode_closes_with_1002(server: Server, path: bytes) -> None:
+    """docs/protocol.md, "Close codes": 1002, closed by the WebSocket layer."""
+    unknown_opcode = bytes([0x83, 0x80 | 1]) + b"\x01\x02\x03\x04" + bytes([ord("x") ^ 1])
+    code, _ = await _close_after(server, path, unknown_opcode)
+    assert code == 1002
