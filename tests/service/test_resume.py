@@ -322,7 +322,8 @@ async def test_a_resume_out_of_the_tokens_scope_reads_nothing_from_the_log(tmp_p
         assert feeds.needs_history("g1", 2)   # restarted: the deltas after 2 are in the log only
         for scope, wanted in (("g9", "error"), ("g1", "delta")):
             async with websockets.connect(server.watch_url, open_timeout=5) as ws:
-                await ws.send(json.dumps({"type": "auth", "token": server.token("display", "board", game=scope)}))
+                token = server.token("display", "board", game=scope)
+                await ws.send(json.dumps({"type": "auth", "token": token}))
                 await ws.send(json.dumps({"type": "subscribe", "game": "g1", "since": 2, "epoch": epoch}))
                 while (frame := json.loads(await asyncio.wait_for(ws.recv(), 5)))["type"] not in (
                         "error", "delta", "snapshot"):
