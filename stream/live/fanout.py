@@ -101,12 +101,14 @@ class Departures:
 
     def run(self) -> None:
         queue = self.queue
-        for _ in range(min(self.CHUNK, len(queue))):
-            queue.popleft()()
-        if queue:
-            asyncio.get_running_loop().call_soon(self.run)
-        else:
-            self.scheduled = False
+        try:
+            for _ in range(min(self.CHUNK, len(queue))):
+                queue.popleft()()
+        finally:  # a job that fails must not leave the rest queued for ever
+            if queue:
+                asyncio.get_running_loop().call_soon(self.run)
+            else:
+                self.scheduled = False
 
 
 class Fanout:

@@ -75,7 +75,7 @@ class FrontSite(web.TCPSite):
         self._svc = runner.app[Service.KEY]
 
     async def start(self) -> None:
-        self._runner._reg_site(self)
+        await web.BaseSite.start(self)   # registers the site with its runner
         loop = asyncio.get_running_loop()
         server = self._runner.server
         assert server is not None

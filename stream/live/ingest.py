@@ -213,7 +213,7 @@ def _malformed(err: BaseException, code: str = "invalid_frame") -> MalformedEven
 
 async def device_ws(request: web.Request) -> web.StreamResponse:
     svc: Service = request.app[Service.KEY]
-    refusal = svc.admit(request, "device")
+    refusal = svc.admit(request)
     if refusal is not None:
         return refusal
     # aiohttp refuses a message of max_msg_size bytes or more: +1 lets a frame of exactly the limit in.

@@ -103,7 +103,7 @@ class Service:
             return 503, "loading\n", {"Retry-After": "1"}
         return None
 
-    def admit(self, request: web.Request, kind: str) -> web.Response | None:
+    def admit(self, request: web.Request) -> web.Response | None:
         """None to go ahead with aiohttp's upgrade; otherwise its HTTP refusal."""
         refused = self.refusal(request.headers.get("Origin"), request.host)
         if refused is None:

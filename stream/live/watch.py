@@ -227,10 +227,6 @@ class WatchSession:
             self.task.cancel()
         self.waiting = None
 
-    async def wait_closed(self) -> None:
-        """After ``close()``: its resume, if one was waiting, has ended."""
-        await stop([self.task])
-
     # ------------------------------------------------------------------ inside
 
     def _handle(self, data: bytes) -> None:
@@ -323,7 +319,7 @@ async def watch_ws(request: web.Request) -> web.StreamResponse:
     """``/ws/watch`` upgraded by aiohttp: on a connection that served HTTP before (a client
     that keeps its connections alive). A fresh connection is the task-free endpoint's."""
     svc: Service = request.app[Service.KEY]
-    refusal = svc.admit(request, "watch")
+    refusal = svc.admit(request)
     if refusal is not None:
         return refusal
     fmt: pr.Format = "msgpack" if request.query.get("format") == "msgpack" else "json"
@@ -349,9 +345,7 @@ async def watch_ws(request: web.Request) -> web.StreamResponse:
                 break
     finally:
         session.close()
-        await session.wait_closed()
-        drain = svc.viewer_closed(w)
-        await stop([drain])
+        await stop([session.task, svc.viewer_closed(w)])   # its resume, and its drain
         if closer.task is not None:
             with contextlib.suppress(Exception):
                 await closer.task
