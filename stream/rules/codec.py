@@ -9,12 +9,12 @@ for that, not a ``DecodeError``) all come out as one typed error.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import IO, Any
+from typing import IO, Any, cast
 
 import msgspec
 
 from ..errors import MalformedEvent
-from .events import EVENT_TYPES, TYPE_NAMES, Event, EventBase
+from .events import TYPE_NAMES, TYPES_BY_NAME, Event, EventBase
 from .notices import Notice
 from .text import render
 
@@ -22,7 +22,6 @@ _json_event = msgspec.json.Decoder(Event)
 _msgpack_event = msgspec.msgpack.Decoder(Event)
 _json = msgspec.json.Encoder()
 _probe = msgspec.json.Decoder(dict[str, Any])
-_BY_TAG: dict[str, Any] = {str(t.__struct_config__.tag): t for t in EVENT_TYPES}
 
 
 def _type_in(data: bytes | str) -> object:
@@ -63,9 +62,9 @@ def event_from_fields(fields: dict[str, object]) -> Event:
     knows of a Struct type, not of a union, which it would work out again for every
     event (tens of microseconds). The outcome, and any error, is the union's."""
     tag = fields.get("type")
-    cls = _BY_TAG.get(tag) if isinstance(tag, str) else None
+    cls = TYPES_BY_NAME.get(tag) if isinstance(tag, str) else None
     try:
-        event: Event = msgspec.convert(fields, Event if cls is None else cls)
+        event = cast(Event, msgspec.convert(fields, Event if cls is None else cls))
     except (msgspec.ValidationError, RecursionError) as err:
         raise _explain(err, lambda: fields.get("type")) from None
     return event

@@ -338,7 +338,8 @@ Event = Union[
 ]
 
 EVENT_TYPES: tuple[type[EventBase], ...] = Event.__args__  # type: ignore[attr-defined]
-TYPE_NAMES: frozenset[str] = frozenset(str(t.__struct_config__.tag) for t in EVENT_TYPES)
+TYPES_BY_NAME: dict[str, type[EventBase]] = {str(t.__struct_config__.tag): t for t in EVENT_TYPES}
+TYPE_NAMES: frozenset[str] = frozenset(TYPES_BY_NAME)
 
 
 def event_type(event: EventBase) -> str:

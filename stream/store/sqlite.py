@@ -400,9 +400,8 @@ def _append_run(conn: sqlite3.Connection, run: list[tuple[Any, asyncio.Future[An
     """Insert a run of appends inside the batch's transaction: one executemany, or, if any
     row breaks a UNIQUE key, ``_Conflict`` (the caller rolls the transaction back and
     writes the batch again ``careful``: one INSERT each, so that only the offending
-    appends fail, each with its reason). No savepoint guards the executemany: a
-    savepoint makes SQLite copy every page the run touches into a statement journal,
-    which costs the common case, a batch with no conflict, a fifth of its time. A refused
+    appends fail, each with its reason). No savepoint guards the executemany (why: the
+    module's docstring). A refused
     seq makes its game ``stale``: its later appends were built on the refused one, and
     fail too, until the service has reloaded the log (as on Redis)."""
     if stale:
