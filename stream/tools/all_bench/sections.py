@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import math
+import os
 import shutil
 import tempfile
 from pathlib import Path
@@ -156,7 +157,8 @@ async def fanout_section(b: Bench) -> None:
                 "ladder stops at its first step over 100 ms. A step's p99 counts a frame never received "
                 "as late. The point is linear on offered frames/s (viewers × events/s) between the last "
                 "step under 100 ms and the first over; '> N' if none was over, '< N' if the first was. "
-                "The viewer workers and the device share the two cores: each step prints the server's "
+                f"The viewer workers and the device share the machine's {os.cpu_count() or 1} core(s) "
+                "with the server: each step prints the server's "
                 "CPU, the viewer workers' and the machine's, and a crossing where the viewer workers or "
                 "the machine were at their limit (the harness's) is a lower bound on that server's "
                 "own point.")

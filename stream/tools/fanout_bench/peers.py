@@ -239,19 +239,11 @@ def main(argv: list[str] | None = None) -> int:
                                 description="the bare websockets broadcast server of bench fanout")
     p.add_argument("--port", type=int, required=True)
     p.add_argument("--frame-bytes", type=int, default=1024)
-    p.add_argument("--loop", choices=["uvloop", "asyncio"], default=None,
-                   help="the event loop: by default the service's (arena-stream serve --loop)")
     args = p.parse_args(argv)
     with contextlib.suppress(KeyboardInterrupt), \
-            asyncio.Runner(loop_factory=loop_factory(args.loop or service_loop())) as runner:
+            asyncio.Runner(loop_factory=loop_factory(default_loop())) as runner:
         runner.run(bare_main(args.port, args.frame_bytes))
     return 0
-
-
-def service_loop() -> str:
-    """The event loop ``arena-stream serve`` runs on when not told (its ``--loop`` default):
-    the one the bench's service runs on."""
-    return default_loop()
 
 
 if __name__ == "__main__":

@@ -181,6 +181,7 @@ async def probe_delta_size(server: Server, tokens: list[str], events: int,
     return sum(sizes) / len(sizes)
 
 
+#: An idle phase: (opened, errors, first error, KiB of RSS each).
 IdleResult = tuple[int, int, str, float]
 #: The loop stalls of the idle viewers' arrival and of their departure: (p99 ms, max ms).
 Stalls = dict[str, tuple[float, float]]

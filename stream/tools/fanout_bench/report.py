@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..harness.workers import LoadResult
+from .phases import IdleResult, Stalls
 
 
 @dataclass
@@ -110,13 +111,7 @@ SERVERS = (("bare", "bare websockets"), ("node", "node ws"), ("svc", "arena-stre
 #: The peers' keys and labels in the lines that put them beside the service.
 PEERS = (("bare", "bare websockets"), ("node", "Node ws"))
 
-#: An idle phase: (opened, errors, first error, KiB of RSS each).
-Idle = tuple[int, int, str, float]
-#: An idle phase's loop stalls by moment ("connect", "leave"): (p99 ms, max ms).
-Stalls = dict[str, tuple[float, float]]
-
-
-def report_idle(label: str, idle: Idle, stalls: Stalls) -> None:
+def report_idle(label: str, idle: IdleResult, stalls: Stalls) -> None:
     """One server's idle phase: its viewers, their memory, its loop stalls (if it has a probe)."""
     opened, errors, first_error, kib = idle
     print(f"  idle, {label}: {opened} opened ({fmt(kib, '.1f')} KiB of RSS each), {errors} errors "
@@ -139,7 +134,7 @@ SUFFIX = {"quiet": "", "contended": "_contended"}
 
 
 def summary(opts: FanoutOptions, delta_bytes: float, results: dict[tuple[str, str], list[LoadResult]],
-            raw_p99: float, idle: dict[str, Idle], stalls: dict[str, Stalls],
+            raw_p99: float, idle: dict[str, IdleResult], stalls: dict[str, Stalls],
             neighbour: str) -> dict[str, float]:
     """The single node's table against the bare server (and the Node peer, under "node"),
     quiet and contended: the median and the worst round of each, lost and repeated frames

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ...live.config import Config
+from ...live.loops import default_loop
 from ..harness import (
     Cluster,
     Process,
@@ -27,12 +28,20 @@ from ..harness import (
 from ..harness.measure import loop_lag, peer_loop_lag
 from ..harness.workers import LoadResult
 from .instructions import count_all
-from .peers import PeerServer, peer_events, service_loop, start_bare, start_node_ws
-from .phases import Neighbour, cpus, idle_phase, load_phase, probe_delta_size, sqlite_commit_ms, viewer_url
+from .peers import PeerServer, peer_events, start_bare, start_node_ws
+from .phases import (
+    IdleResult,
+    Neighbour,
+    Stalls,
+    cpus,
+    idle_phase,
+    load_phase,
+    probe_delta_size,
+    sqlite_commit_ms,
+    viewer_url,
+)
 from .report import (
     FanoutOptions,
-    Idle,
-    Stalls,
     cluster_summary,
     fmt,
     node_label,
@@ -62,8 +71,9 @@ async def bench_fanout(opts: FanoutOptions) -> dict[str, float]:
     servers = (2 if opts.nodes == 1 else 3) + (opts.node_ws is not None)
     conditions = 2 if opts.contended else 1
     idle_phases = 2 + (opts.node_ws is not None)  # the service, bare[, node-ws]
+    sat_ladders = 2 + (opts.node_ws is not None)  # servers with a saturation ladder: bare[, node-ws], service
     budget = (900 + 600 * (opts.ir_events > 0) + 2 * servers * conditions * (opts.seconds + 20) * opts.rounds
-              + opts.idle_viewers / 40 * idle_phases + sat_budget(opts, idle_phases))  # whatever happens
+              + opts.idle_viewers / 40 * idle_phases + sat_budget(opts, sat_ladders))  # whatever happens
     with tempfile.TemporaryDirectory(prefix="arena-bench-fanout-") as d:
         async with Processes(Path(d)) as group, asyncio.timeout(budget):
             return await _run(group, opts, nofile)
@@ -119,7 +129,7 @@ async def _run(group: Processes, opts: FanoutOptions, nofile: int) -> dict[str, 
           f"(the service allows {Config().device_rate:g} events/s per socket)", flush=True)
 
     print(f"  loop-stall probe in every server (a 10 ms timer measuring its lateness): the service's read "
-          f"on /metrics, the peers' on GET /lag; bare websockets on {service_loop()}, as the service",
+          f"on /metrics, the peers' on GET /lag; bare websockets on {default_loop()}, as the service",
           flush=True)
 
     # Memory first, while the service's heap holds nothing freed by earlier viewers; and the
@@ -127,7 +137,7 @@ async def _run(group: Processes, opts: FanoutOptions, nofile: int) -> dict[str, 
     # with a viewer: work that lets the collector meet the departed viewers' garbage), each
     # server's own probe; the same for each peer.
     idle_workers = workers_for(opts.idle_viewers)
-    idle: dict[str, Idle] = {}
+    idle: dict[str, IdleResult] = {}
     stalls: dict[str, Stalls] = {}
     idle["svc"], stalls["svc"] = await idle_phase(
         group, "idle-service", [svc], opts.idle_viewers, idle_workers, opts.settle,

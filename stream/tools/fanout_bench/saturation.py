@@ -35,7 +35,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ...live.config import Config
-from ..harness import Process, Processes, workers_for
+from ..harness import Process, Processes, percentile, workers_for
 from ..harness.workers import LoadResult
 from .phases import load_phase
 from .report import FanoutOptions, fmt
@@ -113,11 +113,7 @@ def worst_point(points: Sequence[Point]) -> Point:
 def step_p99(r: LoadResult) -> float:
     """The viewers' p99 over every frame the step sent them, one never received counting as
     late: infinite if those are over 1 %."""
-    n = len(r.lat_ms) + r.lost
-    if n == 0:
-        return math.nan
-    rank = max(1, math.ceil(0.99 * n))
-    return r.lat_ms[rank - 1] if rank <= len(r.lat_ms) else math.inf
+    return percentile([*r.lat_ms, *[math.inf] * r.lost], 0.99)
 
 
 def limit_of(server: float, viewers: float, workers: int, machine: float, cores: int,
@@ -160,9 +156,6 @@ class Step:
 
 @dataclass
 class Ladder:
-    key: str
-    label: str
-    round: int
     steps: list[Step] = field(default_factory=list)
 
     @property
@@ -209,7 +202,7 @@ def check_saturation(opts: FanoutOptions, command: str) -> None:
 async def ladder(group: Processes, opts: FanoutOptions, srv: SatServer, k: int, tokens: list[str]) -> Ladder:
     """One round's ladder against ``srv``, a fresh process: each rate in turn until p99 is over
     100 ms."""
-    out = Ladder(srv.key, srv.label, k)
+    out = Ladder()
     cores = os.cpu_count() or 1
     workers = workers_for(opts.sat_viewers)
     srv.proc.wrap = []  # quiet: not pinned
