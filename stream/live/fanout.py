@@ -313,8 +313,7 @@ class Fanout:
                     # at again within milliseconds; one stuck for a second, four times a
                     # second: a thousand stalled viewers must not spin the loop.
                     await asyncio.sleep(0.002 if stuck < 0.05 else 0.01 if stuck < 1.0 else 0.25)
-                self._send(w, t, w.backlog.popleft())
-            w.backlog = None
+                self.drain(w)   # up to the high-water mark, or all of it
         finally:
             w.task = None
 
