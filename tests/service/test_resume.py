@@ -208,15 +208,22 @@ async def test_deltas_rebuilt_after_a_restart_equal_the_live_ones(tmp_path: Path
             await v.close()
 
 
-async def test_resume_after_a_restart_with_nothing_missed_and_with_a_gap(tmp_path: Path) -> None:
-    first = RunningServer(tmp_path)
+async def played_and_stopped(data: Path, events: int) -> tuple[int, int, str]:
+    """A service that played ``events`` events of g1 and stopped: its port, the last
+    ``seq`` and the log's epoch, for a restart on the same data to resume against."""
+    first = RunningServer(data)
     async with first as server:
         await server.setup_game()
         officials = await Officials.open(server)
-        last = await officials.play(5)
+        last = await officials.play(events)
         epoch = server.svc.hub.store.epoch
         await officials.close()
-    async with RunningServer(tmp_path, port=first.port) as server:
+    return first.port, last, epoch
+
+
+async def test_resume_after_a_restart_with_nothing_missed_and_with_a_gap(tmp_path: Path) -> None:
+    port, last, epoch = await played_and_stopped(tmp_path, 5)
+    async with RunningServer(tmp_path, port=port) as server:
         up_to_date = await Viewer.open(server.watch_url, game="g1", since=last, epoch=epoch)
         assert await quiet(up_to_date) == []
         behind = await Viewer.open(server.watch_url, game="g1", since=2, epoch=epoch)
@@ -310,14 +317,8 @@ async def test_a_resume_out_of_the_tokens_scope_reads_nothing_from_the_log(tmp_p
     """A display token of another game asking to resume from before what the node holds
     gets ``out_of_scope``, and the node folds nothing from its log for it; the same resume
     with the game's own token is rebuilt from the log."""
-    first = RunningServer(tmp_path)
-    async with first as server:
-        await server.setup_game()
-        officials = await Officials.open(server)
-        last = await officials.play(5)
-        epoch = server.svc.hub.store.epoch
-        await officials.close()
-    async with RunningServer(tmp_path, port=first.port) as server:
+    port, last, epoch = await played_and_stopped(tmp_path, 5)
+    async with RunningServer(tmp_path, port=port) as server:
         feeds = server.svc.hub.feeds
         assert feeds.needs_history("g1", 2)   # restarted: the deltas after 2 are in the log only
         for scope, wanted in (("g9", "error"), ("g1", "delta")):
