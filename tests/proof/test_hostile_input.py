@@ -104,7 +104,7 @@ HTTP_REFUSALS = {400, 401, 403, 404, 405, 409, 413}
 def test_the_docs_tables_are_read() -> None:
     assert {"malformed_json", "invalid_frame", "too_deep", "rate_limited", "forbidden", "out_of_scope",
             "unknown_game", "unknown_player", "unknown_target", "game_over"} <= CODES
-    assert {4401, 1008, 1009, 1013, 1001} == CLOSES
+    assert {4401, 1008, 1002, 1009, 1013, 1001} == CLOSES
     assert (DEVICE_FRAME, WATCH_FRAME, HTTP_BODY) == (64 * KIB, 8 * KIB, 256 * KIB)
 
 
