@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Install everything the tests need, then run every test: lint, types, pytest.
-# Usage: bash tests/run.sh [pytest args]
+# Usage: bash tests/run.sh [--quick] [pytest args]
+#   --quick   the quick lane: every test but those marked slow, browser, redis or proof
+#             (a few minutes, for working on one part); the full run is the README's and CI's
 #
 # What it installs, each said before it is done:
-#   * Python: the package and its test extras (pip install -e '.[test]'), into the active
-#     virtual environment; with none active, into ./.venv if it exists (the README's
-#     first command makes it), else into python3 itself unless that Python is managed
-#     by the system (PEP 668: Debian's, which refuses pip), in which case ./.venv is
-#     created for them.
+#   * Python: exactly the locked versions (requirements/test.lock, hash-checked), then the
+#     package itself (editable, no dependency of its own resolved), into the active virtual
+#     environment; with none active, into ./.venv, which it creates if it is not there
+#     (the README's first command makes the same one).
 #   * Debian packages, only those missing: chromium (the browser tests; Playwright
 #     downloads no browser of its own), redis-server and redis-sentinel (the Redis
 #     store and its high-availability tests), nodejs and npm (the Node peer of
@@ -20,32 +21,23 @@ cd "$(dirname "$0")/.."
 
 say() { printf 'tests/run.sh: %s\n' "$*"; }
 
-# ------------------------------------------------------------------ which Python
-# A Python that refuses pip outside a virtual environment (PEP 668) has the
-# EXTERNALLY-MANAGED marker beside its standard library.
-externally_managed() {
-    "$1" - <<'EOF'
-import os, sys, sysconfig
-marker = os.path.join(sysconfig.get_path("stdlib"), "EXTERNALLY-MANAGED")
-sys.exit(0 if sys.prefix == sys.base_prefix and os.path.exists(marker) else 1)
-EOF
-}
+quick=no
+if [ "${1:-}" = --quick ]; then
+    quick=yes
+    shift
+fi
 
+# ------------------------------------------------------------------ which Python
 make_venv=no
 if [ -n "${VIRTUAL_ENV:-}" ] && [ -x "$VIRTUAL_ENV/bin/python" ]; then
-    py="$VIRTUAL_ENV/bin/python"
-    say "Python: the active virtual environment, $VIRTUAL_ENV"
-elif [ -x .venv/bin/python ]; then
-    py=.venv/bin/python
-    say "Python: the repository's virtual environment, .venv"
-elif externally_managed python3; then
-    py=.venv/bin/python
-    make_venv=yes
-    say "Python: $(command -v python3) is managed by the system (PEP 668): the tests get a virtual environment, .venv"
+    venv="$VIRTUAL_ENV"
+    say "Python: the active virtual environment, $venv"
 else
-    py=python3
-    say "Python: $(command -v python3) (no virtual environment active; it takes pip installs)"
+    venv="$PWD/.venv"
+    [ -x .venv/bin/python ] || make_venv=yes
+    say "Python: the repository's virtual environment, .venv"
 fi
+py="$venv/bin/python"
 
 # ------------------------------------------------------------------ Debian packages
 missing=()
@@ -77,12 +69,11 @@ if [ "$make_venv" = yes ]; then
     say "creating .venv (python3 -m venv .venv)"
     python3 -m venv .venv
 fi
-if [ "$py" != python3 ]; then  # the venv's own commands (ruff, arena-stream) come first on PATH
-    VIRTUAL_ENV="$(cd "$(dirname "$py")/.." && pwd)"
-    export VIRTUAL_ENV PATH="$VIRTUAL_ENV/bin:$PATH"
-fi
-say "installing the package and its test dependencies: pip install -e '.[test]'"
-"$py" -m pip install --quiet --disable-pip-version-check -e '.[test]'
+export VIRTUAL_ENV="$venv" PATH="$venv/bin:$PATH"   # the venv's own commands come first
+say "installing the locked test dependencies: pip install --require-hashes -r requirements/test.lock"
+"$py" -m pip install --quiet --disable-pip-version-check --require-hashes -r requirements/test.lock
+say "installing the package: pip install --no-deps --no-build-isolation -e ."
+"$py" -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
 
 # ------------------------------------------------------------------ the Node peer
 # The Node `ws` peer of `arena-stream bench all` (its smoke test runs it): from
@@ -90,8 +81,15 @@ say "installing the package and its test dependencies: pip install -e '.[test]'"
 say "the Node ws package for bench all's peer (npm install ws@8 into ~/.cache/arena-stream/node-ws, if not there)"
 "$py" -c "from stream.tools.bench_fanout import ensure_node_ws; print('bench peer:', ensure_node_ws()[1])"
 
+say "lint: ruff, deptry (every import declared in pyproject.toml), mypy --strict"
 "$py" -m ruff check stream tests
+"$py" -m deptry .
 "$py" -m mypy
+if [ "$quick" = yes ]; then
+    say "the quick lane: pytest -m 'not (slow or browser or redis or proof)'"
+    "$py" -m pytest -m "not (slow or browser or redis or proof)" "$@"
+    exit 0
+fi
 "$py" -m pytest "$@"
 if [ $# -eq 0 ]; then
     # Every test above ran on the loop `arena-stream serve` runs on (uvloop where it installs);

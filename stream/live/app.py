@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
+import importlib.resources
 import logging
 import re
 import secrets
@@ -384,7 +385,15 @@ async def index(request: web.Request) -> web.Response:
 # ------------------------------------------------------------------- app
 
 
-CLIENTS = Path(__file__).resolve().parents[2] / "clients" / "web"
+def _clients() -> Path:
+    """The browser clients' folder: the package ``stream.web`` (written in clients/web and
+    shipped inside the package), found wherever the package is installed."""
+    folder = importlib.resources.files("stream.web")
+    assert isinstance(folder, Path), f"stream.web is not a folder on disk: {folder!r}"
+    return folder
+
+
+CLIENTS = _clients()
 
 
 async def page(request: web.Request) -> web.StreamResponse:
@@ -451,8 +460,7 @@ def build_app(config: Config, *, store: Store | None = None, secret: bytes | Non
     committee_api.add_routes(app)
     for route in api_types.PAGES:
         app.router.add_get(route, page)
-    if CLIENTS.is_dir():
-        app.router.add_static("/clients/", CLIENTS, append_version=True)
+    app.router.add_static("/clients/", CLIENTS, append_version=True)
     app.cleanup_ctx.append(lifecycle.run)
     app.on_shutdown.append(_going_away)
     return app

@@ -13,8 +13,8 @@ import re
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+import jsonschema
 import numpy as np
-import pytest
 import zxingcpp
 
 from stream.live import schemas
@@ -66,7 +66,6 @@ async def _two_events(server: Server) -> str:
 
 def _conforms(name: str, doc: Any) -> None:
     """``doc`` is what /openapi.json says the route answers (its schema ``name``)."""
-    jsonschema = pytest.importorskip("jsonschema")
     components = schemas.openapi()["components"]
     jsonschema.Draft202012Validator({"$ref": f"#/components/schemas/{name}",
                                      "components": components}).validate(doc)

@@ -478,7 +478,7 @@ class TwoNodes(RuleBasedStateMachine):
 def test_two_nodes_deliver_every_seq_once_through_restarts_and_races(redis_url: str) -> None:
     TwoNodes.url = redis_url
     # No "explain" phase: it traces every line the loop runs (redis-py's too), for minutes.
-    run_state_machine_as_test(TwoNodes, settings=settings(  # type: ignore[no-untyped-call]
+    run_state_machine_as_test(TwoNodes, settings=settings(
         max_examples=50, stateful_step_count=25, deadline=None,
         phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink],
         suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much]))
