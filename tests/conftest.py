@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import faulthandler
 import gc
+import inspect
 import os
 import sys
 import threading
@@ -81,3 +82,34 @@ def _dump_and_cancel(out: TextIO) -> None:
         task.print_stack(file=out)
         task.cancel()
     out.flush()
+
+
+# ------------------------------------------------------------------ markers
+# Each test is marked by where it is and what it starts (pyproject.toml lists the markers;
+# `bash tests/run.sh --quick` runs the tests marked none of them). ``slow`` is set by the
+# tests themselves, where they take more than a few seconds.
+
+_REDIS_FIXTURES = {"redis_url", "redis_server", "sentinel_group", "redis"}
+_REDIS_STARTS = ("RedisServer(", "SentinelGroup(", "redis_url", "sentinel_group")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        parts = item.path.parts
+        if "browser" in parts:
+            item.add_marker(pytest.mark.browser)
+        if "proof" in parts:
+            item.add_marker(pytest.mark.proof)
+        if _REDIS_FIXTURES & set(getattr(item, "fixturenames", ())) or _starts_redis(item):
+            item.add_marker(pytest.mark.redis)
+
+
+def _starts_redis(item: pytest.Item) -> bool:
+    function = getattr(item, "function", None)
+    if function is None:
+        return False
+    try:
+        source = inspect.getsource(function)
+    except (OSError, TypeError):
+        return False
+    return any(s in source for s in _REDIS_STARTS)

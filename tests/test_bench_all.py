@@ -14,6 +14,9 @@ import pytest
 
 from stream.tools.bench_all import APART
 
+# Each runs benchmarks or whole pytest sessions in processes of its own: seconds to minutes.
+pytestmark = pytest.mark.slow
+
 ROWS = (
     r"fold rate \([\d,]+ events\)",
     r"fold / decode time",
@@ -106,7 +109,7 @@ def test_bench_all_quick_prints_every_row_and_writes_the_report(tmp_path: Path) 
 
 
 def test_only_a_full_run_writes_the_tracked_report_and_only_when_asked(tmp_path: Path) -> None:
-    """docs/performance.md is tracked and quoted by the README: a run writes nothing
+    """docs/performance.md is tracked and quoted by docs/deployment.md: a run writes nothing
     unless asked, ``--write`` is the tracked report, and ``--quick`` never writes it."""
     from stream.tools.all_bench.output import TRACKED_REPORT, ReportRefused, report_path
 

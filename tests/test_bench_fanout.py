@@ -47,6 +47,9 @@ from stream.tools.fanout_bench.saturation import (
 from stream.tools.harness import Device, LoadResult, Processes, Viewer, lag_of
 from stream.tools.harness.measure import lag_answer, lag_json, peer_loop_lag
 
+# Each runs benchmarks or whole pytest sessions in processes of its own: seconds to minutes.
+pytestmark = pytest.mark.slow
+
 NUM = r"(\d+\.\d+|n/a)"
 FIG = r"(\d+\.\d+)"
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
+import shlex
 import subprocess
 import sys
 from importlib import resources
@@ -80,6 +82,7 @@ def test_replay_hash_is_the_digest_of_the_state_document() -> None:
     assert other.stdout.strip() != digest
 
 
+@pytest.mark.slow
 def test_proof_runs_the_proof_suites() -> None:
     out = run("proof", "--", "--collect-only", "-q", check=True).stdout
     for suite in ("test_kill_soak.py", "test_redis_faults.py", "test_sentinel_failover.py"):
@@ -154,7 +157,7 @@ LOG = "game.jsonl"
 def test_options_work_after_the_subcommand_and_its_arguments(
         cmd: str, argv: list[str], expect: dict[str, object], monkeypatch: pytest.MonkeyPatch) -> None:
     """Every subcommand takes its options after its name and after its positional
-    arguments, as the README writes them (``arena-stream replay LOG --state``)."""
+    arguments, as the docs write them (``arena-stream replay LOG --state``)."""
     seen: list[argparse.Namespace] = []
 
     def record(args: argparse.Namespace) -> int:
@@ -320,7 +323,7 @@ REDIS = "redis://127.0.0.1:6379/0"
 def test_the_demo_plays_on_sqlite_unless_refused_and_on_redis_only_if_asked(
         argv: list[str], demo_on: bool, monkeypatch: pytest.MonkeyPatch) -> None:
     """Every node on one Redis would play its own demo into the one log: there it is off
-    unless ``--demo`` (README, "Two nodes by hand")."""
+    unless ``--demo`` (docs/deployment.md, "Two nodes by hand")."""
     seen: list[argparse.Namespace] = []
 
     def serve(args: argparse.Namespace) -> int:
@@ -353,13 +356,38 @@ def test_serve_on_a_redis_that_is_not_there_says_so_without_a_traceback(tmp_path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def test_the_first_command_makes_and_uses_a_virtual_environment() -> None:
-    """Debian's Python refuses ``pip install`` outside a virtual environment (PEP 668)."""
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    first = readme.split("## Two commands", 1)[1].split("```sh\n", 1)[1].split("\n```", 1)[0]
-    steps = [s.strip() for s in first.split("&&")]
-    assert steps == ["python3 -m venv .venv", ". .venv/bin/activate", "pip install -e .",
-                     "arena-stream serve"]
+def _pip_install_args(line: str) -> list[str]:
+    """What a ``pip install`` is asked for, without the flags that only make it quiet."""
+    args = shlex.split(line.split("pip install", 1)[1])
+    return [a for a in args if a not in ("--quiet", "--disable-pip-version-check")]
+
+
+def test_the_readme_opens_with_the_two_commands_as_run_sh_and_ci_run_use_them() -> None:
+    """The README's first screen holds both commands: the demo, served from a virtual
+    environment in ``.venv`` (Debian's Python refuses ``pip install`` outside one, PEP 668)
+    with the locked versions installed as ``tests/run.sh`` installs its own, and the test
+    command exactly as ``.ci/run`` calls it."""
+    head = "\n".join((ROOT / "README.md").read_text(encoding="utf-8").splitlines()[:40])
+    blocks = re.findall(r"^```sh\n(.*?)\n```$", head, re.M | re.S)
+    assert len(blocks) == 2, f"the README's first 40 lines hold {len(blocks)} sh blocks"
+    serve, test = blocks
+    assert test == "bash tests/run.sh"
+    ci = [line.strip() for line in (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()]
+    assert test in ci
+    steps = [step.strip() for step in serve.split("&&")]
+    assert steps == ["python3 -m venv .venv",
+                     ".venv/bin/pip install --require-hashes -r requirements/serve.lock",
+                     ".venv/bin/pip install --no-deps --no-build-isolation -e .",
+                     ".venv/bin/arena-stream serve"]
+    run_sh = (ROOT / "tests" / "run.sh").read_text(encoding="utf-8")
+    assert 'venv="$PWD/.venv"' in run_sh and "python3 -m venv .venv" in run_sh
+    installs = [_pip_install_args(line) for line in run_sh.splitlines()
+                if "-m pip install" in line and not line.lstrip().startswith(("#", "say "))]
+    assert installs == [[a.replace("serve.lock", "test.lock") for a in _pip_install_args(step)]
+                        for step in steps if "pip install" in step]
+    # --no-build-isolation builds with the venv's own backend: the serve lock has it
+    serve_lock = (ROOT / "requirements" / "serve.lock").read_text(encoding="utf-8")
+    assert re.search(r"^setuptools==", serve_lock, re.M)
 
 
 def test_run_sh_says_what_it_installs_before_it_does() -> None:
@@ -371,11 +399,12 @@ def test_run_sh_says_what_it_installs_before_it_does() -> None:
 
     for announce, does in (('say "installing Debian packages', "apt-get install -y"),
                            ('say "creating .venv', "python3 -m venv .venv"),
-                           ("installing the package and its test dependencies: pip install -e '.[test]'",
+                           ("installing the locked test dependencies: pip install --require-hashes",
                             "-m pip install"),
                            ('npm install ws@8 into ~/.cache/arena-stream/node-ws', "ensure_node_ws")):
         assert first(announce) < first(does, said=False), (announce, does)
-    # Without a virtual environment, a Python that refuses pip (PEP 668) gets .venv.
+    # Without a virtual environment active, ./.venv, made if it is not there.
     text = "\n".join(lines)
-    assert "EXTERNALLY-MANAGED" in text and 'VIRTUAL_ENV' in text
-    assert first("elif externally_managed python3") < first("make_venv=yes")
+    assert 'VIRTUAL_ENV' in text
+    assert first("[ -x .venv/bin/python ] || make_venv=yes", said=False) < first(
+        "python3 -m venv .venv", said=False)

@@ -1,4 +1,5 @@
-"""The docs as a contract: docs/log-format.md and docs/protocol.md list exactly the
+"""The docs as a contract: docs/log-format.md and the protocol pages (docs/protocol.md and
+the pages it links, read together through ``docs_text``) list exactly the
 events (and their fields), notices (and theirs), alert codes, refusal codes and HTTP
 routes the code has, and the handheld knows every refusal code it may be answered.
 
@@ -7,7 +8,7 @@ The code side is read from the code itself: the tagged unions of
 in ``stream/rules/`` (by their syntax tree, string constants and the names
 assigned them), the router of ``stream/live/app.py``, ``auth.ROLE_EVENTS``.
 
-The wire itself (docs/protocol.md's frame types, error codes and close codes
+The wire itself (the protocol's frame types, error codes and close codes
 against what ``stream/live/`` can send, and the AsyncAPI document) is checked
 by ``test_protocol_doc.py``."""
 
@@ -33,23 +34,13 @@ from stream.rules.text import REASONS_ES, describe
 from stream.rules.tournaments import Tournament
 
 from .ast_scan import call_name, local_values
+from .docs_text import ROOT, protocol_section, section
 
-ROOT = Path(__file__).resolve().parents[1]
-DOCS = ROOT / "docs"
 RULES = ROOT / "stream" / "rules"
 HANDHELD = ROOT / "clients" / "web" / "handheld.js"
 
 
 # ------------------------------------------------------------------ reading the docs
-
-
-def section(doc: str, heading: str) -> str:
-    """From ``heading`` to the next heading of the same or a higher level."""
-    text = (DOCS / doc).read_text(encoding="utf-8")
-    start = text.index(heading)
-    level = heading.split(" ", 1)[0]
-    ends = [m.start() for m in re.finditer(f"^#{{1,{len(level)}}} ", text[start + len(heading):], re.M)]
-    return text[start:start + len(heading) + ends[0]] if ends else text[start:]
 
 
 def rows(text: str) -> list[list[str]]:
@@ -213,11 +204,11 @@ def test_the_state_document_names_every_field() -> None:
     assert set(re.findall(r'"(\w+)"', short.group(1))) == {"box", "sent_off", "suspended"}
 
 
-# ------------------------------------------------------------------ protocol.md
+# ------------------------------------------------------------------ the protocol pages
 
 
 def test_the_admin_row_lists_exactly_the_unscoped_events() -> None:
-    roles = section("protocol.md", "## Tokens and roles")
+    roles = protocol_section("## Tokens and roles")
     admin = next(cells for cells in rows(roles) if ticked(cells[0]) == ["admin"])[1]
     listed = set(ticked(re.sub(r"\(.*?\)", "", admin)))   # "everything above, plus …"
     assert listed == auth.UNSCOPED_EVENTS
@@ -227,7 +218,7 @@ def test_the_admin_row_lists_exactly_the_unscoped_events() -> None:
 
 def _documented_routes() -> set[tuple[str, str]]:
     out: set[tuple[str, str]] = set()
-    for line in section("protocol.md", "## HTTP API").splitlines():
+    for line in protocol_section("## HTTP API").splitlines():
         m = re.match(r"^\| (GET|POST) \| (.+?) \|", line)
         if m is None:
             continue
@@ -251,7 +242,7 @@ def test_the_http_api_table_lists_every_route(tmp_path: Path) -> None:
             continue
         routed.add((route.method, path))
     documented = _documented_routes()
-    assert routed - documented == set(), "routes missing from docs/protocol.md, HTTP API"
+    assert routed - documented == set(), "routes missing from docs/protocol-http.md, HTTP API"
     assert documented - routed == set(), "documented routes the app does not have"
 
 
@@ -275,6 +266,6 @@ def test_the_handheld_explains_every_refusal(code: str) -> None:
 
 
 def test_the_handheld_knows_no_code_the_service_does_not_send() -> None:
-    protocol = {c for cells in rows(section("protocol.md", "## Error codes")) for c in ticked(cells[0])}
+    protocol = {c for cells in rows(protocol_section("## Error codes")) for c in ticked(cells[0])}
     known = set(REFUSED) | set(MALFORMED) | protocol
     assert set(handheld_reasons()) - known == set()

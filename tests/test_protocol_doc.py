@@ -1,6 +1,8 @@
-"""docs/protocol.md as a contract with the server: every error code, close code and
-frame type the service can send is in it, and nothing it lists is one the service
-can't send; the AsyncAPI document (``stream/live/asyncapi_doc.py``) agrees.
+"""The protocol pages (docs/protocol.md, protocol-device.md, protocol-viewer.md and
+protocol-http.md, read together through ``docs_text``) as a contract with the server:
+every error code, close code and frame type the service can send is in them, and
+nothing they list is one the service can't send; the AsyncAPI document
+(``stream/live/asyncapi_doc.py``) agrees.
 
 The code side is read from the code, not from a list: the syntax tree of
 ``stream/live/*.py`` and ``stream/errors.py`` gives the error codes (the code of
@@ -34,7 +36,8 @@ from stream.live import protocol as pr
 from stream.live import schemas
 
 from .ast_scan import call_name, constants, local_values
-from .test_docs import DOCS, REFUSED, ROOT, rows, section, table, ticked
+from .docs_text import ROOT, protocol_section, protocol_text
+from .test_docs import REFUSED, rows, table, ticked
 
 LIVE = ROOT / "stream" / "live"
 ERRORS = ROOT / "stream" / "errors.py"
@@ -325,7 +328,7 @@ def test_every_close_names_a_close_code() -> None:
 # ------------------------------------------------------------------ the error table
 
 
-ERROR_TABLE = table(section("protocol.md", "## Error codes"))
+ERROR_TABLE = table(protocol_section("## Error codes"))
 
 
 def places(cell: str) -> set[str]:
@@ -362,7 +365,7 @@ def test_the_retry_column_is_exactly_the_codes_sent_with_retry_true() -> None:
 
 
 def test_the_rule_refusals_are_referred_to_log_format() -> None:
-    text = section("protocol.md", "## Error codes")
+    text = protocol_section("## Error codes")
     row = next(line for line in text.splitlines() if line.startswith("| rule refusals |"))
     assert "log-format.md#refusals" in row and {"device", "http"} <= places(row.split("|")[2])
     named = set(ticked(row.split("|")[3])) - {"clause"}
@@ -370,7 +373,7 @@ def test_the_rule_refusals_are_referred_to_log_format() -> None:
 
 
 def test_every_error_frame_shown_has_a_documented_code() -> None:
-    text = (DOCS / "protocol.md").read_text(encoding="utf-8")
+    text = protocol_text()
     shown = set(re.findall(r'"type": ?"error", ?"code": ?"(\w+)"', text))
     assert shown, "no error frames found"
     assert shown - set(ERROR_TABLE) - set(REFUSED) == set()
@@ -382,7 +385,7 @@ def test_every_error_frame_shown_has_a_documented_code() -> None:
 def close_table() -> list[tuple[int, set[str], list[str], list[str]]]:
     """(code, sockets, the reasons named, the rest of the row) of each row of the table."""
     out = []
-    for line in section("protocol.md", "## Close codes").splitlines():
+    for line in protocol_section("## Close codes").splitlines():
         m = re.match(r"^\| (\d{4}) \| (\w+) \| (.+) \| (.+) \|$", line)
         if m:
             reason = m.group(4)
@@ -441,7 +444,7 @@ def test_aiohttp_closes_a_frame_too_big_with_the_documented_code() -> None:
 def frame_table() -> set[tuple[str, str, str, str]]:
     """(socket, "in"/"out", type, message name) of each row of the frame type table."""
     out = set()
-    for cells in rows(section("protocol.md", "## Framing")):
+    for cells in rows(protocol_section("## Framing")):
         if cells[0].startswith("`/ws/"):
             [path], sender, [tag, name] = ticked(cells[0]), cells[1], ticked(cells[2])
             socket = path.removeprefix("/ws/")
@@ -481,14 +484,14 @@ def test_each_socket_reads_every_frame_of_its_union() -> None:
 
 def test_the_sequence_diagrams_show_every_frame() -> None:
     for socket, heading in (("device", "## Device protocol"), ("watch", "## Viewer protocol")):
-        diagram = section("protocol.md", heading).split("```")[1]
+        diagram = protocol_section(heading).split("```")[1]
         for way in ("in", "out"):
             for cls in get_args(UNIONS[(socket, way)]):
                 assert re.search(rf"\b{re.escape(_tag(cls))}\b", diagram), (socket, _tag(cls))
 
 
 def test_every_frame_shown_is_a_frame_of_the_protocol() -> None:
-    text = (DOCS / "protocol.md").read_text(encoding="utf-8")
+    text = protocol_text()
     shown = set(re.findall(r'^\{"type": ?"([\w.]+)"', text, re.M))
     assert shown and shown <= {tag for _, _, tag, _ in union_frames()}, sorted(shown)
 
@@ -509,7 +512,7 @@ def test_the_asyncapi_messages_are_exactly_the_unions() -> None:
 
 
 def test_the_doc_lists_every_asyncapi_message() -> None:
-    text = section("protocol.md", "## Machine-readable descriptions")
+    text = protocol_section("## Machine-readable descriptions")
     listed = text[text.index("a message per frame type"):text.index("their payload schemas")]
     assert set(ticked(listed)) == set(schemas.asyncapi()["components"]["messages"])
 

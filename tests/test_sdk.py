@@ -235,7 +235,7 @@ async def test_a_patch_with_a_missing_path_resyncs_from_a_fresh_snapshot(srv: Se
 
 
 async def test_apply_patch_raises_patch_error_on_a_missing_path() -> None:
-    """The rule of docs/protocol.md, "Applying a patch": a path that isn't in the view is a
+    """The rule of docs/protocol-viewer.md, "Applying a patch": a path that isn't in the view is a
     ``PatchError`` naming it, never a ``KeyError``, whatever way it is missing."""
     P = sdk.pr.Patch
     base: dict[str, Any] = {"score": {"home": 0}, "teams": {"home": {"short": [{"player": "a"}]}},

@@ -1,4 +1,4 @@
-"""A Python client for Arena Stream's viewer socket (``/ws/watch``, docs/protocol.md).
+"""A Python client for Arena Stream's viewer socket (``/ws/watch``, docs/protocol-viewer.md).
 
 Follow one game: a snapshot, then one delta per logged event, each with the
 game's view already patched. The client keeps its own copy of the view, checks
@@ -99,7 +99,7 @@ class Update:
 
 
 class PatchError(Exception):
-    """A patch that can't be applied to the view held (docs/protocol.md, "Applying a patch"):
+    """A patch that can't be applied to the view held (docs/protocol-viewer.md, "Applying a patch"):
     ``path`` is not in it. The view is not the server's any more: drop it and take a fresh
     snapshot (``Watch`` does, by itself)."""
 
@@ -278,8 +278,8 @@ class Watch:
             await asyncio.sleep(delay / 2 + random.random() * delay / 2)
 
     def _resync(self, why: Exception) -> NoReturn:
-        """Our copy is not the server's view (a patch that can't be applied: docs/protocol.md,
-        "Applying a patch"): drop it and its position, and subscribe again without ``since``
+        """Our copy is not the server's view (a patch that can't be applied:
+        docs/protocol-viewer.md, "Applying a patch"): drop it and its position, and subscribe again without ``since``
         for a fresh snapshot. ``view`` keeps the last good view until that snapshot comes."""
         _log.warning("game %s: %s; resyncing from a fresh snapshot", self.game, why)
         self._raw = None

@@ -1,4 +1,4 @@
-// Arena Stream handheld: the device socket (/ws/device, docs/protocol.md "Device protocol").
+// Arena Stream handheld: the device socket (/ws/device, docs/protocol-device.md, "Device protocol").
 // auth → welcome → answer the server's ping (clock sync) → ready: the outbox is resent in
 // order, one event at a time, each waiting for its one answer (an ack or an error).
 // Reconnects with backoff after any drop; a refused token (bad, expired, revoked) stops it.

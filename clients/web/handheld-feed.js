@@ -9,7 +9,7 @@ import { LiveArena, LiveGame } from "./watch.js";
 import { LS, S, app, isOffline, lsGet, lsSet } from "./handheld-state.js";
 import { addAlerts } from "./handheld-alerts.js";
 
-// Two missed heartbeats make the feed stale (docs/protocol.md), but never under 2.5 s: a
+// Two missed heartbeats make the feed stale (docs/protocol-viewer.md), but never under 2.5 s: a
 // busy phone or server should not freeze the clock for a hiccup.
 const MIN_STALE_MS = 2500;
 

@@ -132,7 +132,7 @@ export function describe(ev) {
   }
 }
 
-/** An event of this device's log id: "<device>/<id>", known before the ack (docs/protocol.md). */
+/** An event of this device's log id: "<device>/<id>", known before the ack (docs/protocol-device.md). */
 export const logIdOf = (ev) => `${S.device}/${ev.id}`;
 export const entryLogId = (e) => (e.ack && e.ack.log_id) || `${e.device || S.device}/${e.id}`;
 

@@ -1,6 +1,6 @@
 // The broadcast operator's page: /overlay/control?game=G. Like H2R Graphics or a NodeCG
 // dashboard, with nothing to install: it sends `graphics` commands on /ws/watch
-// (docs/protocol.md, "Broadcast graphics") and every overlay opened as
+// (docs/protocol-viewer.md, "Broadcast graphics") and every overlay opened as
 // /overlay?game=G&control=1 follows the game's graphics state, which this page shows too
 // (its program preview is one such overlay).
 //

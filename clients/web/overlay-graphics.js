@@ -2,7 +2,7 @@
 //
 //   GraphicsGame  a LiveGame that also follows the game's broadcast graphics (a `graphics`
 //                 frame after the snapshot and after every operator's command:
-//                 docs/protocol.md, "Broadcast graphics"), and, given a control token, sends
+//                 docs/protocol-viewer.md, "Broadcast graphics"), and, given a control token, sends
 //                 the operator's commands (`command({action, graphic, …})`).
 //   lowerItems    the lower thirds one event makes, in broadcast words, composed from its
 //                 notices and the game's roster: "SECOND YELLOW · #2 ORTEGA · 2:00 IN THE BOX".

@@ -6,7 +6,7 @@
 // Automatic (without control=1): each card, box trip and release becomes a lower third, queued,
 // `hold` seconds each. Controlled (control=1): the page shows what /overlay/control?game=G puts
 // on air, in its language: the bug, the box panel and the lower third are taken, hidden and
-// replayed by the operator (the game's `graphics` state: overlay-graphics.js, docs/protocol.md).
+// replayed by the operator (the game's `graphics` state: overlay-graphics.js, docs/protocol-viewer.md).
 // The score bug shows each team's registered short letters (upper-case; ?home= / ?away= win
 // over them) in its colours (primary: background, secondary: accent) with its logo; players
 // show as "#2 ORTEGA"; a raw id only when nothing is registered (watch.js, "Names").

@@ -1,4 +1,4 @@
-// Arena Stream: a delta's patch applied to a view (docs/protocol.md, "Applying a patch").
+// Arena Stream: a delta's patch applied to a view (docs/protocol-viewer.md, "Applying a patch").
 // The one implementation for every page (live.js, and through it the scoreboard, the
 // overlay and the handheld); clients/python/arena_client.py's apply_patch follows the
 // same rule.

@@ -1,5 +1,5 @@
-// The scoreboard's contrast rule (README, "Scoreboard"): every text at least 7:1 against
-// what is behind it (WCAG 2 AAA, relative luminance). A team's registered colour is used
+// The scoreboard's contrast rule (docs/clients.md, "Scoreboard at arena distance"): every
+// text at least 7:1 against what is behind it (WCAG 2 AAA, relative luminance). A team's registered colour is used
 // as a panel's background only when an ink reaches 7:1 on it; otherwise the team's texts
 // sit on a neutral plate and the colour frames them.
 

@@ -1,4 +1,4 @@
-// Arena Stream: following /ws/watch (docs/protocol.md, "Viewer protocol"), for every page:
+// Arena Stream: following /ws/watch (docs/protocol-viewer.md, "Viewer protocol"), for every page:
 // the scoreboard and the overlay (through live.js) and the handheld.
 //
 //   import { LiveGame } from "/clients/watch.js";
@@ -386,7 +386,7 @@ export class LiveGame extends WatchSocket {
     return this;
   }
 
-  /** Drop the position and subscribe again without since (docs/protocol.md, "Applying a patch"). */
+  /** Drop the position and subscribe again without since (docs/protocol-viewer.md, "Applying a patch"). */
   resync(why = {}) {
     console.warn(`arena: resync ${this.game} for a fresh snapshot: ${why.path ?? ""}: ${why.reason ?? ""}`);
     this.seq = 0;

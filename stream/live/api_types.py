@@ -1,6 +1,6 @@
 """The aiohttp application: both WebSocket protocols and the HTTP API on one port.
 
-HTTP API (docs/protocol.md, OpenAPI at ``/openapi.json``):
+HTTP API (docs/protocol-http.md, OpenAPI at ``/openapi.json``):
 
     GET  /healthz /readyz /metrics
     GET  /api/games                    every game, with score and status

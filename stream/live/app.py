@@ -1,6 +1,6 @@
 """The aiohttp application: both WebSocket protocols and the HTTP API on one port.
 
-The routes are listed in ``api_types`` (and docs/protocol.md, OpenAPI at ``/openapi.json``).
+The routes are listed in ``api_types`` (and docs/protocol-http.md, OpenAPI at ``/openapi.json``).
 """
 
 from __future__ import annotations

@@ -153,9 +153,9 @@ def _description() -> str:
         f"Close codes on /ws/{channel} (its `x-close-codes`):\n\n"
         + "\n".join(f"* `{code}`: {what}" for code, what in _close_codes(channel).items())
         for channel in CLOSE_CODES)
-    return ("Two WebSocket protocols on the service's port (docs/protocol.md has them in full, "
-            "with real frames). Every frame is one JSON object in a text frame, tagged by its "
-            "`type`.\n\n" + _ORDER_RULES + "\n" + closes
+    return ("Two WebSocket protocols on the service's port (docs/protocol-device.md and "
+            "docs/protocol-viewer.md have them in full, with real frames). Every frame is one "
+            "JSON object in a text frame, tagged by its `type`.\n\n" + _ORDER_RULES + "\n" + closes
             + "\n\nWhat each role may send on /ws/device:\n\n" + roles)
 
 

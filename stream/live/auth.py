@@ -21,7 +21,7 @@ from ..errors import AuthError, MalformedEvent, Refused
 
 Role = Literal["umpire", "referee", "timekeeper", "display", "committee", "admin"]
 
-#: What each role may send, by event type (docs/protocol.md, "Roles").
+#: What each role may send, by event type (docs/protocol.md, "Tokens and roles").
 ROLE_EVENTS: dict[str, frozenset[str]] = {
     "umpire": frozenset({
         "whistle", "goal", "card", "card.amended", "box.left_early", "arena.left", "substitution",

@@ -1,5 +1,5 @@
-"""A game's broadcast graphics, as the overlay control page drives them (docs/protocol.md,
-"Broadcast graphics").
+"""A game's broadcast graphics, as the overlay control page drives them
+(docs/protocol-viewer.md, "Broadcast graphics").
 
 An operator's page sends ``graphics`` commands on ``/ws/watch`` (take, hide or replay the
 score bug, the box panel or a lower third; queue or skip lower thirds; switch the language
@@ -10,7 +10,7 @@ bounded: states only of games that are set up, at most ``MAX_QUEUE`` lower third
 each holding only the notices of one event. Nothing here awaits or starts a task.
 
 The state is per node: it is not in the log or the store. Overlays and their control page
-must be connected to the same node (docs/protocol.md says so).
+must be connected to the same node (docs/protocol-viewer.md says so).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""``/ws/device``: the officials' handhelds (docs/protocol.md, "Device protocol").
+"""``/ws/device``: the officials' handhelds (docs/protocol-device.md, "Device protocol").
 
 The socket must authenticate in its first frame within ``auth_timeout``.
 Then the device sends events; each gets exactly one answer: an ``ack`` once

@@ -114,13 +114,17 @@ def _admin_responses(**more: Any) -> dict[str, Any]:
     return {**more, "401": _UNAUTHORIZED, "403": _NOT_ADMIN}
 
 
+#: The page of the docs that describes each socket's protocol, with real frames.
+_PROTOCOL_PAGES = {"device": "protocol-device.md", "watch": "protocol-viewer.md"}
+
+
 def _ws_upgrade(kind: str, channel: str) -> dict[str, Any]:
     return {"get": {
         "operationId": f"{kind}Socket",
         "summary": f"The {kind} WebSocket ({channel}); its frames are in /asyncapi.json",
         "tags": ["websocket"],
         "description": "A WebSocket upgrade. The protocol on it is described by the AsyncAPI "
-                       "document at `/asyncapi.json` and in docs/protocol.md.",
+                       f"document at `/asyncapi.json` and in docs/{_PROTOCOL_PAGES[kind]}.",
         "responses": {
             "101": {"description": "switching protocols"},
             "403": _text("a browser `Origin` that is neither this service nor an allowed one"),
@@ -440,7 +444,8 @@ def openapi() -> dict[str, Any]:
             "version": version(),
             "summary": "Real-time match events for USPA arena polo",
             "description": (api_types.__doc__ or "").strip() + "\n\nThe WebSocket protocols are described at "
-                           "`/asyncapi.json`; both, with examples, in docs/protocol.md.",
+                           "`/asyncapi.json`; both, with examples, in docs/protocol-device.md "
+                           "and docs/protocol-viewer.md, and this API in docs/protocol-http.md.",
         },
         "jsonSchemaDialect": "https://spec.openapis.org/oas/3.1/dialect/base",
         "tags": [{"name": n, "description": d} for n, d in (

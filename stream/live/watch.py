@@ -1,4 +1,4 @@
-"""``/ws/watch``: scoreboards, overlays and every other viewer (docs/protocol.md).
+"""``/ws/watch``: scoreboards, overlays and every other viewer (docs/protocol-viewer.md).
 
 A viewer subscribes to a game or an arena, in a ``subscribe`` frame or in
 the URL (``/ws/watch?game=G&since=N&epoch=E``; these carry no secret). It
@@ -9,7 +9,7 @@ to MessagePack (binary frames) of the same schema.
 
 A game subscription with ``graphics: true`` (``?graphics=1``) also follows the game's
 broadcast graphics (``graphics`` frames); a socket authenticated with a token that may
-control them sends ``graphics`` commands (``graphics.py``, docs/protocol.md).
+control them sends ``graphics`` commands (``graphics.py``, docs/protocol-viewer.md).
 
 ``WatchSession`` is one viewer's side of all this, whatever carries its socket: the
 task-free endpoint (``viewer_socket.py``, every fresh connection) and aiohttp's
@@ -284,7 +284,8 @@ class WatchSession:
             await self.svc.hub.feeds.ensure_history(sub.game, sub.since)
         except NotStored as err:
             # The deltas are in the log, which can't be read now (Redis down): the viewer
-            # reconnects with backoff and resumes, exactly, once it can (docs/protocol.md).
+            # reconnects with backoff and resumes, exactly, once it can (docs/protocol-viewer.md,
+            # "Resume").
             _store_down(sub.game, err)
             self.closer.close_soon(pr.CloseCode.GOING_AWAY, b"store unavailable")
             return

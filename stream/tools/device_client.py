@@ -1,5 +1,5 @@
 """A handheld's connection, in Python: what the simulator, the tests and the
-benchmarks use to act as officials' devices (docs/protocol.md).
+benchmarks use to act as officials' devices (docs/protocol-device.md).
 
 Every event is kept until it is acked; a lost connection or a ``retry`` error
 (``not_stored``, ``unknown``, ``rate_limited``) resends the *same* event (same

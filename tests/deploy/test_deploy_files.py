@@ -55,6 +55,7 @@ SENTINELS = ("sentinel-1", "sentinel-2", "sentinel-3")
 UNIT = DEPLOY / "arena-stream.service"
 ENV_FILE = DEPLOY / "arena-stream.env"
 README = ROOT / "README.md"
+DEPLOYMENT_DOC = ROOT / "docs" / "deployment.md"
 NODES = ("node-a", "node-b")
 
 
@@ -325,26 +326,29 @@ def test_dockerfile_structure() -> None:
     assert cmd == ["--host", "0.0.0.0", "--port", "8080", "--data", "/data", "--no-demo"]
 
 
-def test_clients_sit_next_to_the_package_in_the_image() -> None:
-    """The app serves the pages from Path(stream.__file__).parent.parent / "clients" / "web":
-    the image must put clients/ beside the stream/ that the venv imports."""
-    assert Path(stream.__file__).resolve().parent.parent / "clients" / "web" == stream_app.CLIENTS, (
-        "stream/live/app.py finds the pages elsewhere now: update deploy/Dockerfile to match")
+def test_the_image_installs_the_wheel_with_the_locked_dependencies() -> None:
+    """The pages are inside the package (stream.web): the image builds the wheel from the
+    tree with the locked dependencies, installs it into the venv, and keeps only the venv."""
+    assert stream_app.CLIENTS.parent == Path(stream.__file__).resolve().parent.parent / "clients", (
+        "the pages are written in clients/web, the folder the package stream.web is built from")
     all_stages = stages(dockerfile())
     build, final = all_stages[0], all_stages[-1]
     build_name = shlex.split(build[0]["value"])[-1]
-
-    [stream_dest] = [dest for frm, srcs, dest in copies(build) if frm is None and srcs == ["stream"]]
-    app_root = os.path.dirname(stream_dest)
-    assert stream_dest == f"{app_root}/stream"
-    installs = " ".join(ins["value"] for ins in build if ins["instruction"] == "RUN")
-    assert re.search(rf"pip install[^&]*(--editable|-e) {re.escape(app_root)}\b", installs), (
-        "install the source tree editable, so the venv imports stream from it")
+    sources = {src for frm, srcs, _ in copies(build) if frm is None for src in srcs}
+    assert {"pyproject.toml", "requirements", "stream", "clients"} <= sources
+    installs = " && ".join(ins["value"] for ins in build if ins["instruction"] == "RUN")
+    steps = [s.strip() for s in re.split(r"&&|\n", installs.replace("\\\n", " ")) if s.strip()]
+    assert any(re.fullmatch(r"pip install --require-hashes -r requirements/serve\.lock", s)
+               for s in steps), "the venv gets exactly the locked versions, hash-checked"
+    assert any(re.search(r"pip wheel --no-deps --no-build-isolation\b.*\s\.$", s) for s in steps)
+    assert any(re.fullmatch(r"pip install --no-deps /wheels/arena_stream-\*\.whl", s) for s in steps), (
+        "the service is the wheel, its dependencies none but the lock's")
+    assert not any("--editable" in s or re.search(r"\s-e\s", s) for s in steps)
 
     final_copies = copies(final)
-    assert (build_name, [app_root], app_root) in final_copies, "copy the source tree to the same path"
-    assert (None, ["clients"], f"{app_root}/clients") in final_copies
-    for frm, srcs, _ in final_copies + copies(build):
+    assert final_copies == [(build_name, ["/opt/venv"], "/opt/venv")], (
+        "only the venv reaches the final image: no source tree beside it")
+    for frm, srcs, _ in copies(build):
         for src in srcs if frm is None else []:
             assert (ROOT / src).exists(), f"COPY {src}: no such file in the repository"
 
@@ -378,10 +382,9 @@ def test_every_serve_flag_used_in_deploy_files_exists(monkeypatch: pytest.Monkey
     used["k8s Deployment args"] = [str(a) for a in deployment_container()["args"]]
     opts = re.findall(r"ARENA_OPTS=(.*)", ENV_FILE.read_text())
     used["arena-stream.env ARENA_OPTS"] = [w for o in opts for w in o.split()]
-    # Any command line written out in a comment or in the README's Deployment section.
-    deployment = README.read_text().partition("## Deployment")[2]
+    # Any command line written out in a comment or on the deployment page.
     texts = {p.relative_to(ROOT).as_posix(): p.read_text() for p in DEPLOY.rglob("*") if p.is_file()}
-    texts["README.md (Deployment)"] = deployment
+    texts["docs/deployment.md"] = DEPLOYMENT_DOC.read_text()
     for name, text in texts.items():
         for m in re.finditer(r"arena-stream serve\b(.*)", text):
             used[f"{name}: {m.group(0).strip()}"] = re.findall(r"(?<![\w-])--[a-z][a-z-]*", m.group(1))
@@ -825,14 +828,13 @@ def test_k8s_redis_is_durable() -> None:
     assert not container["image"].endswith(":latest")
 
 
-# ------------------------------------------------------------------ README
+# ------------------------------------------------------------------ docs/deployment.md
 
 
-def test_readme_deployment_section() -> None:
-    text = README.read_text()
-    head, _, deployment = text.partition("\n## Deployment\n")
-    assert deployment, "README: a Deployment section"
-    assert "pip install -e . && arena-stream serve" in head and "bash tests/run.sh" in head
+def test_the_deployment_page() -> None:
+    readme, deployment = README.read_text(), DEPLOYMENT_DOC.read_text()
+    assert "](docs/deployment.md)" in readme, "README: a link to the deployment page"
+    assert "requirements/serve.lock" in readme and "bash tests/run.sh" in readme
     assert "<!-- sizing figures: filled from bench runs -->" in deployment
     for needle in ("appendfsync always", "--unsafe-store", "secret.key", ".backup",
                    "/api/log", "/api/tokens/revoke", "tests/deploy/test_deploy_files.py"):

@@ -2,8 +2,8 @@
 against the log.
 
 The expected outcome of each cell comes from the table below (``MAY_SEND``,
-``expect_*``), transcribed from docs/protocol.md ("Tokens and roles", "Scope",
-"HTTP API") and checked against the docs' own table, not from the service's
+``expect_*``), transcribed from the protocol pages (docs/protocol.md, "Tokens and roles",
+"Scope"; docs/protocol-http.md, "HTTP API") and checked against the docs' own table, not from the service's
 code. Every event a cell sends would be taken in the state it is sent in: a
 refused cell is followed by a *control*, the same event from an unscoped
 admin, which is acked. So a refusal is the token's doing, not the rules'.
@@ -44,12 +44,11 @@ import websockets
 from stream.rules.events import TYPE_NAMES
 from stream.tools.harness import ServiceProcess
 
+from ..docs_text import protocol_section
 from ..rules.script import AWAY, HOME
 from ..service.conftest import Raw, RunningServer, Server
 from ..service.test_auth import auth_attempt, revoked_rows
 from .conftest import Figures
-
-DOCS = Path(__file__).resolve().parents[2] / "docs"
 
 # --------------------------------------------------------- the docs' table
 
@@ -74,8 +73,8 @@ SCOPES = ("game", "other_game", "arena", "other_arena", "none")
 
 
 def documented_roles() -> dict[str, frozenset[str]]:
-    """The role table as docs/protocol.md has it."""
-    text = (DOCS / "protocol.md").read_text(encoding="utf-8")
+    """The role table as docs/protocol.md has it ("Tokens and roles")."""
+    text = protocol_section("## Tokens and roles")
     start = text.index("What each role may send")
     table: dict[str, frozenset[str]] = {}
     above: set[str] = set()
@@ -93,7 +92,7 @@ def test_the_table_is_the_docs_table() -> None:
     assert documented_roles() == MAY_SEND
     # every event type of the log format (stream/rules/events.py) has its row
     assert frozenset().union(*MAY_SEND.values()) | NOBODY == TYPE_NAMES
-    assert "No role may send `tick`" in (DOCS / "protocol.md").read_text(encoding="utf-8")
+    assert "No role may send `tick`" in protocol_section("## Tokens and roles")
 
 
 @dataclass(frozen=True)
@@ -131,7 +130,7 @@ def expect_watch(role: str, scope: str, action: str) -> Expect:
     return Expect(True)
 
 
-#: docs/protocol.md, "HTTP API": the admin routes; the seven event routes "answer
+#: docs/protocol-http.md, "HTTP API": the admin routes; the seven event routes "answer
 #: exactly like a device socket" (so: an unscoped admin); tokens are issued
 #: within the issuer's scope ("Scope").
 HTTP_WRITES = {"POST /api/events", "POST /api/events/{e}/complete", "POST /api/events/{e}/eliminate",

@@ -2,7 +2,7 @@
 endpoints and the HTTP API of one real service each.
 
 Every frame gets a typed ``error`` with a code documented in docs/protocol.md
-or docs/log-format.md, or the documented close code; nothing crashes (the
+("Error codes") or docs/log-format.md, or the documented close code; nothing crashes (the
 service still answers ``/healthz``, a legitimate device is still acked and a
 fresh viewer still gets its snapshot); nothing is written (the ``log`` rows
 change only by the control events this test sends itself); nothing is logged
@@ -43,6 +43,7 @@ from stream.live import protocol as pr
 from stream.rules import codec
 from stream.rules.events import TYPE_NAMES
 
+from ..docs_text import protocol_section, section
 from ..service.conftest import Raw, RunningServer, Server, admin_device
 from ..service.test_auth import EVENTS
 from ..service.test_hostile import JSON, OBJECTS, WORDS, frames, start_game
@@ -54,17 +55,9 @@ from .conftest import Figures, scale
 EVERY_FRAME_ANSWERED: dict[str, Any] = {"invalid_burst": 10**9, "invalid_rate": 1e9}
 
 T = TypeVar("T")
-DOCS = Path(__file__).resolve().parents[2] / "docs"
 KIB = 1024
 
 # ---------------------------------------------------------------- the docs
-
-
-def _section(doc: str, heading: str) -> str:
-    text = (DOCS / doc).read_text(encoding="utf-8")
-    start = text.index(heading)
-    end = text.find("\n## ", start + len(heading))
-    return text[start:end if end >= 0 else None]
 
 
 def _first_cells(section: str) -> list[str]:
@@ -74,19 +67,19 @@ def _first_cells(section: str) -> list[str]:
 def documented_codes() -> frozenset[str]:
     """Every error code the docs name: the protocol's error table and the log
     format's refusal tables (what a device may be answered)."""
-    cells = _first_cells(_section("protocol.md", "## Error codes"))
-    cells += _first_cells(_section("log-format.md", "## Refusals"))
+    cells = _first_cells(protocol_section("## Error codes"))
+    cells += _first_cells(section("log-format.md", "## Refusals"))
     return frozenset(c for cell in cells for c in re.findall(r"`([a-z_]+)`", cell))
 
 
 def documented_close_codes() -> frozenset[int]:
-    return frozenset(int(c) for c in re.findall(r"^\| (\d{4}) \|", _section("protocol.md", "## Close codes"),
+    return frozenset(int(c) for c in re.findall(r"^\| (\d{4}) \|", protocol_section("## Close codes"),
                                                  re.M))
 
 
 def documented_limit(what: str) -> int:
     """A size limit from the docs' "Limits" table, in bytes."""
-    m = re.search(rf"^\| {what} \| (\d+) KiB \|", _section("protocol.md", "## Limits"), re.M)
+    m = re.search(rf"^\| {what} \| (\d+) KiB \|", protocol_section("## Limits"), re.M)
     assert m is not None, what
     return int(m.group(1)) * KIB
 
@@ -96,7 +89,7 @@ CLOSES = documented_close_codes()
 DEVICE_FRAME = documented_limit("frame from a device")
 WATCH_FRAME = documented_limit("frame from a viewer")
 HTTP_BODY = documented_limit("HTTP request body")
-#: HTTP answers the docs give (docs/protocol.md, "HTTP API" and "Limits"), and
+#: HTTP answers the docs give (docs/protocol-http.md, "HTTP API"; docs/protocol.md, "Limits"), and
 #: 405 for a method a route doesn't have. Never a 5xx: nothing here is a store failure.
 HTTP_REFUSALS = {400, 401, 403, 404, 405, 409, 413}
 
@@ -736,7 +729,7 @@ async def test_hostile_frames_on_the_watch_socket(tmp_path: Path, caplog: pytest
 # ---------------------------------------------------------------- HTTP API
 
 #: The codes the HTTP section of the docs shows in ``{"code", "detail"}`` refusals.
-HTTP_CODES = CODES | frozenset(re.findall(r'"code":"([a-z_]+)"', _section("protocol.md", "## HTTP API")))
+HTTP_CODES = CODES | frozenset(re.findall(r'"code":"([a-z_]+)"', protocol_section("## HTTP API")))
 GAME_BODY: dict[str, Any] = {"id": "s9", "game": "g9", "event": "cup", "handicap": 8, "arena": "a9",
                              "teams": {"home": {"team": "x", "players": ["x1", "x2", "x3"]},
                                        "away": {"team": "y", "players": ["y1", "y2", "y3"]}}}

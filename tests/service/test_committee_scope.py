@@ -1,4 +1,4 @@
-"""The committee role (docs/protocol.md, "Roles"): a committee token runs one
+"""The committee role (docs/protocol.md, "Tokens and roles"): a committee token runs one
 tournament event. Each row: what a committee of ``cup`` sends, and whether
 ``auth.authorize`` lets it through, against a real engine holding two events."""
 

@@ -8,6 +8,8 @@ import random
 import sqlite3
 from pathlib import Path
 
+import pytest
+
 from stream.store.sqlite import SqliteStore
 from stream.tools.harness import Device, ServiceProcess
 
@@ -53,6 +55,7 @@ async def test_a_store_failure_is_answered_with_retry_and_nothing_is_lost(server
 # --------------------------------------------------------------------- kill -9
 
 
+@pytest.mark.slow
 async def test_kill_9_while_three_devices_send_loses_no_acked_event(tmp_path: Path) -> None:
     srv = ServiceProcess(tmp_path)
     srv.start()

@@ -535,7 +535,7 @@ async def test_server_survives_the_corpus_in_one_go(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("path", ["/ws/device", "/ws/watch"])
 async def test_a_frame_of_exactly_the_limit_is_taken_one_byte_more_is_not(server: Server, path: str) -> None:
-    """docs/protocol.md: 64 KiB (device) and 8 KiB (watch) are the largest frames; aiohttp's
+    """docs/protocol.md, "Limits": 64 KiB (device) and 8 KiB (watch) are the largest frames; aiohttp's
     ``max_msg_size`` refused a frame *of* that size too."""
     await start_game(server)
     limit = server.svc.config.max_frame if path == "/ws/device" else 8 * 1024

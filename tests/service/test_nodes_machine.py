@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeVar
 
 import msgspec
+import pytest
 import redis.asyncio as aioredis
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis import strategies as st
@@ -475,6 +476,7 @@ class TwoNodes(RuleBasedStateMachine):
             assert at.get(place) == key, f"ack of {key} at {place}; the log has {at.get(place)}"
 
 
+@pytest.mark.slow
 def test_two_nodes_deliver_every_seq_once_through_restarts_and_races(redis_url: str) -> None:
     TwoNodes.url = redis_url
     # No "explain" phase: it traces every line the loop runs (redis-py's too), for minutes.

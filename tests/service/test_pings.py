@@ -56,6 +56,7 @@ async def server(tmp_path: Path) -> AsyncIterator[Server]:
         yield s
 
 
+@pytest.mark.slow
 async def test_pings_are_spread_over_the_interval_and_answered_viewers_stay(server: Server) -> None:
     async with aiohttp.ClientSession() as session:
         opened = time.monotonic()

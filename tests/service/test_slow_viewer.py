@@ -109,6 +109,7 @@ def check_stream(frames: list[dict[str, Any]], final: int) -> list[int]:
     return snaps
 
 
+@pytest.mark.slow
 async def test_slow_viewer_gets_a_fresh_snapshot_while_others_keep_pace(tmp_path: Path) -> None:
     srv = RunningServer(tmp_path, watcher_queue=QUEUE, send_timeout=30.0, heartbeat=5.0,
                         device_rate=1e6, device_burst=10**6)

@@ -185,7 +185,7 @@ async def test_a_resume_the_store_must_serve_while_redis_is_down_is_closed_1001_
         refused = [r for r in caplog.records if r.name == "arena_stream.watch"]
         assert [r.levelname for r in refused] == ["WARNING"]
         assert "Error 111 connecting" in refused[0].reason  # type: ignore[attr-defined]
-        # Back: the same resume gets exactly the deltas missed, as docs/protocol.md says.
+        # Back: the same resume gets exactly the deltas missed, as docs/protocol-viewer.md says ("Resume").
         await redis.astart()
         async with asyncio.timeout(10):
             while True:

@@ -136,7 +136,8 @@ async def test_a_history_in_question_holds_writes_until_the_operator_accepts_it(
 
 async def test_the_service_acks_again_after_a_failover_and_no_acked_event_is_missing(
         tmp_path: Path, group: SentinelGroup) -> None:
-    async with RunningServer(tmp_path / "a", store=group.url, redis_wait_ms=300) as a:
+    # An ack waits up to 2 s for the replica: as long as a loaded machine's fsync may take.
+    async with RunningServer(tmp_path / "a", store=group.url, redis_wait_ms=2000) as a:
         await a.setup_game()
         tk = await a.device("timekeeper")
         await tk.send({"type": "clock.start", "game": "g1"})

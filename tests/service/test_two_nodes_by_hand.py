@@ -1,4 +1,4 @@
-"""The README's "Two nodes by hand", run as written: its ``redis-server`` and two
+"""docs/deployment.md's "Two nodes by hand", run as written: its ``redis-server`` and two
 ``arena-stream serve`` command lines (only the ports and directories changed, to free
 ones of the test's), then what the section says of them: no demo game on a Redis store
 unless ``--demo``; a token from either node taken by both; a device on one node and a
@@ -22,13 +22,11 @@ import pytest
 
 from stream.tools.harness import HOST, Device, Process, Processes, Viewer, free_port, redis_answers
 
-ROOT = Path(__file__).resolve().parents[2]
+from ..docs_text import section as doc_section
 
 
 def section() -> str:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    start = text.index("### Two nodes by hand")
-    return text[start:text.index("\n### ", start + 1)]
+    return doc_section("deployment.md", "## Two nodes by hand")
 
 
 def commands() -> tuple[list[str], list[list[str]], list[str]]:
@@ -48,7 +46,7 @@ def replace(argv: list[str], flag: str, value: str) -> list[str]:
 
 
 class Http(Process):
-    """A node as the README starts it; ready when ``/readyz`` says so."""
+    """A node as the section starts it; ready when ``/readyz`` says so."""
 
     def __init__(self, name: str, argv: list[str], port: int) -> None:
         super().__init__(name, argv, ready_timeout=60)
@@ -96,7 +94,8 @@ def node(group: Processes, tmp_path: Path, argv: list[str], name: str, redis_por
     return process
 
 
-async def test_two_nodes_by_hand_as_the_readme_says(tmp_path: Path, group: Processes) -> None:
+@pytest.mark.slow
+async def test_two_nodes_by_hand_as_the_deployment_page_says(tmp_path: Path, group: Processes) -> None:
     redis_argv, node_argvs, demo_argv = commands()
     assert {"--appendonly", "--appendfsync"} <= set(redis_argv)
     assert redis_argv[redis_argv.index("--appendonly") + 1] == "yes"

@@ -1,7 +1,7 @@
 """The task-free viewer endpoint (stream/live/viewer_socket.py) behind the front door
 (stream/live/front_door.py): a fresh connection asking for ``/ws/watch`` is served by
 websockets' Sans-I/O protocol, an upgrade on a connection that served HTTP first by
-aiohttp, and both speak the same protocol (docs/protocol.md, "Viewer protocol"); its
+aiohttp, and both speak the same protocol (docs/protocol-viewer.md, "Viewer protocol"); its
 refusals and limits are the documented ones; a closed viewer leaves no reference cycle."""
 
 from __future__ import annotations
@@ -130,7 +130,7 @@ async def test_a_message_in_fragments_is_one_message(server: Server) -> None:
 
 
 async def test_refusals_before_the_upgrade(server: Server) -> None:
-    """Another site's page: 403 (docs/protocol.md); not a WebSocket handshake: refused."""
+    """Another site's page: 403 (docs/protocol.md, "Framing"); not a WebSocket handshake: refused."""
     plain = server.watch_url.replace("ws:", "http:") + "?game=g1"
     async with aiohttp.ClientSession() as s, s.get(plain, headers={"Connection": "close"}) as r:
         assert r.status == 426   # a fresh connection without the Upgrade header

@@ -2,7 +2,7 @@
 a bounded number of events appended through ``RedisStore`` to a real redis-server,
 then Redis's own ``MEMORY USAGE … SAMPLES 0`` (every field counted), extrapolated to a
 million (the hash's entries grow linearly; its table of slots doubles, 8 bytes a slot).
-The README (and the note in docs/performance.md) state the figure this measures.
+docs/deployment.md (and the note in docs/performance.md) state the figure this measures.
 
     python3 -m pytest tests/store/test_dedup_memory.py -q -s    # prints the figures
 """
@@ -20,6 +20,7 @@ import redis.asyncio as aioredis
 from stream.store import Record
 from stream.store.redis import RedisStore
 
+from ..docs_text import section as doc_section
 from ..redis_server import RedisServer
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -83,9 +84,7 @@ async def test_the_dedup_hash_costs_what_the_docs_say_per_million_events(redis_s
     measured = {p: await measure(redis_server.url, p) / 1e6 for p in PROFILES}
     print(f"\n{{prefix}}dedup per million events, extrapolated from {EVENTS:,}: "
           + ", ".join(f"{p} {mb:.1f} MB" for p, mb in measured.items()))
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    start = readme.index("### Two nodes by hand")
-    docs = {"README.md": stated(readme[start:readme.index("\n### ", start + 1)])}
+    docs = {"docs/deployment.md": stated(doc_section("deployment.md", "## Two nodes by hand"))}
     performance = (ROOT / "docs" / "performance.md").read_text(encoding="utf-8")
     if "{prefix}dedup" in performance:  # the note (`bench all` rewrites the file without it)
         docs["docs/performance.md"] = stated(performance)

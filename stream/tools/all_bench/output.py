@@ -1,9 +1,9 @@
 """Where ``arena-stream bench all`` writes its report: nowhere unless asked.
 
-``docs/performance.md`` is tracked: the figures the README quotes come from it, so
-only a full run writes it, and only with ``--write``. ``--out FILE`` writes the
-report elsewhere (a ``--quick`` run too: its figures mean nothing, and say so). A
-``--quick`` run never writes ``docs/performance.md``, however it is named."""
+``docs/performance.md`` is tracked: the figures docs/deployment.md quotes ("Sizing")
+come from it, so only a full run writes it, and only with ``--write``. ``--out FILE``
+writes the report elsewhere (a ``--quick`` run too: its figures mean nothing, and say
+so). A ``--quick`` run never writes ``docs/performance.md``, however it is named."""
 
 from __future__ import annotations
 

@@ -67,14 +67,15 @@ class Process:
     """One child process: ``argv`` (its program first), with ``env`` added to this
     process's environment. ``stdin``/``stdout``: pipes for a line protocol
     (``write_line``, ``readline``); otherwise stdin is /dev/null and stdout goes
-    to ``log``."""
+    to ``log``. ``cwd``: the folder it runs in (this process's, by default)."""
 
     def __init__(self, name: str, argv: Sequence[str] = (), *, env: dict[str, str] | None = None,
                  log: Path | None = None, stdin: bool = False, stdout: bool = False,
-                 ready_timeout: float = 30.0, poll: float = 0.05) -> None:
+                 ready_timeout: float = 30.0, poll: float = 0.05, cwd: Path | None = None) -> None:
         self.name = name
         self.argv = list(argv)
         self.env = dict(env or {})
+        self.cwd = cwd
         self.log = log
         self.pipe_stdin, self.pipe_stdout = stdin, stdout
         self.ready_timeout, self.poll = ready_timeout, poll
@@ -97,7 +98,7 @@ class Process:
         out = open(self.log, "ab") if self.log is not None else None  # noqa: SIM115 - closed below
         try:
             self.proc = subprocess.Popen(
-                [*self.wrap, *self.command()], env={**os.environ, **self.env},
+                [*self.wrap, *self.command()], env={**os.environ, **self.env}, cwd=self.cwd,
                 stdin=subprocess.PIPE if self.pipe_stdin else subprocess.DEVNULL,
                 stdout=subprocess.PIPE if self.pipe_stdout else (out or subprocess.DEVNULL),
                 stderr=out or subprocess.DEVNULL,
@@ -246,8 +247,9 @@ class ServiceProcess(Process):
 
     def __init__(self, data: Path, port: int | None = None, store: str | None = None, *,
                  args: Sequence[str] = (), env: dict[str, str] | None = None, log: Path | None = None,
-                 name: str = "service", ready_timeout: float = 60.0, poll: float = 0.05) -> None:
-        super().__init__(name, env=env, log=log, ready_timeout=ready_timeout, poll=poll)
+                 name: str = "service", ready_timeout: float = 60.0, poll: float = 0.05,
+                 cwd: Path | None = None) -> None:
+        super().__init__(name, env=env, log=log, ready_timeout=ready_timeout, poll=poll, cwd=cwd)
         self.data, self.port, self.store = data, port or free_port(), store
         self.args = list(args)
 
