@@ -12,7 +12,8 @@
 #   * Debian packages, only those missing: chromium (the browser tests; Playwright
 #     downloads no browser of its own), redis-server and redis-sentinel (the Redis
 #     store and its high-availability tests), nodejs and npm (the Node peer of
-#     `arena-stream bench all`), python3-venv (if ./.venv must be made without it).
+#     `arena-stream bench all`), valgrind (callgrind counts the benchmarks' instructions
+#     where perf cannot), python3-venv (if ./.venv must be made without it).
 #     apt-get needs root: run as root, or with sudo at hand (it asks).
 #   * The Node `ws` package (ws@8), from the npm registry, into ~/.cache/arena-stream/node-ws
 #     (outside the repository), once.
@@ -46,6 +47,7 @@ command -v redis-server >/dev/null || missing+=(redis-server)
 command -v redis-sentinel >/dev/null || missing+=(redis-sentinel)
 command -v node >/dev/null || missing+=(nodejs)
 command -v npm >/dev/null || missing+=(npm)
+command -v valgrind >/dev/null || missing+=(valgrind)
 if [ "$make_venv" = yes ] && ! python3 -c 'import ensurepip' 2>/dev/null; then
     missing+=(python3-venv)
 fi
