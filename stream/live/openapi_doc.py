@@ -415,10 +415,10 @@ def openapi() -> dict[str, Any]:
                         "nodes reload. Needs an unscoped admin token.")},
         **{route: {"get": _op(
             f"{route.strip('/')}Page", f"The browser client `{file}`, configured by URL parameters",
-            "clients", {"200": _html("the page"), "404": _text("this client is not installed")})}
+            "clients", {"200": _html("the page")})}
            for route, file in api_types.PAGES.items()},
         "/clients/{filename}": {"get": _op(
-            "clientFile", "The browser clients' files (scripts, styles), when installed", "clients",
+            "clientFile", "The browser clients' files (scripts, styles, fonts, icons)", "clients",
             {"200": {"description": "the file", "content": {"*/*": {"schema": {"type": "string"}}}},
              "404": _text("no such file")}, params=["filename"])},
         "/games/{game}/report": {"get": _op(
