@@ -8,6 +8,7 @@ import sys
 from importlib import resources
 from pathlib import Path
 from typing import IO, Any
+from urllib.parse import urlsplit
 
 import msgspec
 
@@ -92,6 +93,18 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     return 0
 
 
+def _public_url(text: str) -> str:
+    """``--public-url``: an http(s) origin, with no path, query or fragment ("": none)."""
+    if not text:
+        return ""
+    parts = urlsplit(text)
+    if parts.scheme not in ("http", "https") or not parts.netloc or parts.path not in ("", "/") \
+            or parts.query or parts.fragment or "@" in parts.netloc:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not an http(s) origin such as https://arena.example or http://10.0.0.5:8080")
+    return f"{parts.scheme}://{parts.netloc}"
+
+
 def _cmd_serve(args: argparse.Namespace) -> int:
     from .serve import serve
 
@@ -159,6 +172,10 @@ def main(argv: list[str] | None = None) -> int:
                         "each commit, so a power cut can lose acked events: refused without "
                         "--unsafe-store (it exists for the power-loss proof's control run)")
     s.add_argument("--origin", action="append", default=[], help="another allowed browser Origin")
+    s.add_argument("--public-url", default="", type=_public_url, metavar="URL",
+                   help="where users reach the service, behind a proxy (https://arena.example): the "
+                        "start of every link it makes (pairing links and QR codes, the index page); "
+                        "default: the listening address. The Host header is never used for a link")
     s.add_argument("--device-rate", type=float, default=Config().device_rate,
                    help="events per second each device may send, sustained (default %(default)s)")
     s.add_argument("--device-burst", type=int, default=Config().device_burst,

@@ -45,13 +45,18 @@ def config_from(args: argparse.Namespace) -> Config:
                   unsafe_store=args.unsafe_store, device_rate=args.device_rate,
                   device_burst=args.device_burst, heartbeat=args.heartbeat,
                   sqlite_synchronous=args.sqlite_synchronous, redis_replicas=args.redis_replicas,
-                  redis_wait_ms=args.redis_wait_ms, freeze_heap=True)
+                  redis_wait_ms=args.redis_wait_ms, freeze_heap=True, public_url=args.public_url)
 
 
 async def _demo_loop(svc: Service, url: str, speed: float) -> None:
-    """Play the demo game, pause, and play a new one, for as long as the service runs."""
+    """Play the demo game, pause, and play a new one, for as long as the service runs.
+
+    It prints a handheld link with a working umpire token for the demo game alone (24 h):
+    the one token the service ever writes out, on the terminal of a demo, which plays only
+    on a SQLite store without ``--no-demo`` (every deploy file passes it; docs/security.md)."""
     await asyncio.sleep(0.5)
-    host = url.split("://", 1)[1].split("/")[0]
+    base = svc.config.base_url
+    ws = "ws" + base.removeprefix("http")
     while True:
         game = time.strftime("demo-%Y%m%d-%H%M%S")
         exp = int(time.time()) + 24 * 3600
@@ -60,11 +65,11 @@ async def _demo_loop(svc: Service, url: str, speed: float) -> None:
         # URL fragment, which the browser never sends to the server).
         yours, _ = svc.issue(sub=f"{game}-you", role="umpire", official="You", game=game, exp=exp)
         print(f"\ndemo game {game} is on:\n"
-              f"  scoreboard  http://{host}/scoreboard?game={game}\n"
-              f"  overlay     http://{host}/overlay?game={game}\n"
-              f"  handheld    http://{host}/handheld?game={game}#pair={yours}\n"
-              f"  committee   http://{host}/committee (sign in with the admin token)\n"
-              f"  watch       ws://{host}/ws/watch?game={game}", flush=True)
+              f"  scoreboard  {base}/scoreboard?game={game}\n"
+              f"  overlay     {base}/overlay?game={game}\n"
+              f"  handheld    {base}/handheld?game={game}#pair={yours}\n"
+              f"  committee   {base}/committee (sign in with the admin token)\n"
+              f"  watch       {ws}/ws/watch?game={game}", flush=True)
         try:
             await sim.run()
         except (DeviceError, OSError) as err:  # the service could not take it (its store down, say)

@@ -32,7 +32,8 @@ function render() {
 
 function gameCard(g, open) {
   const official = el("input", { type: "text", name: "official", maxLength: 80, placeholder: t("pr_official_ph") });
-  const form = el("form", { class: "pair-form", noValidate: true },
+  // A role is chosen by its button: Enter in the name field submits nothing.
+  const form = el("form", { class: "pair-form", noValidate: true, onsubmit: (e) => e.preventDefault() },
     el("label", { class: "field" }, el("span", { text: t("pr_official") }), official),
     el("div", { class: "role-buttons" }, ...ROLES.map((role) => el("button", {
       type: "button", class: "primary", "data-role": role, text: t("pr_make", { role: t(`role_${role}`) }),

@@ -73,13 +73,24 @@ function renderScore() {
     </div>
     <div class="side away"${colourStyle("away")}><span class="goals" data-score="away">${v.score.away}</span><span class="tname" title="${esc(teamName("away"))}">${esc(teamLetters("away"))}</span></div>
     ${langButton()}`);
+  paintColours(el);
 }
 
 /** A registered team's colours on what marks its side: the primary as the background, the
- * secondary as the accent, the ink by contrast (watch.js, teamColors). */
+ * secondary as the accent, the ink by contrast (watch.js, teamColors). In data attributes, which
+ * paintColours sets as custom properties: the page's Content-Security-Policy (style-src
+ * 'self', stream/live/headers.py) refuses a style attribute in markup, not the CSSOM. */
 function colourStyle(side) {
   const c = teamColours(side);
-  return c ? ` data-colors="true" style="--team-bg:${esc(c.primary)};--team-ink:${esc(c.ink)};--team-accent:${esc(c.secondary)}"` : "";
+  return c ? ` data-colors="true" data-team-bg="${esc(c.primary)}" data-team-ink="${esc(c.ink)}" data-team-accent="${esc(c.secondary)}"` : "";
+}
+
+function paintColours(root) {
+  for (const node of root.querySelectorAll("[data-colors=true]")) {
+    node.style.setProperty("--team-bg", node.dataset.teamBg);
+    node.style.setProperty("--team-ink", node.dataset.teamInk);
+    node.style.setProperty("--team-accent", node.dataset.teamAccent);
+  }
 }
 
 function langButton() {
@@ -191,6 +202,7 @@ function renderRoster() {
     </div>`;
   };
   setHTML(el, col("home") + col("away"));
+  paintColours(el);
 }
 
 function renderTimekeeper() {

@@ -31,6 +31,7 @@ from . import (
     api_types,
     auth,
     committee_api,
+    headers,
     lifecycle,
     logs,
     report,
@@ -297,10 +298,14 @@ async def obligations(request: web.Request) -> web.Response:
 
 
 async def preview_game(request: web.Request) -> web.Response:
-    """The obligations a game would apply to its rosters if set up now (admin)."""
-    _staff(request)
+    """The obligations a game would apply to its rosters if set up now (admin; a committee, for
+    its own event's games: ``committee_api.preview_refusal``)."""
+    claims = _staff(request)
     hub = request.app[Service.KEY].hub
     body = await _json_body(request)
+    refusal = committee_api.preview_refusal(hub.engine, claims, body)
+    if refusal is not None:
+        return refusal
     body = {**body, "type": "game.setup", "id": body.get("id", "preview"), "at": now_ms()}
     try:
         event = codec.decode_event(_json.encode(body))
@@ -364,7 +369,9 @@ async def game_report_csv(request: web.Request) -> web.Response:
 
 
 async def index(request: web.Request) -> web.Response:
-    hub = request.app[Service.KEY].hub
+    svc = request.app[Service.KEY]
+    hub = svc.hub
+    watch = "ws" + svc.config.base_url.removeprefix("http")
     e = escape
     rows = "".join(f'<li><code>{e(gid)}</code>: {e(f.view.teams.home.team)} {f.view.score.home} – '
                    f'{f.view.score.away} {e(f.view.teams.away.team)} ({e(f.view.status)}) · '
@@ -376,7 +383,7 @@ async def index(request: web.Request) -> web.Response:
     html = (f"<!doctype html><meta charset=utf-8><title>Arena Stream</title>"
             f"<h1>Arena Stream</h1><ul>{rows or '<li>no games yet</li>'}</ul>"
             f"<p>The tournament committee: <a href=/committee>console</a></p>"
-            f"<p>Watch: <code>ws://{request.host}/ws/watch?game=GAME</code> · "
+            f"<p>Watch: <code>{e(watch)}/ws/watch?game=GAME</code> · "
             f"API: <a href=/openapi.json>OpenAPI</a> · "
             f"WebSockets: <a href=/asyncapi.json>AsyncAPI</a></p>")
     return web.Response(text=html, content_type="text/html")
@@ -420,7 +427,7 @@ def build_app(config: Config, *, store: Store | None = None, secret: bytes | Non
     hub.feeds.on_reset = svc.fanout.reset_game
     hub.store.on_replaced = lifecycle.reload_when_replaced(svc)
 
-    app = web.Application(client_max_size=256 * 1024, middlewares=[store_unavailable])
+    app = headers.secure(web.Application(client_max_size=256 * 1024, middlewares=[store_unavailable]))
     app[Service.KEY] = svc
     app.add_routes([
         web.get("/", index),

@@ -146,11 +146,14 @@ class Games(Protocol):
     def event_type_of(self, event_id: str) -> str | None: ...
     def event_of(self, game: str) -> str | None: ...
     def obligation_event(self, oid: str) -> str | None: ...
+    def team_events(self, team: str) -> frozenset[str]: ...
+    def player_events(self, player: str) -> frozenset[str]: ...
 
 
 def _committee_event(games: Games, etype: str, fields: dict[str, Any]) -> object:
-    """The tournament event a set-up, roster or decision event concerns (None: none,
-    which a committee may send: a player, or a team registered for no event)."""
+    """The tournament event a set-up, roster or decision event names (None: none, which a
+    committee may send: a player, or a team registered for no event; what the roster
+    events change is ``committee_rosters``'s to check)."""
     if etype == "player.registered":
         return None
     if etype == "committee.increase":
@@ -160,6 +163,52 @@ def _committee_event(games: Games, etype: str, fields: dict[str, Any]) -> object
         oid = fields.get("obligation")
         return games.obligation_event(oid) if isinstance(oid, str) else ""
     return fields.get("event")
+
+
+def _names(events: frozenset[str]) -> str:
+    return ", ".join(repr(e) for e in sorted(events))
+
+
+def _teams_named(etype: str, fields: dict[str, Any]) -> list[str]:
+    """The teams an ``event.setup`` or a ``game.setup`` enters in its event."""
+    teams = fields.get("teams")
+    if etype == "event.setup" and isinstance(teams, list):
+        return [t for t in teams if isinstance(t, str)]
+    if etype == "game.setup" and isinstance(teams, dict):
+        sides = [teams.get(side) for side in ("home", "away")]
+        return [t for s in sides if isinstance(s, dict) and isinstance(t := s.get("team"), str)]
+    return []
+
+
+def committee_rosters(games: Games, c: Claims, etype: str, fields: dict[str, Any]) -> None:
+    """The teams and players a committee's event changes or enters are its event's; else
+    ``AuthError`` ``out_of_scope`` (docs/security.md). A team or a player of no event yet is
+    any committee's to register and enter in its own event.
+
+    * ``team.registered`` changes a team shown in every event it is of: it must be of the
+      token's event only (a team of two events is the admin's to change).
+    * ``player.registered`` likewise for the player, and the team it puts them on.
+    * ``event.setup`` and ``game.setup`` enter teams in the token's event: each must be entered
+      there already, or in no event (entering another event's team here is the admin's)."""
+    mine = frozenset({c.event}) if c.event is not None else frozenset()
+    if etype == "team.registered" and isinstance(team := fields.get("team"), str):
+        if others := games.team_events(team) - mine:
+            raise AuthError("out_of_scope", f"team {team!r} is of event {_names(others)}: this committee "
+                                            f"token (event {c.event!r}) changes only its own event's teams")
+    elif etype == "player.registered":
+        player, team = fields.get("player"), fields.get("team")
+        if isinstance(player, str) and (others := games.player_events(player) - mine):
+            raise AuthError("out_of_scope", f"player {player!r} is of event {_names(others)}: this committee "
+                                            f"token (event {c.event!r}) changes only its own event's players")
+        if isinstance(team, str) and (others := games.team_events(team) - mine):
+            raise AuthError("out_of_scope", f"team {team!r} is of event {_names(others)}: this committee "
+                                            f"token (event {c.event!r}) puts players only on its own "
+                                            "event's teams")
+    for team in _teams_named(etype, fields):
+        events = games.team_events(team)
+        if events and not events & mine:
+            raise AuthError("out_of_scope", f"team {team!r} is entered in event {_names(events)}, not in "
+                                            f"{c.event!r}: the admin enters another event's team in this one")
 
 
 def authorize(games: Games, c: Claims, etype: str, fields: dict[str, Any]) -> None:
@@ -172,6 +221,7 @@ def authorize(games: Games, c: Claims, etype: str, fields: dict[str, Any]) -> No
             concerns = _committee_event(games, etype, fields)
             if concerns is not None and concerns != c.event:
                 raise AuthError("out_of_scope", f"this committee token is for event {c.event!r}")
+            committee_rosters(games, c, etype, fields)
         elif c.game is not None or c.arena is not None:
             raise AuthError("out_of_scope", "setting up needs an unscoped admin token")
         return

@@ -12,6 +12,11 @@ device tokens of its games. Every route here takes an admin or a committee token
     GET  /api/events/{event}/reports.csv   every game report of the event, one CSV (a game column first)
     GET  /api/events/{event}/log        the event's records, JSON Lines
 
+A committee token reads and changes its own event only (docs/security.md has the whole
+table): another event's preview, reports or log is 403 ``out_of_scope``, as is
+``POST /api/games/preview`` of a game of another event or naming a team entered only in
+other events (``preview_refusal``, which ``app.preview_game`` asks first).
+
 ``app.py`` uses ``staff`` for every route that takes an admin or a committee token,
 ``mint`` for every token it issues (each is recorded in the store), ``revoke_refusal``
 before a revocation, and ``event_records`` for a committee's whole log.
@@ -19,7 +24,6 @@ before a revocation, and ``event_records`` for a committee's whole log.
 
 from __future__ import annotations
 
-import csv
 import io
 import logging
 import re
@@ -90,6 +94,33 @@ def of_event(engine: Engine, claims: auth.Claims, game: str | None) -> bool:
     return game is not None and claims.event is not None and engine.event_of(game) == claims.event
 
 
+def event_refusal(claims: auth.Claims, event: str) -> web.Response | None:
+    """A committee token reads and imports into its own event only (a 403 ``Problem``
+    ``out_of_scope`` otherwise); an admin token, every event."""
+    if claims.role != "committee" or claims.event == event:
+        return None
+    return _problem(403, "out_of_scope", f"this committee token is for event {claims.event!r}, "
+                                         f"not {event!r}")
+
+
+def preview_refusal(engine: Engine, claims: auth.Claims, body: object) -> web.Response | None:
+    """``POST /api/games/preview`` by a committee token: the set-up it previews must be one the
+    token could send (its event's game, naming no team entered only in another event: as
+    ``auth.authorize`` holds a ``game.setup``), and its ``game`` no game of another event."""
+    if claims.role != "committee" or not isinstance(body, dict):
+        return None
+    game = body.get("game")
+    owner = engine.event_of(game) if isinstance(game, str) else None
+    if owner is not None and owner != claims.event:
+        return _problem(403, "out_of_scope", f"game {game!r} is of event {owner!r}: this committee token "
+                                             f"(event {claims.event!r}) previews its own event's games only")
+    try:
+        auth.authorize(engine, claims, "game.setup", body)  # a set-up's checks only: no game, no rules
+    except AuthError as err:
+        return _problem(403, err.code, err.detail)
+    return None
+
+
 def _mint_refusal(svc: Service, issuer: auth.Claims, role: str, game: str | None,
                   arena: str | None) -> web.Response | None:
     """Why ``issuer`` may not mint this token (a 403 ``Problem``), or None. A scoped admin token
@@ -132,15 +163,45 @@ async def mint(svc: Service, issuer: auth.Claims, *, role: str, device: str, off
     return token, issued
 
 
+def _unscoped(claims: auth.Claims) -> bool:
+    return claims.role == "admin" and claims.game is None and claims.arena is None
+
+
+def holds(engine: Engine, issuer: auth.Claims, token: auth.Claims) -> bool:
+    """Whether a token issued is within ``issuer``'s scope, to list or revoke: an unscoped admin
+    token's, every one; a committee token's, those of its event's games; a scoped admin token's,
+    those of its game (or of its arena and its games)."""
+    if _unscoped(issuer):
+        return True
+    if issuer.role == "committee":
+        return of_event(engine, issuer, token.game)
+    if issuer.game is not None:
+        return token.game == issuer.game
+    return token.arena == issuer.arena or (token.game is not None
+                                           and engine.arena_of(token.game) == issuer.arena)
+
+
+def _game_held(engine: Engine, issuer: auth.Claims, game: str) -> bool:
+    """Whether ``game`` is within ``issuer``'s scope (an unscoped admin token's: every game)."""
+    if issuer.role == "committee":
+        return of_event(engine, issuer, game)
+    return (issuer.game is None or issuer.game == game) and (
+        issuer.arena is None or engine.arena_of(game) == issuer.arena)
+
+
 async def revoke_refusal(svc: Service, issuer: auth.Claims, jti: str) -> web.Response | None:
-    """A committee token revokes only tokens issued for its event's games (a 403 otherwise)."""
-    if issuer.role != "committee":
+    """A committee token revokes only tokens issued for its event's games, a scoped admin token
+    only tokens issued within its scope (``holds``; a 403 otherwise, and for a jti the service
+    has no record of). An unscoped admin token revokes any jti."""
+    if _unscoped(issuer):
         return None
     for rec in await svc.hub.store.tokens():
         claims = _claims.decode(rec.claims)
-        if claims.jti == jti and of_event(svc.hub.engine, issuer, claims.game):
+        if claims.jti == jti and holds(svc.hub.engine, issuer, claims):
             return None
-    return _problem(403, "out_of_scope", f"no token of a game of event {issuer.event!r} has this jti")
+    if issuer.role == "committee":
+        return _problem(403, "out_of_scope", f"no token of a game of event {issuer.event!r} has this jti")
+    return _problem(403, "out_of_scope", "no token issued within this admin token's scope has this jti")
 
 
 def connected(svc: Service, jti: str) -> int:
@@ -151,29 +212,39 @@ def connected(svc: Service, jti: str) -> int:
 # ------------------------------------------------------------------ an event's records
 
 
-def _record_event(engine: Engine, record: Record) -> str | bool | None:
-    """The tournament event a record belongs to; ``True`` for one every event shares (a
-    player's or team's registration that enters no event)."""
+def _record_events(engine: Engine, record: Record) -> frozenset[str] | bool:
+    """The tournament events a record belongs to; ``True`` for one every event shares (a
+    registration of a team or player of no event now)."""
     if record.game is not None:
-        return engine.event_of(record.game)
+        return frozenset({e}) if (e := engine.event_of(record.game)) is not None else False
     try:
         fields = _fields.decode(record.body)
     except msgspec.DecodeError:
-        return None
-    if isinstance(event := fields.get("event"), str):
-        return event
+        return False
+    kind, named = fields.get("type"), fields.get("event")
+    if kind in ("team.registered", "player.registered"):
+        key = fields.get("team" if kind == "team.registered" else "player")
+        now = ((engine.team_events(key) if kind == "team.registered" else engine.player_events(key))
+               if isinstance(key, str) else frozenset())
+        now |= {named} if isinstance(named, str) else set()
+        return now or True
+    if isinstance(named, str):
+        return frozenset({named})
     if isinstance(oid := fields.get("obligation"), str):
-        return engine.obligation_event(oid)
-    if isinstance(origin := fields.get("origin_game"), str):
-        return engine.event_of(origin)
-    return fields.get("type") in ("team.registered", "player.registered")
+        event = engine.obligation_event(oid)
+    elif isinstance(origin := fields.get("origin_game"), str):
+        event = engine.event_of(origin)
+    else:
+        return False
+    return frozenset({event}) if event is not None else False
 
 
 def event_records(engine: Engine, records: Iterable[Record], event: str) -> list[Record]:
     """The records of ``event``: those of its games, its own game-less ones (set-up, completion,
-    eliminations, committee decisions on obligations from its games), and the registrations
-    that enter no other event."""
-    return [r for r in records if (e := _record_event(engine, r)) is True or e == event]
+    eliminations, committee decisions on obligations from its games), the registrations of
+    its teams and players (as they are now: a team or player of several events is in each
+    one's), and the registrations of teams and players of no event."""
+    return [r for r in records if (e := _record_events(engine, r)) is True or (e and event in e)]
 
 
 def _jsonl(records: Iterable[Record]) -> bytes:
@@ -200,9 +271,7 @@ async def pairing(request: web.Request) -> web.Response:
     if isinstance(minted, web.Response):
         return minted
     token, claims = minted
-    proto = request.headers.get("X-Forwarded-Proto", request.scheme)
-    scheme = proto if proto in ("http", "https") else request.scheme
-    url = f"{scheme}://{request.host}{PAIR_PAGES[req.role]}?game={quote(req.game, safe='')}#pair={token}"
+    url = f"{svc.config.base_url}{PAIR_PAGES[req.role]}?game={quote(req.game, safe='')}#pair={token}"
     buf = io.BytesIO()
     segno.make(url, error="m", micro=False).save(
         buf, kind="svg", scale=4, border=4, dark="#000", light="#fff", xmldecl=False,
@@ -213,18 +282,19 @@ async def pairing(request: web.Request) -> web.Response:
 
 async def list_tokens(request: web.Request) -> web.Response:
     """The tokens issued (optionally of one ``game``), oldest first; a committee token sees
-    those of its event's games."""
+    those of its event's games, a scoped admin token those within its scope (``holds``)."""
     svc = request.app[Service.KEY]
     issuer = staff(request)
     game = request.query.get("game")
     engine = svc.hub.engine
-    if game is not None and not of_event(engine, issuer, game):
-        return _problem(403, "out_of_scope", f"game {game!r} is not one of event {issuer.event!r}")
+    if game is not None and not _game_held(engine, issuer, game):
+        return _problem(403, "out_of_scope", f"game {game!r} is not one of event {issuer.event!r}"
+                        if issuer.role == "committee" else f"game {game!r} is outside this token's scope")
     revoked = await svc.hub.store.revoked() | svc.revoked
     rows: list[api_types.TokenInfo] = []
     for rec in await svc.hub.store.tokens():
         claims = _claims.decode(rec.claims)
-        if (game is None or claims.game == game) and of_event(engine, issuer, claims.game):
+        if (game is None or claims.game == game) and holds(engine, issuer, claims):
             rows.append(api_types.TokenInfo(claims=claims, at=rec.at, by=rec.by,
                                             revoked=claims.jti in revoked,
                                             connected=connected(svc, claims.jti)))
@@ -232,13 +302,17 @@ async def list_tokens(request: web.Request) -> web.Response:
 
 
 async def game_preview(request: web.Request) -> web.Response:
-    """What a game set up and not yet begun will take when it begins (its carried obligations)."""
-    staff(request)
+    """What a game set up and not yet begun will take when it begins (its carried obligations);
+    a committee token: a game of its event only."""
+    claims = staff(request)
     hub = request.app[Service.KEY].hub
     gid = request.match_info["game"]
     feed = hub.feeds.get(gid)
     if feed is None or feed.view is None:
         return _problem(404, "unknown_game", "no such game")
+    if not of_event(hub.engine, claims, gid):
+        return _problem(403, "out_of_scope", f"game {gid!r} is not one of event {claims.event!r}: a "
+                                             "committee previews its own event's games only")
     try:
         applies = hub.engine.preview_game(gid)
     except Refused as err:
@@ -264,32 +338,36 @@ def _event_games(request: web.Request) -> tuple[str, list[str]] | web.Response:
 
 async def event_reports_csv(request: web.Request) -> web.Response:
     """Every game report of the event as one CSV: the game's id first, then the columns of
-    ``GET /games/{game}/report.csv``; the games in the order they were set up."""
-    staff(request)
+    ``GET /games/{game}/report.csv``; the games in the order they were set up. A committee
+    token: its own event's only."""
+    claims = staff(request)
     hub = request.app[Service.KEY].hub
     found = _event_games(request)
     if isinstance(found, web.Response):
         return found
     event, games = found
+    if (refusal := event_refusal(claims, event)) is not None:
+        return refusal
     buf = io.StringIO()
-    out = csv.writer(buf, lineterminator="\r\n")
+    out = report_csv.SafeWriter(buf)
     out.writerow(["game", *report_csv.ENTRY_COLUMNS])
     for gid in games:
-        rows = csv.reader(io.StringIO(report_csv.to_csv(await report.build(hub, gid)), newline=""))
-        next(rows)  # its header
-        out.writerows([gid, *row] for row in rows)
+        out.writerows([gid, *row] for row in report_csv.rows(await report.build(hub, gid)))
     return web.Response(text=buf.getvalue(), content_type="text/csv", charset="utf-8", headers={
         "Content-Disposition": f'attachment; filename="{_filename(event)}-reports.csv"'})
 
 
 async def event_log(request: web.Request) -> web.Response:
-    """The event's records as JSON Lines, in log order (``event_records``)."""
-    staff(request)
+    """The event's records as JSON Lines, in log order (``event_records``). A committee token:
+    its own event's only."""
+    claims = staff(request)
     hub = request.app[Service.KEY].hub
     found = _event_games(request)
     if isinstance(found, web.Response):
         return found
     event, _ = found
+    if (refusal := event_refusal(claims, event)) is not None:
+        return refusal
     body = _jsonl(event_records(hub.engine, await hub.store.records(), event))
     return web.Response(body=body, content_type="application/x-ndjson", headers={
         "Content-Disposition": f'attachment; filename="{_filename(event)}.jsonl"'})

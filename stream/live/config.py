@@ -42,6 +42,14 @@ class Config(msgspec.Struct, kw_only=True):
     redis_wait_ms: int = 1000              # how long an ack waits for them
     freeze_heap: bool = False              # gc.freeze after start-up and after crowds connect
                                            # (heap.py; `serve` sets it: it owns its process)
+    public_url: str = ""                   # where users reach the service (https://arena.example);
+                                           # "" for the listening address. Every link the service
+                                           # makes starts with it: the Host header is never read
+
+    @property
+    def base_url(self) -> str:
+        """The start of every link the service makes: ``public_url``, else the listening address."""
+        return self.public_url.rstrip("/") or f"http://{self.host}:{self.port}"
 
 
 def load_secret(data_dir: Path) -> bytes:

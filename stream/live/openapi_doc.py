@@ -111,7 +111,7 @@ def _document(what: str) -> dict[str, Any]:
 
 
 def _admin_responses(**more: Any) -> dict[str, Any]:
-    return {**more, "401": _UNAUTHORIZED, "403": _NOT_ADMIN}
+    return {"401": _UNAUTHORIZED, "403": _NOT_ADMIN, **more}
 
 
 #: The page of the docs that describes each socket's protocol, with real frames.
@@ -263,6 +263,7 @@ def openapi() -> dict[str, Any]:
                 "200": {"description": "a `game` column, then the columns of `/games/{game}/report.csv`; "
                                        "the games in set-up order (a download)",
                         "content": {"text/csv": {"schema": {"type": "string"}}}},
+                "403": _scoped("`out_of_scope`: a committee token asking for another event's reports"),
                 "404": _json("Problem", "`unknown_event`: never set up, and no game names it")}),
             admin=True, params=["event"])},
         "/api/events/{event}/log": {"get": _op(
@@ -271,6 +272,7 @@ def openapi() -> dict[str, Any]:
                 "200": _ndjson("its games' records, its own set-up, completion and eliminations, the "
                                "committee's decisions on obligations from its games, and the "
                                "registrations that enter no other event; in log order (a download)"),
+                "403": _scoped("`out_of_scope`: a committee token asking for another event's log"),
                 "404": _json("Problem", "`unknown_event`: never set up, and no game names it")}),
             admin=True, params=["event"])},
         "/api/events/{event}/complete": {"post": _op(
@@ -296,6 +298,8 @@ def openapi() -> dict[str, Any]:
                 "200": _json("GamePreview", "the obligations it would take; nothing is stored"),
                 "400": _either("the body is not a JSON object (text), or not a valid `game.setup` "
                                "(`Problem`: `invalid_field`, …)", "Problem"),
+                "403": _scoped("`out_of_scope`: a committee token previewing a game of another event, "
+                               "or naming a team entered only in other events"),
                 "409": _json("Problem", "the rules refuse the setup (`clause` names the clause)"),
                 "413": _TOO_LARGE}),
             admin=True, body="GameSetupRequest",
@@ -305,6 +309,7 @@ def openapi() -> dict[str, Any]:
             "previewScheduledGame", "What a game set up and not yet begun will take when it begins",
             "admin", _admin_responses(**{
                 "200": _json("GamePreview", "the obligations it would take if it began now"),
+                "403": _scoped("`out_of_scope`: a committee token asking for a game of another event"),
                 "404": unknown_game,
                 "409": _json("Problem", "`game_begun`: it has begun (it took its obligations then: "
                                         "`GET /api/obligations`)")}),

@@ -1,12 +1,20 @@
 """The game report as CSV (``GET /games/{game}/report.csv``): one row per entry of
 the report (``report.build``), then one per obligation the game created. Ids stay in
 ``player`` and ``team``; ``player_name``, ``number`` and ``team_name`` are what the
-roster registers (empty when nothing is)."""
+roster registers (empty when nothing is).
+
+Every CSV the service writes goes through ``SafeWriter``: a cell that a spreadsheet would read
+as a formula (one that begins with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return,
+OWASP's rule: an importer strips a leading tab or CR and then reads what follows) is
+written with a ``'`` before it, which the spreadsheet shows as text and hides. Names are
+stored as given; only the export neutralises them."""
 
 from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Iterable, Iterator
+from typing import Any
 
 from ..rules.text import mmss
 from .report import Report, citation, iso
@@ -14,6 +22,29 @@ from .report import Report, citation, iso
 ENTRY_COLUMNS = ["kind", "seq", "at", "period", "clock", "play", "player", "player_name", "number", "side",
                  "team", "team_name", "detail", "clause", "citation", "official", "voided", "cause",
                  "text_en", "text_es"]
+
+
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def neutral(cell: object) -> str:
+    """The cell as text a spreadsheet will not run: ``'`` before one that starts a formula."""
+    text = str(cell)
+    return "'" + text if text.startswith(FORMULA_STARTS) else text
+
+
+class SafeWriter:
+    """``csv.writer`` (CRLF lines) whose every cell goes through ``neutral``."""
+
+    def __init__(self, out: Any) -> None:
+        self._w = csv.writer(out, lineterminator="\r\n")
+
+    def writerow(self, row: Iterable[object]) -> None:
+        self._w.writerow([neutral(c) for c in row])
+
+    def writerows(self, rows: Iterable[Iterable[object]]) -> None:
+        for row in rows:
+            self.writerow(row)
 
 
 def _opt(value: object) -> str:
@@ -24,21 +55,26 @@ def to_csv(report: Report) -> str:
     """One row per entry (cards, penalties, box trips, releases, goals, ...), then one per obligation
     created by the game (``kind`` ``obligation``, ``detail`` its kind and status)."""
     buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\r\n")
+    w = SafeWriter(buf)
     w.writerow(ENTRY_COLUMNS)
+    w.writerows(rows(report))
+    return buf.getvalue()
+
+
+def rows(report: Report) -> Iterator[list[object]]:
+    """The report's rows as ``to_csv`` writes them, before neutralising (no header)."""
     for x in report.entries:
         m = x.moment
-        w.writerow([x.kind, _opt(x.seq), iso(m.at), m.period, mmss(m.clock_ms), mmss(m.play_ms),
-                    x.player or "", x.player_name or "", _opt(x.number), x.side or "", x.team or "",
-                    x.team_name or "", x.detail, x.clause, x.citation, x.official, "yes" if x.voided else "",
-                    x.cause, x.text.en, x.text.es])
+        yield [x.kind, _opt(x.seq), iso(m.at), m.period, mmss(m.clock_ms), mmss(m.play_ms),
+               x.player or "", x.player_name or "", _opt(x.number), x.side or "", x.team or "",
+               x.team_name or "", x.detail, x.clause, x.citation, x.official, "yes" if x.voided else "",
+               x.cause, x.text.en, x.text.es]
     roster = report.roster
     teams = {s.team: s.name for s in (report.home, report.away) if s.name}
     for o in report.obligations:
         where = f" · in {o.applied_in}" if o.applied_in else ""
         detail = f"{o.kind} {mmss(o.owed_ms)} · {o.status}{where}"
         p = roster.players.get(o.player) if roster is not None else None
-        w.writerow(["obligation", "", "", "", "", "", o.player, p.name if p else "",
-                    _opt(p.number if p else None), "", o.team, teams.get(o.team, ""), detail, o.clause,
-                    citation(o.clause), o.by or "", "", o.cause, o.reason or "", ""])
-    return buf.getvalue()
+        yield ["obligation", "", "", "", "", "", o.player, p.name if p else "",
+               _opt(p.number if p else None), "", o.team, teams.get(o.team, ""), detail, o.clause,
+               citation(o.clause), o.by or "", "", o.cause, o.reason or "", ""]

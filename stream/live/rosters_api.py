@@ -15,12 +15,14 @@ logos and the CSV template, which carry nothing private:
     POST /api/rosters/import?event=E  teams and players from a CSV, every row checked first
 
 A registration is an event like any other (``submit_fields``, as a device sends it):
-the answers are the device's. The import checks every row (the event's schema, the
-token's rights, the file's own consistency and the engine's checks) before it sends
-anything; a file with one bad row imports nothing and names each bad row by line and
-column. Rows that register what is registered already are skipped. Each registration
-of a file has an id made of the file's digest and its line, so a file sent again is
-acked as duplicates.
+the answers are the device's, and a committee token changes only the teams and players
+of its own event, or of none (``auth.committee_rosters``; docs/security.md). The import
+checks every row (the event's schema, the token's rights, the file's own consistency and
+the engine's checks) before it sends anything; a file with one bad row imports nothing
+and names each bad row by line and column (403 ``out_of_scope`` when a row is of another
+event than the committee token's, else 400 ``invalid_csv``). Rows that register what
+is registered already are skipped. Each registration of a file has an id made of the
+file's digest and its line, so a file sent again is acked as duplicates.
 """
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ from ..rules import codec
 from ..rules.engine import Engine
 from ..rules.events import PlayerRegistered, TeamRegistered
 from ..rules.rosters import PlayerEntry, TeamEntry
-from . import api_types, auth, committee_api
+from . import api_types, auth, committee_api, report_csv
 from . import protocol as pr
 from .ingest import submit_fields
 from .service import Service
@@ -87,9 +89,11 @@ def _problem(status: int, code: str, detail: str) -> web.Response:
     return _send(api_types.Problem(code=code, detail=detail), status)
 
 
-def _bad_rows(code: str, detail: str, rows: list[api_types.CsvRowProblem]) -> web.Response:
-    """A file that can't be imported (400): every bad row, by line and column."""
-    return _send(api_types.InvalidCsv(code=code, detail=detail, rows=sorted(rows, key=lambda r: r.line)), 400)
+def _bad_rows(code: str, detail: str, rows: list[api_types.CsvRowProblem], status: int = 400) -> web.Response:
+    """A file that can't be imported (400; 403 with a row outside a committee token's event):
+    every bad row, by line and column."""
+    return _send(api_types.InvalidCsv(code=code, detail=detail, rows=sorted(rows, key=lambda r: r.line)),
+                 status)
 
 
 def _status(err: pr.Error) -> int:
@@ -220,7 +224,7 @@ async def get_logo(request: web.Request) -> web.Response:
 
 async def template_csv(request: web.Request) -> web.Response:
     out = io.StringIO()
-    w = csv.writer(out, lineterminator="\r\n")
+    w = report_csv.SafeWriter(out)
     w.writerow(COLUMNS)
     w.writerows(TEMPLATE_ROWS)
     # With a BOM, so that a spreadsheet opens the accents right; the import takes it or not.
@@ -335,10 +339,17 @@ def _unchanged(engine: Engine, row: _Row, event: str | None) -> bool:
         f["name"], f["number"], f["handicap"], f["team"])
 
 
+def _scope_column(row: _Row, err: AuthError) -> str:
+    """The column a committee's refusal of a row names: the team's, or the player's."""
+    return "team" if row.kind == "team" or err.detail.startswith("team ") else "player"
+
+
 async def import_csv(request: web.Request) -> web.Response:
     claims = committee_api.staff(request)
     svc = request.app[Service.KEY]
     event = request.query.get("event") or None
+    if event is not None and (refusal := committee_api.event_refusal(claims, event)) is not None:
+        return refusal
     raw = await request.read()
     digest = hashlib.sha256(raw).hexdigest()[:16]
     try:
@@ -352,6 +363,7 @@ async def import_csv(request: web.Request) -> web.Response:
     known = svc.hub.keys
     sends: list[tuple[_Row, dict[str, Any]]] = []
     unchanged = 0
+    outside = 0  # rows a committee token may not send (another event's team or player)
     for row in rows:
         cid = f"csv-{digest}-{row.line}-{row.kind[0]}"
         fields = {**row.fields, "type": f"{row.kind}.registered", "id": cid}
@@ -378,11 +390,21 @@ async def import_csv(request: web.Request) -> web.Response:
                                                     reason=_reason(err.detail)))
             continue
         except AuthError as err:
-            return _problem(403, err.code, err.detail)
+            if claims.role != "committee" or err.code != "out_of_scope":
+                return _problem(403, err.code, err.detail)  # the token's, not the row's
+            outside += 1
+            problems.append(api_types.CsvRowProblem(line=row.line, field=_scope_column(row, err),
+                                                    reason=err.detail))
+            continue
         if (claims.sub, cid) not in known and _unchanged(engine, row, event):
             unchanged += 1  # (a file sent again: its rows are sent, and acked as duplicates)
             continue
         sends.append((row, fields))
+    if outside:
+        more = len(problems) - outside
+        also = f", {more} more can't be imported" if more else ""
+        return _bad_rows("out_of_scope", f"{outside} row(s) change a team or player of another event than "
+                                         f"{claims.event!r}{also}; nothing was imported", problems, 403)
     if problems:
         return _bad_rows("invalid_csv", f"{len(problems)} row(s) can't be imported; nothing was imported",
                          problems)

@@ -91,7 +91,7 @@ class Service:
         # This service's own pages, over http or (behind a TLS proxy) https: the
         # host must match, so a page from another site still can't open a socket.
         own = (f"http://{host}", f"https://{host}")
-        return origin in own or origin in self.config.origins
+        return origin in own or origin in self.config.origins or origin == self.config.public_url
 
     def refusal(self, origin: str | None, host: str | None) -> tuple[int, str, dict[str, str]] | None:
         """None to go ahead with an upgrade; otherwise its HTTP refusal: status, text, headers."""

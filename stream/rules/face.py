@@ -8,7 +8,7 @@ from . import events as ev
 from . import ledger as lg
 from .book import Book
 from .records import GameRecord
-from .rosters import GameRoster, PlayerEntry, Registry, TeamEntry, involves
+from .rosters import GameRoster, PlayerEntry, Registry, TeamEntry, involves, player_events, team_events
 from .tournaments import Tournament, Tournaments
 
 
@@ -107,6 +107,17 @@ class Face:
 
     def player_history(self, player: str) -> list[PlayerEntry]:
         return list(self.registry.players.by_id.get(player, []))
+
+    def team_events(self, team: str) -> frozenset[str]:
+        """The tournament events a team is of: entered in, or playing a game of (``rosters``)."""
+        return team_events(team, self.tournaments.by_id.values(), (r.game for r in self.games.values()))
+
+    def player_events(self, player: str) -> frozenset[str]:
+        """The tournament events a player is of: their current team's, and those of every game
+        whose team sheets list them (``rosters``)."""
+        current = self.registry.players.current(player)
+        return player_events(player, None if current is None else current.team,
+                             self.tournaments.by_id.values(), (r.game for r in self.games.values()))
 
     def check_registration(self, e: ev.TeamRegistered | ev.PlayerRegistered) -> None:
         """``Refused`` as applying ``e`` would be (a CSV import checks every row first);

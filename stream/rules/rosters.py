@@ -16,10 +16,21 @@ House rules
 
 A game's roster (``GameRoster``) is what its displays need: both teams'
 current registrations and those of every player of its team sheets.
+
+Which tournament events a registration is of (who may change it: docs/security.md)
+----------------------------------------------------------------------------------
+* A team is of the events it is entered in (``event.setup``'s ``teams``, a
+  ``team.registered`` naming an ``event``) and of the events of the games it
+  plays (a Club game's event need not be set up): ``team_events``.
+* A player is of the events of their current team and of the events of every
+  game whose team sheets list them: ``player_events``.
+* Either may be of no event (registered, entered nowhere yet): any committee's
+  to enter in its own event.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Generic, TypeVar
 
 import msgspec
@@ -28,8 +39,9 @@ from ..errors import Refused
 from . import events as ev
 from .notices import Notice
 from .state import Game
+from .tournaments import Tournament
 
-__all__ = ["GameRoster", "PlayerEntry", "Registry", "TeamEntry"]
+__all__ = ["GameRoster", "PlayerEntry", "Registry", "TeamEntry", "player_events", "team_events"]
 
 
 class TeamEntry(msgspec.Struct, kw_only=True):
@@ -156,3 +168,18 @@ class Registry:
 def involves(g: Game, key: str) -> bool:
     """Whether a registration of ``key`` (a team or a player id) changes ``g``'s roster."""
     return key in (g.home.team, g.away.team) or key in g.players
+
+
+def team_events(team: str, tournaments: Iterable[Tournament], games: Iterable[Game]) -> frozenset[str]:
+    """The tournament events ``team`` is of: those it is entered in, and those of its games."""
+    entered = {t.id for t in tournaments if team in t.teams}
+    return frozenset(entered | {g.event for g in games if team in (g.home.team, g.away.team)})
+
+
+def player_events(player: str, team: str | None, tournaments: Iterable[Tournament],
+                  games: Iterable[Game]) -> frozenset[str]:
+    """The tournament events ``player`` (now on ``team``, if any) is of: the team's, and those
+    of every game whose team sheets list the player."""
+    games = list(games)
+    of_team = team_events(team, tournaments, games) if team is not None else frozenset()
+    return of_team | {g.event for g in games if player in g.players}

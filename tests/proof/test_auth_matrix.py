@@ -1,12 +1,18 @@
 """Proof: who may do what, every role x scope x action, each cell checked
 against the log.
 
-The expected outcome of each cell comes from the table below (``MAY_SEND``,
-``expect_*``), transcribed from the protocol pages (docs/protocol.md, "Tokens and roles",
-"Scope"; docs/protocol-http.md, "HTTP API") and checked against the docs' own table, not from the service's
-code. Every event a cell sends would be taken in the state it is sent in: a
-refused cell is followed by a *control*, the same event from an unscoped
+The expected outcome of each cell comes from the docs, not from the service's code:
+what each role may send (``MAY_SEND``) is docs/protocol.md's table ("Tokens and roles",
+checked against it), and who may read and write what, role by resource, is
+docs/security.md's scope table (``SCOPE_TABLE``, parsed from the page): ``expect_*``
+derive each cell from the two. Every event a cell sends would be taken in the state it
+is sent in: a refused cell is followed by a *control*, the same event from an unscoped
 admin, which is acked. So a refusal is the token's doing, not the rules'.
+
+A committee's cells are the table's ``committee`` column, driven from it against two
+events (``test_a_committee_s_cells_against_its_own_event_and_another``): every
+resource, read and write, its own event's and another's, each refused write leaving
+the log as it was.
 
 * allowed: acked, and logged exactly once (one new row, with the cell's id);
 * refused: the documented code (``error`` frame with ``forbidden`` /
@@ -44,7 +50,7 @@ import websockets
 from stream.rules.events import TYPE_NAMES
 from stream.tools.harness import ServiceProcess
 
-from ..docs_text import protocol_section
+from ..docs_text import doc_text, protocol_section
 from ..rules.script import AWAY, HOME
 from ..service.conftest import Raw, RunningServer, Server
 from ..service.test_auth import auth_attempt, revoked_rows
@@ -95,6 +101,81 @@ def test_the_table_is_the_docs_table() -> None:
     assert "No role may send `tick`" in protocol_section("## Tokens and roles")
 
 
+# ------------------------------------------------------- docs/security.md's table
+
+#: docs/security.md, "Who may do what": its columns (kinds of token), rows (resources), words.
+SCOPE_ROLES = ("admin", "admin:scoped", "committee", "umpire", "referee", "timekeeper", "display",
+               "anonymous")
+RESOURCES = ("events", "teams", "players", "games", "play", "graphics", "tokens", "logs", "reports",
+             "previews", "obligations", "decisions", "store")
+WORDS = frozenset({"all", "event", "scope", "public", "none"})
+#: The resource each event type writes (the rest: a game's ``play``).
+WRITES: dict[str, str] = {
+    "event.setup": "events", "event.complete": "events", "team.eliminated": "events", "game.setup": "games",
+    "team.registered": "teams", "player.registered": "players", "committee.increase": "decisions",
+    "committee.rescind": "decisions", "committee.decrease": "decisions"}
+
+
+def scope_table() -> dict[tuple[str, str], tuple[str, str]]:
+    """(column, resource) -> (read, write), as the Markdown table between
+    ``<!-- scope-table -->`` and ``<!-- /scope-table -->`` has it."""
+    text = doc_text("security.md")
+    block = text[text.index("<!-- scope-table -->"):text.index("<!-- /scope-table -->")]
+    lines = [ln.strip() for ln in block.splitlines() if ln.strip().startswith("|")]
+
+    def cells(line: str) -> list[str]:
+        return [c.strip() for c in line.strip("|").split("|")]
+
+    columns = [c.strip("`") for c in cells(lines[0])[1:]]
+    assert set(cells(lines[1])) == {"---"}, lines[1]
+    table: dict[tuple[str, str], tuple[str, str]] = {}
+    for line in lines[2:]:
+        resource, *row = cells(line)
+        for column, cell in zip(columns, row, strict=True):
+            read, write = (w.strip() for w in cell.split("/"))
+            table[(column, resource.strip("`"))] = (read, write)
+    return table
+
+
+SCOPE_TABLE = scope_table()
+
+
+def may(column: str, resource: str, action: str) -> str:
+    """The table's word for what ``column``'s tokens may do to ``resource`` (``read``/``write``)."""
+    read, write = SCOPE_TABLE[(column, resource)]
+    return read if action == "read" else write
+
+
+def column(role: str, scope: str) -> str:
+    """The table's column of a token of ``role`` with the cell's ``scope`` (anonymous: none)."""
+    return "admin:scoped" if role == "admin" and scope != "none" else role
+
+
+def test_the_scope_table_is_whole_and_agrees_with_the_role_table() -> None:
+    assert {c for c, _ in SCOPE_TABLE} == set(SCOPE_ROLES)
+    assert {r for _, r in SCOPE_TABLE} == set(RESOURCES)
+    assert len(SCOPE_TABLE) == len(SCOPE_ROLES) * len(RESOURCES)
+    assert {w for cell in SCOPE_TABLE.values() for w in cell} <= WORDS
+    # "event" is a committee's word only, "scope" a scoped token's only.
+    assert {c for (c, _), cell in SCOPE_TABLE.items() if "event" in cell} == {"committee"}
+    assert {c for (c, _), cell in SCOPE_TABLE.items() if "scope" in cell} <= {
+        "admin:scoped", "umpire", "referee", "timekeeper", "display"}
+    # What a role may send (docs/protocol.md) and what it may write (docs/security.md) agree:
+    # the set-up, roster and decision events need an unscoped admin or a committee token;
+    # a role writes a game's play exactly when it sends some of its types.
+    for role in MAY_SEND:
+        for col in ("admin", "admin:scoped") if role == "admin" else (role,):
+            for resource in set(WRITES.values()):
+                writes = may(col, resource, "write") != "none"
+                assert writes == (col in ("admin", "committee")), (col, resource)
+            plays = MAY_SEND[role] - set(WRITES)
+            assert (may(col, "play", "write") != "none") == bool(plays), col
+    assert may("anonymous", "play", "write") == "none"
+    # Nobody but an unscoped admin accepts the store's history; the ledger is public, written by no route.
+    assert [c for c in SCOPE_ROLES if may(c, "store", "write") != "none"] == ["admin"]
+    assert {SCOPE_TABLE[(c, "obligations")] for c in SCOPE_ROLES} == {("public", "none")}
+
+
 @dataclass(frozen=True)
 class Expect:
     allowed: bool
@@ -111,9 +192,9 @@ def expect_device(role: str, scope: str, etype: str) -> Expect:
     codes = set()
     if etype not in MAY_SEND[role]:
         codes.add("forbidden")
-    if etype in SETUP and scope != "none":  # setup needs an unscoped admin token
-        codes.add("out_of_scope")
-    if etype not in SETUP and scope in ("other_game", "other_arena"):
+    word = may(column(role, scope), WRITES.get(etype, "play"), "write")  # docs/security.md
+    assert word in ("all", "scope", "none"), (role, scope, etype, word)
+    if word == "none" or (word == "scope" and scope in ("other_game", "other_arena")):
         codes.add("out_of_scope")
     return Expect(not codes, "send", frozenset(codes))
 
@@ -130,26 +211,33 @@ def expect_watch(role: str, scope: str, action: str) -> Expect:
     return Expect(True)
 
 
-#: docs/protocol-http.md, "HTTP API": the admin routes; the seven event routes "answer
-#: exactly like a device socket" (so: an unscoped admin); tokens are issued
-#: within the issuer's scope ("Scope").
+#: docs/protocol-http.md, "HTTP API": the admin routes; the seven event routes (which write
+#: the log) "answer exactly like a device socket". What each reads or writes, in
+#: docs/security.md's table: a cell's answer is the table's word for the token's column.
 HTTP_WRITES = {"POST /api/events", "POST /api/events/{e}/complete", "POST /api/events/{e}/eliminate",
                "POST /api/games", "POST /api/committee/increase", "POST /api/committee/rescind",
                "POST /api/committee/decrease"}
 HTTP_ROUTES = ["GET /api/log", "GET /api/state", *sorted(HTTP_WRITES), "POST /api/games/preview",
                "POST /api/tokens", "POST /api/tokens/revoke"]
+ROUTE_RESOURCES: dict[str, tuple[str, str]] = {
+    "GET /api/log": ("logs", "read"), "GET /api/state": ("store", "read"),
+    "POST /api/events": ("events", "write"), "POST /api/events/{e}/complete": ("events", "write"),
+    "POST /api/events/{e}/eliminate": ("events", "write"), "POST /api/games": ("games", "write"),
+    "POST /api/committee/increase": ("decisions", "write"),
+    "POST /api/committee/rescind": ("decisions", "write"),
+    "POST /api/committee/decrease": ("decisions", "write"), "POST /api/games/preview": ("previews", "read"),
+    "POST /api/tokens": ("tokens", "write"), "POST /api/tokens/revoke": ("tokens", "write")}
 
 
 def expect_http(role: str, scope: str, route: str) -> Expect:
-    if role == "anonymous" or (scope == "none" and role != "admin"):
+    if role != "anonymous" and scope == "none" and role != "admin":  # never issued: bad_token
         return Expect(False, "http", frozenset({"401"}))
-    if role != "admin":
-        return Expect(False, "http", frozenset({"403"}))
-    if route in HTTP_WRITES and scope != "none":
-        return Expect(False, "http", frozenset({"403"}))
-    if route == "POST /api/tokens" and scope in ("other_game", "other_arena"):
-        return Expect(False, "http", frozenset({"403"}))
-    return Expect(True)
+    word = may(column(role, scope), *ROUTE_RESOURCES[route])
+    assert word != "event", (role, route)  # a committee's cells are their own test's
+    if word in ("all", "public") or (word == "scope" and scope in ("game", "arena")):
+        return Expect(True)
+    # "none": 401 without a valid token, 403 with one; "scope": another game's or arena's, 403
+    return Expect(False, "http", frozenset({"401" if role == "anonymous" else "403"}))
 
 
 # ---------------------------------------------------------------- tallies
@@ -230,6 +318,14 @@ class World:
                             arena={"arena": arena, "other_arena": self.OTHER_ARENA}.get(scope))
         self.matrix.tokens.add(token)
         return token
+
+    async def issue(self, body: dict[str, Any]) -> dict[str, Any]:
+        """A token issued by the unscoped admin over the API (so recorded): its claims."""
+        status, doc = await self.server.api("POST", "/api/tokens", body)
+        assert status == 201, doc
+        self.matrix.tokens.add(doc["token"])
+        claims: dict[str, Any] = doc["claims"]
+        return claims
 
     async def admin(self, event: dict[str, Any]) -> dict[str, Any]:
         assert self.prep is not None
@@ -502,9 +598,8 @@ async def http_cell(world: World, matrix: Matrix, n: int, role: str, scope: str,
         path, body = f"/api/events/helim{n}/eliminate", {"id": cid, "team": f"{game}-h"}
     elif route == "POST /api/tokens":
         body = {"role": "umpire", "device": f"hd{n}", "game": game}
-    elif route == "POST /api/tokens/revoke":
-        victim = world.mint("umpire", "game", game, arena, f"victim{n}")
-        body = {"jti": json.loads(_unb64(victim.split(".")[1]))["jti"]}
+    elif route == "POST /api/tokens/revoke":  # a token the service issued (and recorded) for the game
+        body = {"jti": (await world.issue({"role": "umpire", "device": f"victim{n}", "game": game}))["jti"]}
     before, revoked_before = rows(server), revoked_rows(server)
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     async with aiohttp.ClientSession() as s, s.request(
@@ -569,6 +664,248 @@ async def test_every_role_and_scope_on_the_watch_socket_and_the_admin_api(
     assert matrix.failures == [], matrix.failures
     assert matrix.forbidden_with_writes == []
     assert secrets == []
+
+
+# ------------------------------------------- a committee: its own event and another
+
+
+COLORS = {"primary": "#0b3d91", "secondary": "#ffd100"}
+
+
+def players_of(team: str) -> list[str]:
+    """The players registered on ``team`` (``ta2``: ``pa4``, ``pa5``, ``pa6``)."""
+    x, i = team[1], int(team[2])
+    return [f"p{x}{3 * (i - 1) + k}" for k in (1, 2, 3)]
+
+
+def _team(team: str, name: str, **more: Any) -> dict[str, Any]:
+    return {"team": team, "name": name, "short": team.upper(), "colors": COLORS, **more}
+
+
+def _setup(game: str, event: str, home: str, away: str) -> dict[str, Any]:
+    return {"game": game, "event": event, "handicap": 8, "arena": f"ar-{game}",
+            "teams": {"home": {"team": home, "players": players_of(home)},
+                      "away": {"team": away, "players": players_of(away)}}}
+
+
+@dataclass(frozen=True)
+class Cell:
+    """What the committee of ``ev-a`` asks of its own event (``own``) or of ``ev-b``
+    (``other``): one resource of docs/security.md's table, read or written."""
+
+    resource: str
+    action: str                 # "read" or "write"
+    target: str                 # "own" or "other"
+    what: str
+    method: str
+    path: str
+    body: Any = None            # a JSON body; bytes: a CSV
+    via: str = "http"           # "device": an event on /ws/device; "watch": a graphics command
+
+    def name(self) -> str:
+        return f"committee of ev-a, {self.target} event: {self.resource} {self.action}: {self.what}"
+
+
+def committee_cells(jtis: dict[str, str]) -> list[Cell]:
+    """Each resource of the table, read and written (where a route does either), in the
+    committee's own event (x = a) and then in the other (x = b)."""
+    out: list[Cell] = []
+    for target, x in (("own", "a"), ("other", "b")):
+        ev, g1, g2, g3 = f"ev-{x}", f"{x}-g1", f"{x}-g2", f"{x}-g3"
+        csv = (b"team,team_name,short,primary,secondary,player,player_name,number,handicap\n"
+               + f"t{x}1,Renamed by CSV,RCSV,#0b3d91,#ffd100,p{x}3,Renamed by CSV,9,2\n".encode())
+        out += [
+            Cell("events", "read", target, "the events", "GET", "/api/events"),
+            Cell("events", "write", target, "a team eliminated", "POST", f"/api/events/{ev}/eliminate",
+                 {"team": f"t{x}4"}),
+            Cell("teams", "read", target, "a team", "GET", f"/api/teams/t{x}1"),
+            Cell("teams", "write", target, "a team renamed", "POST", "/api/teams",
+                 _team(f"t{x}1", "Renamed")),
+            Cell("teams", "write", target, "a team renamed and entered in ev-a", "POST", "/api/teams",
+                 _team(f"t{x}2", "Renamed", event="ev-a")),
+            Cell("teams", "write", target, "a roster file naming a team", "POST", "/api/rosters/import", csv),
+            Cell("players", "read", target, "a player", "GET", f"/api/players/p{x}1"),
+            Cell("players", "write", target, "a player renamed", "POST", "/api/players",
+                 {"player": f"p{x}2", "name": "Renamed", "team": f"t{x}1"}),
+            Cell("players", "write", target, "ev-a's player moved onto a team", "POST", "/api/players",
+                 {"player": "pa5", "name": "Moved", "team": f"t{x}1"}),
+            Cell("players", "write", target, "a player moved onto ev-a's team", "POST", "/api/players",
+                 {"player": f"p{x}6", "name": "Moved", "team": "ta2"}),
+            Cell("games", "read", target, "a game", "GET", f"/api/games/{g1}"),
+            Cell("games", "write", target, "a game set up", "POST", "/api/games",
+                 _setup(f"{x}-new", ev, f"t{x}1", f"t{x}2")),
+            Cell("games", "write", target, "an ev-a game naming a team", "POST", "/api/games",
+                 _setup(f"a-with-{x}", "ev-a", "ta1", f"t{x}3")),
+            Cell("play", "write", target, "a game's clock started", "", "",
+                 {"type": "clock.start", "game": g2}, via="device"),
+            Cell("graphics", "write", target, "a game's graphics commanded", "", "",
+                 {"type": "graphics", "game": g1, "action": "lang", "lang": "es"}, via="watch"),
+            Cell("tokens", "read", target, "a game's tokens", "GET", f"/api/tokens?game={g1}"),
+            Cell("tokens", "write", target, "a token issued", "POST", "/api/tokens",
+                 {"role": "umpire", "device": f"u-{x}", "game": g1}),
+            Cell("tokens", "write", target, "a handheld paired", "POST", "/api/pairings",
+                 {"game": g1, "role": "referee"}),
+            Cell("tokens", "write", target, "a token revoked", "POST", "/api/tokens/revoke",
+                 {"jti": jtis[x], "reason": "lost"}),
+            Cell("logs", "read", target, "the event's log", "GET", f"/api/events/{ev}/log"),
+            Cell("reports", "read", target, "the event's reports", "GET", f"/api/events/{ev}/reports.csv"),
+            Cell("previews", "read", target, "a game's preview", "GET", f"/api/games/{g1}/preview"),
+            Cell("previews", "read", target, "a set-up previewed", "POST", "/api/games/preview",
+                 _setup(f"{x}-next", ev, f"t{x}1", f"t{x}2")),
+            Cell("previews", "read", target, "an ev-a set-up naming a team, previewed", "POST",
+                 "/api/games/preview", _setup(f"a-next-{x}", "ev-a", "ta1", f"t{x}2")),
+            Cell("previews", "read", target, "an ev-a set-up of a game's id, previewed", "POST",
+                 "/api/games/preview", _setup(g1 if x == "b" else "a-next", "ev-a", "ta1", "ta2")),
+            Cell("obligations", "read", target, "a player's obligations", "GET",
+                 f"/api/players/p{x}1/obligations"),
+            Cell("obligations", "read", target, "the ledger", "GET", "/api/obligations"),
+            Cell("decisions", "write", target, "a penalty increased", "POST", "/api/committee/increase",
+                 {"player": f"p{x}1", "origin_game": g3, "games": 1, "by": "HTC", "reason": "striking"}),
+            Cell("store", "read", target, "the state's digest", "GET", "/api/state"),
+            Cell("store", "write", target, "the store's history accepted", "POST", "/api/admin/store/accept",
+                 {"reason": "x"}),
+        ]
+    return out
+
+
+async def two_events(server: Server) -> dict[str, str]:
+    """``ev-a`` and ``ev-b``, each with four teams (``ta1``…) of three registered players,
+    a game to preview and pair (``a-g1``), one to play (``a-g2``), one ended (``a-g3``), and
+    an umpire token issued for its first game, by the admin: each event's token's jti."""
+    prep = await Raw.device(server, server.admin)
+    jtis: dict[str, str] = {}
+    for x in ("a", "b"):
+        teams = [f"t{x}{i}" for i in (1, 2, 3, 4)]
+        status, ack = await server.api("POST", "/api/events", {
+            "id": f"ev-{x}", "event": f"ev-{x}", "class": "club", "handicap": 8, "teams": teams})
+        assert status == 201, ack
+        for team in teams:
+            status, ack = await server.api("POST", "/api/teams", _team(team, f"Team {team}"))
+            assert status == 201, ack
+            for player in players_of(team):
+                status, ack = await server.api("POST", "/api/players",
+                                               {"player": player, "name": f"Player {player}", "team": team})
+                assert status == 201, ack
+        for game in ("g1", "g2", "g3"):
+            status, ack = await server.api("POST", "/api/games", _setup(f"{x}-{game}", f"ev-{x}", f"t{x}1",
+                                                                          f"t{x}2"))
+            assert status == 201, ack
+        for n, etype in enumerate(("clock.start", "game.end")):
+            await prep.send(json.dumps({"type": "send", "event": {"type": etype, "game": f"{x}-g3",
+                                                                  "id": f"{x}-g3-{n}"}}))
+            assert (await prep.reply())["type"] == "ack"
+        status, doc = await server.api("POST", "/api/tokens", {"role": "umpire", "device": f"v-{x}",
+                                                               "game": f"{x}-g1"})
+        assert status == 201, doc
+        jtis[x] = doc["claims"]["jti"]
+    await prep.close()
+    return jtis
+
+
+def expect_committee(cell: Cell) -> Expect:
+    """The cell's answer, from the ``committee`` column of docs/security.md's table."""
+    word = may("committee", cell.resource, cell.action)
+    if word in ("all", "public") or (word == "event" and cell.target == "own"):
+        return Expect(True)
+    # "event", of another event: out_of_scope; "none": a plain 403 (an HTTP route's admin check)
+    return Expect(False, cell.via, frozenset({"out_of_scope" if word == "event" else "403"}))
+
+
+def _count(server: Server, table: str) -> int:
+    import sqlite3
+
+    with sqlite3.connect(server.data / "arena.sqlite") as c:
+        n: int = c.execute(f"SELECT count(*) FROM {table}").fetchone()[0]  # our own table names
+        return n
+
+
+async def committee_cell(server: Server, token: str, cell: Cell) -> tuple[str, str | None, str | None]:
+    """Ask it: (outcome, the refusal's code or None, a problem or None)."""
+    if cell.via == "device":
+        raw = await Raw.device(server, token)
+        event = {**cell.body, "id": f"cell-{time.monotonic_ns()}"}
+        await raw.send(json.dumps({"type": "send", "event": event}))
+        reply = await raw.reply()
+        await raw.close()
+        return reply["type"], reply.get("code"), None
+    if cell.via == "watch":
+        raw = await Raw.connect(server.watch_url)
+        await raw.send(json.dumps({"type": "auth", "token": token}))
+        await raw.send(json.dumps(cell.body))
+        while (reply := await raw.reply())["type"] not in ("graphics", "error", "closed"):
+            pass
+        await raw.close()
+        return reply["type"], reply.get("code"), None
+    headers = {"Authorization": f"Bearer {token}"}
+    if isinstance(cell.body, bytes):
+        headers["Content-Type"] = "text/csv"
+    data = cell.body if isinstance(cell.body, bytes) or cell.body is None else json.dumps(cell.body).encode()
+    async with aiohttp.ClientSession() as s, s.request(cell.method, server.http + cell.path, data=data,
+                                                       headers=headers) as r:
+        status, text = r.status, await r.text()
+    try:
+        code = json.loads(text).get("code") if r.content_type == "application/json" else None
+    except (ValueError, AttributeError):
+        code = None
+    return str(status), code or (str(status) if status >= 400 else None), text[:300]
+
+
+async def test_a_committee_s_cells_against_its_own_event_and_another(tmp_path: Path,
+                                                                     figures: Figures) -> None:
+    """docs/security.md's ``committee`` column, cell by cell, as the committee of ``ev-a`` asks
+    them of its own event and of ``ev-b``: allowed where the table says ``all``, ``public``
+    or ``event`` (its own), refused ``out_of_scope`` where it says ``event`` (another's),
+    refused 403 where it says ``none``. A refused write leaves the log, the tokens issued and
+    those revoked as they were; the same write from the unscoped admin is then taken, so the
+    refusal was the token's. Event B's rosters are the admin's as before, read back."""
+    matrix = Matrix()
+    async with RunningServer(tmp_path, device_rate=1e6, device_burst=10**6) as server:
+        jtis = await two_events(server)
+        token = server.token("committee", "htc-a", event="ev-a")
+        matrix.tokens.add(token)
+        cells = committee_cells(jtis)
+        assert {c.resource for c in cells} == set(RESOURCES)  # every row of the table is asked
+        controls: list[Cell] = []
+        for cell in cells:
+            expect = expect_committee(cell)
+            before = (rows(server), _count(server, "token"), _count(server, "revoked"))
+            outcome, code, text = await committee_cell(server, token, cell)
+            after = (rows(server), _count(server, "token"), _count(server, "revoked"))
+            problem = None
+            if expect.allowed:
+                if outcome not in ("200", "201", "ack", "graphics"):
+                    problem = f"expected it taken, got {outcome} {code} {text}"
+            else:
+                if outcome in ("200", "201", "ack", "graphics") or code not in expect.codes:
+                    problem = f"expected {set(expect.codes)}, got {outcome} {code} {text}"
+                if after != before:
+                    problem = problem or (f"a refused write changed the store: log {len(before[0])} -> "
+                                          f"{len(after[0])} rows, tokens {before[1]} -> {after[1]}, "
+                                          f"revoked {before[2]} -> {after[2]}")
+                if cell.action == "write" and cell.via == "http" and cell.resource != "store":
+                    controls.append(cell)
+            wrote = len(after[0]) - len(before[0])
+            matrix.record("committee", cell.name(), expect, outcome if code is None else f"{outcome} {code}",
+                          wrote if not expect.allowed else 0, problem)
+        # Event B's rosters, read back: the admin's names, on its teams' page and its game's roster.
+        _, team = await server.api("GET", "/api/teams/tb1")
+        _, game = await server.api("GET", "/api/games/b-g1")
+        shown = (team["current"]["name"], game["roster"]["home"]["name"], len(team["history"]))
+        if shown != ("Team tb1", "Team tb1", 1):
+            matrix.failures.append(f"event B's team changed: {team['current']} {game['roster']['home']}")
+        for player in ("pb2", "pb6"):
+            _, doc = await server.api("GET", f"/api/players/{player}")
+            if (doc["current"]["name"], len(doc["history"])) != (f"Player {player}", 1):
+                matrix.failures.append(f"event B's player changed: {doc['current']}")
+        # The controls: each refused write, from the unscoped admin, is taken.
+        for cell in controls:
+            outcome, code, text = await committee_cell(server, server.admin, cell)
+            if outcome not in ("200", "201"):
+                matrix.failures.append(f"control of {cell.name()}: {outcome} {code} {text}")
+    matrix.report(figures, "committee cells")
+    assert matrix.failures == [], matrix.failures
+    assert matrix.forbidden_with_writes == []
+    assert matrix.allowed["committee"] and matrix.forbidden["committee"]
 
 
 # ------------------------------------------------------------ token variants

@@ -160,9 +160,14 @@ async def test_a_committee_reads_its_own_event_s_log(server: Server) -> None:
                                  ("whistle", "o1", None)]
     status, whole = await server.api("GET", "/api/log")
     assert len(whole.splitlines()) == 6
-    # The event's own log, for anyone with a staff token; the same records.
-    status, doc = await server.api("GET", "/api/events/cup/log", token=other)
+    # The event's own log, for its committee and the admin; the same records. Another
+    # event's committee is refused (docs/security.md).
+    status, doc = await server.api("GET", "/api/events/cup/log", token=htc)
     assert (status, doc) == (200, mine)
+    status, doc = await server.api("GET", "/api/events/cup/log")
+    assert (status, doc) == (200, mine)
+    status, doc = await server.api("GET", "/api/events/cup/log", token=other)
+    assert (status, doc["code"]) == (403, "out_of_scope")
     status, doc = await server.api("GET", "/api/events/nope/log", token=htc)
     assert (status, doc["code"]) == (404, "unknown_event")
 
@@ -306,8 +311,10 @@ async def test_a_scheduled_game_s_preview_lists_a_carried_suspension_until_it_is
     assert (ob["player"], ob["kind"], ob["origin_game"], ob["clause"]) == ("a2", "suspension", "g1", "R6")
     _conforms("GamePreview", doc)
 
-    # Another event's committee may read it, but not rescind it.
+    # Another event's committee may neither read it nor rescind it.
     other = await _committee(server, "open")
+    status, err = await server.api("GET", "/api/games/g2/preview", token=other)
+    assert (status, err["code"]) == (403, "out_of_scope")
     status, err = await server.api("POST", "/api/committee/rescind", {
         "obligation": ob["id"], "by": "Open HTC", "reason": "not ours"}, token=other)
     assert (status, err["code"]) == (403, "out_of_scope")
@@ -315,7 +322,7 @@ async def test_a_scheduled_game_s_preview_lists_a_carried_suspension_until_it_is
         "obligation": ob["id"], "by": "Host Tournament Committee", "reason": "mistaken identity"}, token=htc)
     assert status == 201, ack
     assert [n["type"] for n in ack["notices"]] == ["obligation.withdrawn"]
-    status, doc = await server.api("GET", "/api/games/g2/preview", token=other)
+    status, doc = await server.api("GET", "/api/games/g2/preview", token=htc)
     assert (status, doc["applies"]) == (200, [])
 
     # Once the game has begun there is nothing to preview.
