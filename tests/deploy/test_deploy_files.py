@@ -410,8 +410,8 @@ def test_the_cluster_command_lines_mean_a_redis_cluster(monkeypatch: pytest.Monk
         assert not config.demo, where
         assert config.host == "0.0.0.0" and config.port == 8080, where
         assert config.data_dir == Path("/data"), where
-        assert all(o.startswith("https://") for o in config.origins) and config.origins, (
-            f"{where}: behind TLS the pages' origin must be allowed with --origin https://…")
+        assert config.public_url.startswith("https://"), (
+            f"{where}: behind TLS, --public-url https://… starts every link and is the pages' origin")
 
 
 # ------------------------------------------------------------------ compose
