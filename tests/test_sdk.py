@@ -46,6 +46,13 @@ class Collector:
                 self._new.clear()
                 await self._new.wait()
 
+    async def until_kind(self, kind: str, timeout: float = 10.0) -> Any:
+        async with asyncio.timeout(timeout):
+            while not self.updates or self.updates[-1].kind != kind:
+                self._new.clear()
+                await self._new.wait()
+        return self.updates[-1]
+
     async def close(self) -> None:
         await self.watch.close()
         async with asyncio.timeout(5):
@@ -90,6 +97,31 @@ async def test_snapshot_then_deltas_with_the_view_patched(srv: Server) -> None:
     await c.close()
     await tk.close()
     await ump.close()
+
+
+async def test_notices_about_the_game_from_another_games_event(srv: Server) -> None:
+    """A ``notices`` frame (a late post-game card of g0 that suspends h2 from g1, already
+    under way) comes out as an update of kind ``notices``: the view and seq unchanged."""
+    teams = {"home": {"team": "g1-home", "players": ["h1", "h2", "h3"]},
+             "away": {"team": "g1-away", "players": ["a1", "a2", "a3"]}}
+    await srv.setup_game("g0", teams=teams)
+    await srv.setup_game()
+    tk0 = await srv.device("timekeeper", game="g0")
+    tk = await srv.device("timekeeper")
+    ump = await srv.device("umpire", game="g0")
+    await tk0.send({"type": "clock.start", "game": "g0"})
+    await tk0.send({"type": "game.end", "game": "g0"})
+    await tk.send({"type": "clock.start", "game": "g1"})
+    c = Collector(sdk.Watch(srv.watch_url, game="g1"))
+    await c.until_seq(2)
+    await ump.send({"type": "postgame.card", "game": "g0", "player": "h2", "level": "red"})
+    told = await c.until_kind("notices")
+    assert (told.seq, told.view) == (2, c.updates[-2].view)
+    (alert,) = told.notices
+    assert (alert.code, alert.game, alert.player, alert.origin_game) == ("next_game_begun", "g1", "h2", "g0")
+    await c.close()
+    for dev in (tk0, tk, ump):
+        await dev.close()
 
 
 async def test_resumes_after_the_server_closes_the_socket_with_no_gap_or_duplicate(srv: Server) -> None:

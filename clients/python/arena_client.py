@@ -83,9 +83,10 @@ class WatchError(Exception):
 
 @dataclass(frozen=True, slots=True)
 class Update:
-    """One change of the game: its first snapshot, a reset, or a delta."""
+    """One change of the game: its first snapshot, a reset, a delta, or notices about it
+    that another game's event raised (``notices``: the view and ``seq`` are unchanged)."""
 
-    kind: Literal["snapshot", "delta"]
+    kind: Literal["snapshot", "delta", "notices"]
     game: str
     seq: int
     epoch: str
@@ -308,6 +309,9 @@ class Watch:
             self.seq = msg.seq
             return Update("delta", msg.game, msg.seq, self.epoch or "", view, notices=list(msg.notices),
                           patch=list(msg.patch), resumed=resumed), level
+        if isinstance(msg, pr.Notices) and msg.game == self.game and self._view is not None:
+            return Update("notices", msg.game, self.seq, self.epoch or "", self._view,
+                          notices=list(msg.notices), resumed=resumed), level
         if isinstance(msg, pr.Heartbeat):
             self.interval = max(0.05, msg.interval_ms / 1000)
             if level and msg.seqs.get(self.game, 0) > self.seq:

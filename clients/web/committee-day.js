@@ -57,6 +57,10 @@ class DayWatch extends WatchSocket {
       this.games[m.game] = result.view;
       this.seqs[m.game] = m.seq;
       this._keepAlerts(m.game, m.notices);
+    } else if (m.type === "notices" && m.game in this.games) {
+      // Raised in this game by another game's event (a late card that suspends a player
+      // from it): the committee decides what stands.
+      this._keepAlerts(m.game, m.notices);
     } else if (m.type === "roster" && typeof m.game === "string") {
       this.rosters[m.game] = m;
     } else {

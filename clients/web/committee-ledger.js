@@ -62,7 +62,11 @@ function draw() {
       el("td", {}, o.origin_game, el("span", { class: "clause", text: ` ${o.clause}` })),
       el("td", { class: `st st-${o.status}`, text: t(`ob_st_${o.status}`) }),
       el("td", { "data-applied": o.applied_in || "", text: o.applied_in || "—" }),
-      el("td", { class: "muted", text: o.by ? `${o.by}: ${o.reason || ""}` : "" }),
+      el("td", { class: "muted", "data-decided": o.decreased ? "decreased" : "" },
+        o.by ? `${o.by}: ${o.reason || ""}` : "",
+        // A decrease goes beyond Rule 14 (R6 grants only an increase): who, why, from what.
+        o.decreased ? el("span", { class: "decreased", text: t("ld_decreased_by", {
+          from: mmss(o.decreased.from_ms), by: o.decreased.by, reason: o.decreased.reason }) }) : ""),
       el("td", { class: "actions" },
         open ? el("button", { type: "button", class: "small danger", "data-act": "rescind", text: t("ld_rescind"), onclick: () => openDecision(o, "rescind") }) : "",
         open && o.owed_ms > 0 ? el("button", { type: "button", class: "small", "data-act": "decrease", text: t("ld_decrease"), onclick: () => openDecision(o, "decrease") }) : ""));

@@ -67,6 +67,14 @@ function followGame(live) {
     if (notices && notices.length) S.notices = S.notices.concat(notices).slice(-60);
     addAlerts(notices, live.game);
   });
+  // Notices about this game raised by another game's event (a late card there that
+  // suspends a player from this game): in the feed, and the alert on top of the page.
+  live.addEventListener("notices", (e) => {
+    const { notices } = e.detail;
+    S.notices = S.notices.concat(notices).slice(-60);
+    addAlerts(notices, live.game);
+    app.render();
+  });
   // The names, numbers and colours: each roster frame replaces the one before (watch.js).
   live.addEventListener("roster", () => {
     S.roster = live.roster;

@@ -480,6 +480,14 @@ export class LiveGame extends WatchSocket {
         this._resumed();
         return;
       }
+      case "notices": {
+        // About this game, raised by another game's event (a card there suspends a player
+        // from this game, already begun): outside the seq order, no patch.
+        if (m.game !== this.game) return;
+        this.recent = [...(this.recent || []), ...(m.notices || [])].slice(-12);
+        this._emit("notices", { notices: m.notices || [] });
+        return;
+      }
       case "heartbeat": {
         const latest = m.seqs?.[this.game] ?? 0;
         if (this.caughtUp && latest > this.seq) { this._lost(); return; }  // missed something: resume

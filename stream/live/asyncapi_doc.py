@@ -38,6 +38,9 @@ Order rules:
 * **A `roster` follows every `snapshot`** of a game (and the catch-up of a resume), and comes
   again whenever a team's or player's registration changes it: each replaces the one before
   (it has no `seq`).
+* **A `notices` frame** carries notices about a game that another game's event raised (the alert
+  `next_game_begun`: a late post-game card or correction there suspends a player from this game,
+  already begun). It has no `seq` and no patch; the game's snapshots carry it in `recent`.
 * **Broadcast graphics** (`GraphicsState`, type `graphics`): a game subscription with
   `graphics: true` gets the game's state after its snapshot (or catch-up), roster and presence,
   again after a fresh snapshot, and after every `graphics` command (`Graphics`). A command needs

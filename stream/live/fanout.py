@@ -125,6 +125,7 @@ class Fanout:
         self._pumping = False
         self.departures = Departures()
         feeds.on_roster = self.publish_roster
+        feeds.on_notices = self.publish_notices
 
     # -------------------------------------------------------------- viewers
 
@@ -184,6 +185,10 @@ class Fanout:
 
     def publish_roster(self, game: str, frames: Frames) -> None:
         """A game's roster changed: every viewer of it gets the new one."""
+        self._fan(tuple(self.topics.get(game, ())), (_FRAME, game, -1, frames))
+
+    def publish_notices(self, game: str, frames: Frames) -> None:
+        """Notices about ``game`` raised by another game's event: every viewer of it gets them."""
         self._fan(tuple(self.topics.get(game, ())), (_FRAME, game, -1, frames))
 
     def _fan(self, targets: tuple[Watcher, ...], item: Item) -> None:

@@ -50,6 +50,8 @@ class Frames:
     _msgpack: bytes | None = None
     _wire: bytes | None = None
     _wire_mp: bytes | None = None
+    # A delta's notices about other games (``notices`` frames, by game): shown with it.
+    aside: tuple[tuple[str, Frames], ...] = ()
 
     @classmethod
     def of(cls, msg: Any) -> Frames:
@@ -127,6 +129,8 @@ class Feeds(dict[str, GameFeed]):
         self.on_reset: Callable[[str, str], None] = lambda game, reason: None
         # A game whose roster changed: its viewers are sent the new one (game, frames).
         self.on_roster: Callable[[str, Frames], None] = lambda game, frames: None
+        # Notices about a game raised by another game's event: its viewers get them (game, frames).
+        self.on_notices: Callable[[str, Frames], None] = lambda game, frames: None
 
     def restart(self, reason: str) -> None:
         """The next load is of a history that replaces the one shown (the operator accepted
@@ -197,6 +201,8 @@ class Feeds(dict[str, GameFeed]):
             if self.published.get(game, 0) < seq:
                 self.published[game] = seq
                 self.on_publish(game, p.delta)
+                for other, frames in p.delta.aside:
+                    self._aside(other, frames)
             if seq == 1:
                 self.on_game(game)
             nxt = feed.held.pop(seq + 1, None)
@@ -222,6 +228,16 @@ class Feeds(dict[str, GameFeed]):
                 self.on_publish(gid, frames)
             if shown == 0:
                 self.on_game(gid)
+
+    def _aside(self, game: str, frames: Frames) -> None:
+        """Notices about ``game`` that another game's event raised: into its ``recent`` (so a
+        display that joins later still reads them) and to its viewers as they are."""
+        feed = self.get(game)
+        if feed is None:
+            return
+        feed.recent.extend(frames.msg.notices)
+        feed.snapshot = None
+        self.on_notices(game, frames)
 
     def registered(self, e: ev.Event) -> None:
         """A committed event of no game: if it registers a team or a player, the viewers of
@@ -313,5 +329,18 @@ def _delta(game: str, seq: int, notices: list[Notice], view: GameView, feed: Gam
     before = msgspec.to_builtins(feed.view) if feed.base is LOADED else feed.base
     changes = [("", None, after)] if before is None else diff_builtins(before, after)
     feed.base = after
-    return Frames.of(pr.Delta(game=game, seq=seq, notices=notices,
-                              patch=[pr.Patch(p, v) for p, _, v in changes]))
+    # A notice about another game (an alert that this event suspends a player from a game
+    # already begun) goes to that game's viewers; the delta keeps its own game's, so that a
+    # delta rebuilt from this game's events alone (``Engine.fork_game``) is the same bytes.
+    own: list[Notice] = []
+    aside: dict[str, list[Notice]] = {}
+    for n in notices:
+        if n.game is None or n.game == game:
+            own.append(n)
+        else:
+            aside.setdefault(n.game, []).append(n)
+    frames = Frames.of(pr.Delta(game=game, seq=seq, notices=own,
+                                patch=[pr.Patch(p, v) for p, _, v in changes]))
+    if aside:
+        frames.aside = tuple((g, Frames.of(pr.Notices(game=g, notices=ns))) for g, ns in aside.items())
+    return frames

@@ -194,6 +194,16 @@ class Delta(_Frame, tag="delta", kw_only=True, frozen=True):
     patch: list[Patch]
 
 
+class Notices(_Frame, tag="notices", kw_only=True, frozen=True):
+    """Notices about this game that an event of another game raised: the alert that a
+    post-game card or a correction there suspends a player from this game, which has begun
+    (``next_game_begun``). Outside the ``seq`` order: it changes no view, and the game's
+    snapshots carry it in ``recent`` from then on."""
+
+    game: str
+    notices: list[Notice]
+
+
 class Heartbeat(_Frame, tag="heartbeat", kw_only=True, frozen=True):
     """Every few seconds. No heartbeat for two intervals: show the data as stale."""
 
@@ -274,7 +284,7 @@ class GraphicsState(_Frame, tag="graphics", kw_only=True, frozen=True):
     at: int | None             # when (ms), null before any
 
 
-WatchOut = Union[Snapshot, Delta, RosterFrame, Heartbeat, Presence, ServerPong, Error, GraphicsState]
+WatchOut = Union[Snapshot, Delta, Notices, RosterFrame, Heartbeat, Presence, ServerPong, Error, GraphicsState]
 
 # ----------------------------------------------------------- codecs, built once
 

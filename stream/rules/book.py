@@ -35,7 +35,8 @@ class Book:
     def __init__(self, ledger: dict[str, list[lg.Obligation]] | None = None,
                  sources: dict[str, int] | None = None,
                  decisions: dict[str, Decision] | None = None,
-                 withdrawn: dict[str, str] | None = None) -> None:
+                 withdrawn: dict[str, str] | None = None,
+                 decreases: dict[str, lg.Decrease] | None = None) -> None:
         self.ledger: dict[str, list[lg.Obligation]] = {} if ledger is None else ledger  # player -> in order
         # A game (when it first ended) or an increase -> its turn: the serving order across games.
         self.sources: dict[str, int] = {} if sources is None else sources
@@ -45,6 +46,8 @@ class Book:
         # A rescinded obligation's id -> the tournament event of its origin game: who may
         # read its rescind (a committee runs one event), once it is gone from the ledger.
         self.withdrawn: dict[str, str] = {} if withdrawn is None else withdrawn
+        # A decreased obligation's id -> who decreased it, why, and from what.
+        self.decreases: dict[str, lg.Decrease] = {} if decreases is None else decreases
         # Team -> the players who have owed it something: where a game looks for what its
         # teams' unlisted players owe (R13). Derived from the ledger.
         self.by_team: dict[str, set[str]] = {}
@@ -117,6 +120,7 @@ class Book:
         if d[0] == "rescind":
             return None
         o.owed_ms = d[1]
+        o.decreased = self.decreases.get(o.id)
         if o.kind == "sit_out":
             o.severity = d[1]
         return o
@@ -221,8 +225,10 @@ class Book:
             raise Refused("not_a_decrease", f"{o.id!r} owes {o.owed_ms} ms of play: a decrease "
                           "owes less (a sit-out, more than none)", "R6")
         self.decisions[o.id] = ("decrease", e.owed_ms)
+        self.decreases[o.id] = lg.Decrease(by=e.by, reason=e.reason, cause=e.id, from_ms=o.owed_ms)
         self._decided(o)
-        return [_notice(nt.ObligationUpdated, o, e.id, e.at, o.origin_game, any_team=o.any_team)]
+        return [_notice(nt.ObligationUpdated, o, e.id, e.at, o.origin_game, any_team=o.any_team,
+                        by=e.by, reason=e.reason)]
 
     def rejudge(self, e: ev.EventBase, no_further_event: Callable[[str, int], bool]) -> list[nt.Notice]:
         """R15 after an event completes or a team is eliminated: what a team left in no

@@ -172,7 +172,9 @@ class Engine(Face):
             raise
         self.book.mark(taken, g.id)
         if derived is not None:
-            out.extend(self.book.commit(g, derived, e.at))
+            committed = self.book.commit(g, derived, e.at)
+            out.extend(committed)
+            out.extend(self._begun_without(committed, e.id, e.at))
 
     # ------------------------------------------------------------------- time
 
@@ -274,7 +276,8 @@ class Engine(Face):
         return EngineImage(games={gid: r.image() for gid, r in self.games.items()},
                            tournaments=self.tournaments.by_id, owner=self.owner, ledger=b.ledger,
                            sources=b.sources, voids=sorted(self.voids), voided=sorted(self.voided),
-                           decisions=b.decisions, withdrawn=b.withdrawn, teams=self.registry.teams.by_id,
+                           decisions=b.decisions, withdrawn=b.withdrawn, decreases=b.decreases,
+                           teams=self.registry.teams.by_id,
                            players=self.registry.players.by_id)
 
     @classmethod
@@ -283,7 +286,7 @@ class Engine(Face):
         engine.games = {gid: GameRecord.from_image(g) for gid, g in image.games.items()}
         engine.tournaments = Tournaments(image.tournaments)
         engine.owner = image.owner
-        engine.book = Book(image.ledger, image.sources, image.decisions, image.withdrawn)
+        engine.book = Book(image.ledger, image.sources, image.decisions, image.withdrawn, image.decreases)
         engine.voids, engine.voided = set(image.voids), set(image.voided)
         engine.registry = Registry(image.teams, image.players)
         return engine
@@ -298,6 +301,46 @@ class Engine(Face):
         if g.status == "ended" and rec.any_team is None:
             rec.any_team = self.tournaments.any_team(g)
         return self.book.check(g, rec.any_team or {}, self.tournaments.event_class(g.event), at)
+
+    def _begun_without(self, committed: list[nt.Notice], cause: str, at: int) -> list[nt.Alert]:
+        """A suspension or sit-out created now whose game (the player's next qualifying game
+        after its origin ended) has already begun without him serving it: a late post-game
+        card, or a correction of an ended game that reached the log late. Nothing is taken
+        back from a game under way (A25); it waits for his following qualifying game, and
+        the officials of the game he should have sat out are told at once, in that game."""
+        out: list[nt.Alert] = []
+        for n in committed:
+            if not isinstance(n, nt.ObligationCreated) or n.kind == "yellow_status":
+                continue
+            o = next(x for x in self.book.ledger[n.player] if x.id == n.obligation)
+            found = self._next_begun(o)
+            if found is not None:
+                g, side = found
+                out.append(nt.Alert(cause=cause, at=at, game=g.id, clause=o.clause, code="next_game_begun",
+                                    player=o.player, side=side, subject=o.cause, origin_game=o.origin_game,
+                                    owed_ms=o.owed_ms, reason=o.kind, detail=g.status))
+        return out
+
+    def _next_begun(self, o: lg.Obligation) -> tuple[Game, ev.Side] | None:
+        """The first game begun since ``o``'s origin game ended that qualifies to serve it
+        (R16: his if he is listed; his team's, listed or not, for a same-team one, R13)."""
+        origin = self.games[o.origin_game].game
+        ended = origin.ended_at if origin.ended_at is not None else 0
+        best: tuple[int, str, Game, ev.Side] | None = None
+        for gid, rec in self.games.items():
+            g = rec.game
+            if gid == o.origin_game or g.began_at is None or g.began_at < ended:
+                continue
+            p = g.players.get(o.player)
+            if p is not None:
+                side, team = p.side, g.team(p.side).team
+            elif not o.any_team and o.team in (g.home.team, g.away.team):
+                side, team = ("home" if g.home.team == o.team else "away"), o.team
+            else:
+                continue
+            if lg.qualifies(o, self._info(g), team) and (best is None or (g.began_at, gid) < best[:2]):
+                best = (g.began_at, gid, g, side)
+        return None if best is None else (best[2], best[3])
 
     # ---------------------------------------------------------- corrections
 
@@ -333,8 +376,11 @@ class Engine(Face):
             self.book.mark(taken, g.id if was_scheduled else None)
             if was_scheduled:
                 by_cause.setdefault(target, [])[:0] = self.book.applied_notices(g, target, at, taken)
+        begun: list[nt.Alert] = []
         if ledger is not None:
-            by_cause.setdefault(target, []).extend(self.book.commit(g, ledger, at))
+            committed = self.book.commit(g, ledger, at)
+            by_cause.setdefault(target, []).extend(committed)
+            begun = self._begun_without(committed, cause, at)
         corr = nt.Correction(cause=cause, at=at, game=g.id, clause="L1", target=target,
                              reason=reason, changes=changes)  # type: ignore[arg-type]
         kinds = {x.id: ev.event_type(x) for x in events if x.id in refused}
@@ -346,7 +392,7 @@ class Engine(Face):
         old_alerts = {_alert_key(n) for ns in old_by_cause.values() for n in ns if isinstance(n, nt.Alert)}
         alerts.extend(msgspec.structs.replace(n, cause=cause, at=at, subject=n.subject or x.id)
                       for x, n in tail if _alert_key(n) not in old_alerts)
-        return by_cause, [corr, *alerts]
+        return by_cause, [corr, *alerts, *begun]
 
     def _late(self, rec: GameRecord, e: ev.EventBase) -> list[nt.Notice]:
         i = bisect_right(rec.events, e.at, key=lambda x: x.at)

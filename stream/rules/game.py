@@ -57,13 +57,20 @@ Phase = Literal["scheduled", "live", "ended"]
 # a period ends.
 
 
+def _begin(g: Game, e: ev.EventBase) -> None:
+    """The game is under way; the first time, it began here (an ``OPENERS`` event, A27)."""
+    if g.status == "scheduled":
+        g.began_at = e.at
+    g.status = "live"
+
+
 def clock_start(g: Game, e: ev.ClockStart, out: Out) -> None:
     if g.clock.running:
         st.alert(g, e, out, "clock_already_running", "A1", subject=e.id)
         return
     opens = g.clock.period_over or not g.clock.started
     clk.start(g.clock, g.period_ms, e.at)
-    g.status = "live"
+    _begin(g, e)
     if opens:
         out.append(st.clock_notice(g, e))
 
@@ -87,7 +94,7 @@ def whistle(g: Game, e: ev.Whistle, out: Out) -> None:
 def goal(g: Game, e: ev.Goal, out: Out) -> None:
     if g.status == "scheduled":
         # Play happened: the game is under way, clock or not.
-        g.status = "live"
+        _begin(g, e)
         st.alert(g, e, out, "goal_before_clock", "A1", subject=e.id, side=e.team)
     if not e.disallowed:
         if e.player is not None:
@@ -135,6 +142,8 @@ def game_end(g: Game, e: ev.GameEnd, out: Out) -> None:
     elif e.shootout and not g.shootout:
         # The horn that ended regulation tied was not recorded: exclude now.
         st.exclude_from_shootout(g, e, out)
+    if g.status == "scheduled":
+        g.began_at = e.at  # ended without any play: it began, and served, there (A27)
     g.status = "ended"
     g.shootout = g.shootout or e.shootout
     g.ended_at = e.at
@@ -213,6 +222,12 @@ def arena_left(g: Game, e: ev.ArenaLeft, out: Out) -> None:
     p = st.player(g, e.player)
     if p.sent_off:
         raise Refused("player_sent_off", f"{p.id!r} has already been sent off", "R6")
+    if g.clock.period_over:
+        # R14 forbids leaving "during the course of a period": in an interval (a horn has
+        # ended the period and the next has not started) it is no offense and no card. It
+        # is recorded, and the umpires are asked whether he had their permission to go.
+        st.alert(g, e, out, "left_arena_in_interval", "R14", subject=e.id, player=p.id, side=p.side)
+        return
     p.offenses += 1
     out.append(nt.CardRecorded(cause=e.id, at=e.at, game=g.id, clause="R14", player=p.id,
                                side=p.side, color="red", count=1, yellows=p.yellows,

@@ -56,6 +56,17 @@ POSTGAME = {"2y": ("sit_out", 120_000, 120_000), "3y": ("sit_out", 240_000, 240_
             "red": ("suspension", 240_000, 2 * FULL)}
 
 
+class Decrease(msgspec.Struct, frozen=True, kw_only=True):
+    """A committee's decrease of an obligation: who, why, by which event, and what it owed
+    before. Rule 14 grants an increase (R6) and no decrease; a decrease is a committee
+    correction beyond the rule, so it always carries its reason."""
+
+    by: str
+    reason: str
+    cause: str          # the committee.decrease event
+    from_ms: int        # the play time owed before it
+
+
 class Obligation(msgspec.Struct, kw_only=True):
     id: str
     player: str
@@ -76,6 +87,7 @@ class Obligation(msgspec.Struct, kw_only=True):
     applied_in: str | None = None  # the game it was (or is being) served in
     by: str | None = None          # a committee increase: who ...
     reason: str | None = None      # ... and why
+    decreased: Decrease | None = None  # the committee's decrease (beyond Rule 14), with its reason
 
 
 class GameInfo(msgspec.Struct, frozen=True):
@@ -232,10 +244,15 @@ def apply_plan(taken: list[Obligation], g: Game, cause: str, at: int, out: list[
             p.suspended = True
             if p.id in team.lineup:
                 p.sub_allowed = True
-                out.append(_sheet_alert(g, ob, p, cause, at, "suspended_in_lineup"))
+                out.append(_sheet_alert(g, ob, p, cause, at, "suspended_in_lineup", reason=ob.kind))
+            elif p.id in team.bench:  # listed as a substitute: he may not come on
+                out.append(_sheet_alert(g, ob, p, cause, at, "suspended_on_bench", reason=ob.kind))
             continue
-        # A sit-out, or a post-game red: his slot stays empty while he serves.
-        if p.id not in team.lineup:
+        # A sit-out, or a post-game red: his slot stays empty while he serves. Listed to
+        # start, he is kept off the field all the same; not listed, he takes a slot.
+        if p.id in team.lineup:
+            out.append(_sheet_alert(g, ob, p, cause, at, "suspended_in_lineup", reason=ob.kind))
+        else:
             out.append(_sheet_alert(g, ob, p, cause, at, "slot_held", other=_hold_slot(g, p),
                                     reason=ob.kind))
         if ob.kind == "sit_out":

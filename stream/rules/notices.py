@@ -188,10 +188,13 @@ class ObligationWithdrawn(_ObligationNotice, frozen=True, tag="obligation.withdr
 
 
 class ObligationUpdated(_ObligationNotice, frozen=True, tag="obligation.updated", kw_only=True):
-    """Still owed, changed: the committee decreased it (``owed_ms``), or R15 made it
-    servable with any team once the team's events were complete (``any_team``)."""
+    """Still owed, changed: the committee decreased it (``owed_ms``; ``by`` and ``reason``
+    say who and why), or R15 made it servable with any team once the team's events were
+    complete (``any_team``; ``by`` and ``reason`` null)."""
 
     any_team: bool
+    by: str | None = None
+    reason: str | None = None
 
 
 class Alert(_Notice, frozen=True, tag="alert", kw_only=True):

@@ -171,3 +171,4 @@ class EngineImage(msgspec.Struct, array_like=True, gc=False):
     teams: dict[str, list[TeamEntry]] = {}
     players: dict[str, list[PlayerEntry]] = {}
     withdrawn: dict[str, str] = {}
+    decreases: dict[str, lg.Decrease] = {}

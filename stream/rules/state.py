@@ -98,6 +98,7 @@ class Game(msgspec.Struct):
     score_home: int = 0
     score_away: int = 0
     status: Literal["scheduled", "live", "ended"] = "scheduled"
+    began_at: int | None = None        # the event that began it (A27): when it took its obligations
     shootout: bool = False
     ended_at: int | None = None
     ended_by: str | None = None        # the game.end event: what the game's obligations cite

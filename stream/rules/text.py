@@ -112,6 +112,45 @@ def _alert(n: nt.Alert) -> tuple[str, str]:
                 "his team is short until a substitute replaces him; bring on a substitute now",
                 f"{who_es} está suspendido para este partido (del partido {n.origin_game}) y no puede "
                 "jugar: su equipo juega con uno menos hasta que entre un sustituto; hagan entrar uno ya")
+    if c == "suspended_on_bench":
+        return (f"{who} is suspended for this game (from game {n.origin_game}) and is listed as a "
+                "substitute: he may not come on; his team plays with its other players",
+                f"{who_es} está suspendido para este partido (del partido {n.origin_game}) y figura "
+                "como sustituto: no puede entrar; su equipo juega con los demás")
+    if c == "suspended_in_lineup" and n.reason == "sit_out":
+        return (f"{who} owes {owed} of play in the penalty box from game {n.origin_game} and is listed "
+                "to start: he begins in the box, his team plays short until the first stoppage after "
+                "that play, and no substitution avoids it",
+                f"{who_es} debe {owed} de juego en el área de castigo del partido {n.origin_game} y "
+                "figura como titular: empieza en el área de castigo, su equipo juega con uno menos hasta "
+                "la primera detención tras ese tiempo de juego, y ninguna sustitución lo evita")
+    if c == "suspended_in_lineup" and n.owed_ms:
+        return (f"{who} is suspended for this game (a red after game {n.origin_game}) and is listed to "
+                f"start: he may not play; his team plays short until the first stoppage after {owed} of "
+                "play, then a substitute may take his slot",
+                f"{who_es} está suspendido para este partido (roja tras el partido {n.origin_game}) y "
+                f"figura como titular: no puede jugar; su equipo juega con uno menos hasta la primera "
+                f"detención tras {owed} de juego, y luego puede entrar un sustituto")
+    if c == "next_game_begun":
+        what = (f"owes {owed} of play in the penalty box" if n.reason == "sit_out" else
+                "is suspended" + (f" (his team short for {owed} of play)" if n.owed_ms else ""))
+        what_es = (f"debe {owed} de juego en el área de castigo" if n.reason == "sit_out" else
+                   "está suspendido" + (f" (su equipo con uno menos {owed} de juego)" if n.owed_ms else ""))
+        when = "is under way" if n.detail == "live" else "has been played"
+        when_es = "está en juego" if n.detail == "live" else "ya se jugó"
+        return (f"{who} {what} for this game under Rule 14 (from game {n.origin_game}, recorded only "
+                f"now), and this game {when} without him serving it. Umpires: is he on the field? "
+                "Committee: the record leaves it for his following qualifying game; decide whether that "
+                "stands",
+                f"{who_es} {what_es} para este partido según la Regla 14 (del partido {n.origin_game}, "
+                f"registrado recién ahora), y este partido {when_es} sin que la cumpla. Umpires: ¿está en "
+                "la cancha? Comité: el registro la deja para su siguiente partido que califique; decidan "
+                "si eso se mantiene")
+    if c == "left_arena_in_interval":
+        return (f"{who} left the arena during an interval, not during a period: no card (Rule 14 "
+                "forbids leaving during the course of a period); umpires, had he your permission?",
+                f"{who_es} abandonó la arena durante un intervalo, no durante un período: sin tarjeta "
+                "(la Regla 14 lo prohíbe durante un período); umpires, ¿tenía su permiso?")
     if c == "slot_held":
         held = (f"; he holds the slot of {n.other}, who goes to the bench" if n.other
                 else "; he holds his team's empty slot")
@@ -193,6 +232,15 @@ def _conduct_named(n: nt.ConductNamed) -> tuple[str, str]:
     return (f"The card to {whom} was for {what}", f"La tarjeta a {whom_es} fue por {what} ({n.conduct})")
 
 
+def _decided_en(n: nt.ObligationUpdated) -> str:
+    return "" if n.by is None else f" to {mmss(n.owed_ms)} of play ({n.by}: {n.reason}; beyond Rule 14)"
+
+
+def _decided_es(n: nt.ObligationUpdated) -> str:
+    return "" if n.by is None else (f" a {mmss(n.owed_ms)} de juego ({n.by}: {n.reason}; "
+                                    "fuera de la Regla 14)")
+
+
 _RENDER: dict[type, Callable[[Any], tuple[str, str]]] = {
     nt.Alert: _alert,
     nt.ConductNamed: _conduct_named,
@@ -200,10 +248,12 @@ _RENDER: dict[type, Callable[[Any], tuple[str, str]]] = {
     nt.ObligationUpdated: lambda n: (
         (f"{n.player}: the {_ob_en(n)} from game {n.origin_game} may now be served with any team"
          if n.clause == "R15" else
-         f"{n.player}: the committee decreased the {_ob_en(n)} from game {n.origin_game}"),
+         f"{n.player}: the committee decreased the {_ob_en(n)} from game {n.origin_game}"
+         f"{_decided_en(n)}"),
         (f"{n.player}: la {_ob_es(n)} del partido {n.origin_game} puede cumplirse ahora con cualquier "
          "equipo" if n.clause == "R15" else
-         f"{n.player}: el Comité redujo la {_ob_es(n)} del partido {n.origin_game}")),
+         f"{n.player}: el Comité redujo la {_ob_es(n)} del partido {n.origin_game}"
+         f"{_decided_es(n)}")),
     nt.CardRecorded: _card,
     nt.PenaltyAwarded: _penalty,
     nt.BoxEnter: _box_enter,

@@ -410,3 +410,81 @@ async def test_an_admin_signs_in_to_the_event_listed_and_may_pick_another(server
     await expect(page.locator("#day-section")).to_contain_text(G1)
     await page.select_option("#event-pick", "autumn-cup")
     await expect(page.locator("#day-section")).not_to_contain_text(G1)
+
+
+async def test_the_day_view_shows_a_late_card_in_the_game_it_suspends_from(server: Server,
+                                                                           console: Console) -> None:
+    """R9: a post-game red of G1 that reaches the log while G2 (the same teams') is played:
+    the day view puts the alert on G2's card at once, from the feed, for the committee to
+    decide; G2's score and box are unchanged."""
+    status, _ = await server.api("POST", "/api/events", {"event": EVENT, "class": "club", "handicap": 8,
+                                                         "teams": []})
+    assert status == 201
+    teams = {"home": {"team": f"{G1}-home", "players": ["h1", "h2", "h3"]},
+             "away": {"team": f"{G1}-away", "players": ["a1", "a2", "a3"]}}
+    await server.setup_game(G1, arena="main", event=EVENT)
+    await server.setup_game(G2, arena="main", event=EVENT, teams=teams)
+    tk = await server.device("timekeeper", G1, name="tk-day")
+    tk2 = await server.device("timekeeper", G2, name="tk-day-2")
+    ump = await server.device("umpire", G1, name="ump-day")
+    try:
+        await tk.send({"type": "clock.start", "game": G1})
+        await tk.send({"type": "game.end", "game": G1})
+        await tk2.send({"type": "clock.start", "game": G2})
+        page = console.page
+        await page.goto(f"{server.http}/committee")
+        await page.fill("#token-input", server.admin)
+        await page.click("#signin-form [type=submit]")
+        await console.tab("day")
+        g2 = page.locator(f"#day-games [data-game='{G2}']")
+        await expect(g2).to_have_attribute("data-status", "live")
+        await expect(g2.locator(".alert")).to_have_count(0)
+        ack = await ump.send({"type": "postgame.card", "game": G1, "player": "h2", "level": "red"})
+        assert ack["type"] == "ack"
+        told = g2.locator(".alert[data-code=next_game_begun]")
+        await expect(told).to_contain_text(f"from game {G1}, recorded only now")
+        await expect(page.locator(f"#day-games [data-game='{G1}'] .alert[data-code=next_game_begun]")
+                     ).to_have_count(0)
+        await shot_page(page, "11-late-card-in-the-game-under-way")
+    finally:
+        for dev in (tk, tk2, ump):
+            await dev.close()
+
+
+async def test_a_decrease_shows_who_why_and_that_it_goes_beyond_rule_14(server: Server,
+                                                                        console: Console) -> None:
+    """R6 grants an increase, not a decrease: the ledger's decrease dialog says so, and the
+    obligation decreased keeps, on its row, what it owed before, who decided and why."""
+    status, _ = await server.api("POST", "/api/events", {"event": EVENT, "class": "club", "handicap": 8,
+                                                         "teams": []})
+    assert status == 201
+    await server.setup_game(G1, arena="main", event=EVENT)
+    tk = await server.device("timekeeper", G1, name="tk-dec")
+    ump = await server.device("umpire", G1, name="ump-dec")
+    try:
+        await tk.send({"type": "clock.start", "game": G1})
+        await tk.send({"type": "game.end", "game": G1})
+        await ump.send({"type": "postgame.card", "game": G1, "player": "h2", "level": "3y"})
+    finally:
+        await tk.close()
+        await ump.close()
+    page = console.page
+    await page.goto(f"{server.http}/committee")
+    await page.fill("#token-input", server.admin)
+    await page.click("#signin-form [type=submit]")
+    await console.tab("ledger")
+    await page.click("#ledger-refresh")
+    row = page.locator("#ledger-table tr[data-player=h2]")
+    await expect(row).to_have_attribute("data-status", "pending")
+    await row.locator("[data-act=decrease]").click()
+    await expect(page.locator("#decision-title")).to_contain_text("beyond Rule 14")
+    await page.fill("#decision-form [name=owed]", "2:00")
+    await page.fill("#decision-form [name=reason]", "appeal upheld: one foul was not his")
+    await page.click("#decision-form [type=submit]")
+    decided = row.locator("[data-decided=decreased]")
+    await expect(decided).to_contain_text("Decreased from 4:00 by")
+    await expect(decided).to_contain_text("appeal upheld: one foul was not his (beyond Rule 14)")
+    status, owed = await server.api("GET", "/api/players/h2/obligations")
+    (ob,) = owed["obligations"]
+    assert (ob["owed_ms"], ob["decreased"]["from_ms"], ob["decreased"]["reason"]) == (
+        120_000, 240_000, "appeal upheld: one foul was not his")

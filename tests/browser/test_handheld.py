@@ -376,6 +376,42 @@ async def test_the_spanish_handheld_speaks_spanish(server: Server, handheld: Ope
     await expect(alert).to_contain_text("Goal recorded before the clock was ever started")
 
 
+async def test_a_late_postgame_card_of_the_last_game_is_told_in_the_game_under_way(
+        server: Server, handheld: Open) -> None:
+    """R9: g1 is under way when the umpire's post-game red for h2 in g0 (the same teams'
+    game before) reaches the log: g1's handheld puts the alert on top of the page at once,
+    naming h2, g0, and what the committee must decide."""
+    teams = {"home": {"team": f"{GAME}-home", "players": ["h1", "h2", "h3"], "subs": ["h4"]},
+             "away": {"team": f"{GAME}-away", "players": ["a1", "a2", "a3"], "subs": ["a4"]}}
+    await server.setup_game("g0", teams=teams)
+    await server.setup_game(GAME)
+    before = await server.device("timekeeper", "g0", name="tk-g0")
+    try:
+        await before.send({"type": "clock.start", "game": "g0"})
+        await before.send({"type": "game.end", "game": "g0"})
+    finally:
+        await before.close()
+    hh = await handheld("timekeeper", "tk-1")
+    page = hh.page
+    await page.locator("#actions [data-act='clock.start']").click()
+    await expect(page.locator(".bigclock")).to_have_class("bigclock running")
+    await expect(page.locator("#alerts")).to_be_hidden()
+    ump = await server.device("umpire", "g0", name="ump-g0")
+    try:
+        ack = await ump.send({"type": "postgame.card", "game": "g0", "player": "h2", "level": "red"})
+    finally:
+        await ump.close()
+    assert ack["type"] == "ack"
+    told = page.locator("#alerts .alert[data-code=next_game_begun]")
+    await expect(told).to_be_visible()
+    await expect(told).to_contain_text("h2 (home) is suspended (his team short for 4:00 of play) for this "
+                                       "game under Rule 14 (from game g0, recorded only now)")
+    await expect(told).to_contain_text("Umpires: is he on the field? Committee: the record leaves it for "
+                                       "his following qualifying game; decide whether that stands")
+    await expect(told).to_contain_text("(Rule 14 · Cards after the game)")
+    await page.screenshot(path=shot("handheld-next-game-begun"), animations="disabled")
+
+
 async def test_alerts_stay_on_top_until_dismissed_and_none_is_lost(server: Server, handheld: Open) -> None:
     await server.setup_game(GAME)
     hh = await handheld("timekeeper", "tk-1")

@@ -165,11 +165,13 @@ def assert_suspended_in(s: Season, game: str, clause: str, **setup: Any) -> None
 
 
 def assert_suspended_on_bench(s: Season, game: str, **setup: Any) -> None:
-    """p, on the bench of ``game``, is suspended when it begins; his team plays three
-    and no alert is raised."""
+    """p, on the bench of ``game``, is suspended when it begins; his team plays three,
+    and the officials are told he may not come on (``suspended_on_bench``), at the set-up
+    and when the game begins."""
     out = s.begin(game, home=setup.pop("home", A_BENCH), **setup)
     assert [(k, o) for _, k, _, o in applied(out)] == [("suspension", "g1")]
-    assert alerts(out) == []
+    assert [code for code, player, _ in alerts(out)] == ["suspended_on_bench"] * 2
+    assert {player for _, player, _ in alerts(out)} == {P}
     v = s.player(game)
     assert (v.suspended, v.on_field) == (True, False)
     assert s.view(game).teams.home.on_field == 3
@@ -337,7 +339,9 @@ def r9_postgame_red_lineup_rule(s: Season) -> None:
     assert s.pending() == [("suspension", FOUR_MIN, "g1")]
     out = s.begin("g2")
     assert applied(out) == [(P, "suspension", FOUR_MIN, "g1")]
-    assert alerts(out) == []
+    # Listed to start: the officials are told he may not play, at the set-up and at the start.
+    assert alerts(out) == [("suspended_in_lineup", P, "R9")] * 2
+    assert {(n.reason, n.owed_ms) for n in s.of(nt.Alert, out)} == {("suspension", FOUR_MIN)}
     v = s.player("g2")
     assert (v.suspended, v.on_field, v.sub_allowed) == (True, False, False)
     home = s.view("g2").teams.home
@@ -496,7 +500,10 @@ def r10_box_remainder_carried(s: Season) -> None:
     created = one(s.notices, nt.ObligationCreated)
     assert (created.kind, created.owed_ms, created.clause) == ("sit_out", owed, "R10")
     out = s.begin("g2")
-    assert tags(out) == ["game.ready", "obligation.applied", "box.enter", "clock"]
+    # Listed to start, he is kept off the field: told at the set-up and when g2 begins.
+    assert tags(out) == ["game.ready", "alert", "obligation.applied", "box.enter", "alert", "clock"]
+    assert alerts(out) == [("suspended_in_lineup", P, "R10")] * 2
+    assert {(n.reason, n.owed_ms, n.origin_game) for n in s.of(nt.Alert, out)} == {("sit_out", owed, "g1")}
     enter = one(out, nt.BoxEnter)
     assert (enter.player, enter.kind, enter.owed_ms, enter.clause) == (P, "carried", owed, "R10")
     b = s.player("g2").box

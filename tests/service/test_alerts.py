@@ -58,3 +58,54 @@ async def test_an_alert_reaches_the_sending_device_and_every_viewer(server: Serv
         await ws.close()
     await tk.close()
     await ump.close()
+
+
+async def test_a_late_postgame_card_is_told_to_the_game_already_under_way(server: Server) -> None:
+    """R9: the umpire's post-game red for h2 in g1 reaches the log only while g2, the same
+    teams' next game, is being played. g2's viewers (its handhelds, the committee's day view)
+    are told at once by a ``notices`` frame about g2, outside g2's seq order; the card's own
+    ack carries the alert; g1's delta does not (it is about g2); and a display that joins g2
+    later reads it in the snapshot's ``recent``."""
+    teams = {"home": {"team": "g1-home", "players": ["h1", "h2", "h3"], "subs": ["h4"]},
+             "away": {"team": "g1-away", "players": ["a1", "a2", "a3"], "subs": ["a4"]}}
+    await server.setup_game("g1")
+    await server.setup_game("g2", teams=teams)
+    tk1 = await server.device("timekeeper", "g1")
+    await tk1.send({"type": "clock.start", "game": "g1"})
+    end = await tk1.send({"type": "game.end", "game": "g1"})
+    tk2 = await server.device("timekeeper", "g2")
+    start = await tk2.send({"type": "clock.start", "game": "g2"})
+    assert start["seq"] == 2
+    g1 = await Viewer.open(server.watch_url, game="g1")
+    g2 = await Viewer.open(server.watch_url, game="g2")
+    await g1.next("snapshot")
+    assert (await g2.next("snapshot"))["seq"] == 2
+
+    ump = await server.device("umpire", "g1")
+    card = await ump.send({"type": "postgame.card", "game": "g1", "player": "h2", "level": "red"})
+    assert card["type"] == "ack" and card["seq"] == end["seq"] + 1
+    (told,) = alerts(card["notices"])
+    assert (told["code"], told["game"], told["player"], told["clause"], told["origin_game"],
+            told["reason"], told["owed_ms"], told["detail"], told["subject"]) == (
+        "next_game_begun", "g2", "h2", "R9", "g1", "suspension", 240_000, "live", card["log_id"])
+    assert told["text"]["en"].startswith("h2 (home) is suspended (his team short for 4:00 of play) "
+                                         "for this game under Rule 14 (from game g1, recorded only now)")
+    assert "Comité" in told["text"]["es"]
+
+    notices = await g2.next("notices")
+    assert notices == {"type": "notices", "game": "g2", "notices": [told]}
+    delta = (await g1.until_seq("g1", card["seq"]))[-1]
+    assert alerts(delta["notices"]) == []
+    assert "obligation.created" in [n["type"] for n in delta["notices"]]
+    # g2 itself is not changed under its officials: still seq 2, h2 still on the field
+    status, game = await server.api("GET", "/api/games/g2")
+    assert status == 200 and game["seq"] == 2
+    assert next(p for p in game["view"]["players"] if p["id"] == "h2")["on_field"] is True
+
+    late = await Viewer.open(server.watch_url, game="g2")
+    snap = await late.next("snapshot")
+    assert alerts(snap["recent"])[-1] == told
+    for ws in (late, g1, g2):
+        await ws.close()
+    for dev in (tk1, tk2, ump):
+        await dev.close()

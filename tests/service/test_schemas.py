@@ -277,6 +277,16 @@ async def test_live_frames_match_the_asyncapi_schemas(server: Server) -> None:
     await viewer.next("pong")
     await viewer.ws.send(json.dumps({"type": "subscribe", "game": "nope"}))
     await viewer.next("error")
+    # a post-game card of g1 that reaches the log while g2 (the same teams') is played:
+    # a ``notices`` frame to g2's viewers
+    await server.setup_game("g2", teams={"home": {"team": "g1-home", "players": ["h1", "h2", "h3"]},
+                                         "away": {"team": "g1-away", "players": ["a1", "a2", "a3"]}})
+    await viewer.ws.send(json.dumps({"type": "subscribe", "game": "g2"}))
+    await tk.send_once({"id": "c9", "type": "game.end", "game": "g1"})
+    tk2 = await server.device("timekeeper", game="g2")
+    await tk2.send_once({"id": "c10", "type": "clock.start", "game": "g2"})
+    await ump.send_once({"id": "k9", "type": "postgame.card", "game": "g1", "player": "h1", "level": "2y"})
+    assert (await viewer.next("notices"))["game"] == "g2"
     # every frame the viewer got, presence included (the ``next`` calls skip it, not drop it)
     assert {f["type"] for f in viewer.frames} == {c.__struct_config__.tag for c in get_args(pr.WatchOut)}
     for frame in viewer.frames:
@@ -286,4 +296,5 @@ async def test_live_frames_match_the_asyncapi_schemas(server: Server) -> None:
         _validator(doc, "DeviceOut", "07").validate(json.loads(await ws.recv()))
     await viewer.close()
     await tk.close()
+    await tk2.close()
     await ump.close()
