@@ -97,6 +97,9 @@ class Engine(Face):
         # Events that may have changed more than their own game (the ledger, a tournament,
         # a void's target): a savepoint from before one of them is not taken back.
         self.wide_changes = 0
+        # At least the latest moment any game began (derived from the games, never less): an
+        # obligation whose origin ended after it has no game begun since to be told in.
+        self.begun_by = 0
 
     # ------------------------------------------------------------------ input
 
@@ -170,6 +173,8 @@ class Engine(Face):
         except Refused:
             rec.game = _unpack_game.decode(before)
             raise
+        if g.began_at is not None and g.began_at > self.begun_by:
+            self.begun_by = g.began_at
         self.book.mark(taken, g.id)
         if derived is not None:
             committed = self.book.commit(g, derived, e.at)
@@ -289,6 +294,7 @@ class Engine(Face):
         engine.book = Book(image.ledger, image.sources, image.decisions, image.withdrawn, image.decreases)
         engine.voids, engine.voided = set(image.voids), set(image.voided)
         engine.registry = Registry(image.teams, image.players)
+        engine.begun_by = max((r.game.began_at or 0 for r in engine.games.values()), default=0)
         return engine
 
     # -------------------------------------------------------------- internals
@@ -326,6 +332,8 @@ class Engine(Face):
         (R16: his if he is listed; his team's, listed or not, for a same-team one, R13)."""
         origin = self.games[o.origin_game].game
         ended = origin.ended_at if origin.ended_at is not None else 0
+        if ended > self.begun_by:
+            return None  # no game has begun since it ended: the usual case, at a game's end
         best: tuple[int, str, Game, ev.Side] | None = None
         for gid, rec in self.games.items():
             g = rec.game
@@ -371,6 +379,8 @@ class Engine(Face):
         rec.game = g
         rec.events = events
         rec.checkpoints = checkpoints
+        if g.began_at is not None and g.began_at > self.begun_by:
+            self.begun_by = g.began_at
         if was_scheduled != (g.status == "scheduled"):
             # The correction begins the game, or takes back the only event that began it.
             self.book.mark(taken, g.id if was_scheduled else None)

@@ -109,3 +109,28 @@ async def test_a_late_postgame_card_is_told_to_the_game_already_under_way(server
         await ws.close()
     for dev in (tk1, tk2, ump):
         await dev.close()
+
+
+async def test_leaving_the_arena_in_an_interval_is_an_alert_not_a_red(server: Server) -> None:
+    """R14: "during the course of a period": an ``arena.left`` after the period's horn is
+    taken with the alert, no card; the scoreboard's view keeps the player on the field."""
+    await server.setup_game("g1")
+    viewer = await Viewer.open(server.watch_url, game="g1")
+    await viewer.next("snapshot")
+    tk = await server.device("timekeeper", "g1")
+    ump = await server.device("umpire", "g1")
+    await tk.send({"type": "clock.start", "game": "g1"})
+    await tk.send({"type": "horn", "game": "g1"})
+    left = await ump.send({"type": "arena.left", "game": "g1", "player": "h2"})
+    assert left["type"] == "ack"
+    assert [n["type"] for n in left["notices"]] == ["alert"]
+    (alert,) = left["notices"]
+    assert (alert["code"], alert["clause"], alert["player"], alert["subject"]) == (
+        "left_arena_in_interval", "R14", "h2", left["log_id"])
+    assert alert["text"]["en"].startswith("h2 (home) left the arena during an interval")
+    delta = (await viewer.until_seq("g1", left["seq"]))[-1]
+    assert delta["notices"] == [alert]
+    assert not any(p[0].startswith("players.h2") for p in delta["patch"])
+    await viewer.close()
+    await tk.close()
+    await ump.close()
