@@ -20,6 +20,7 @@ roster that differs from the one viewers hold is published (``on_roster``).
 
 from __future__ import annotations
 
+import asyncio
 import struct
 from collections import deque
 from collections.abc import Callable
@@ -131,6 +132,8 @@ class Feeds(dict[str, GameFeed]):
         self.on_roster: Callable[[str, Frames], None] = lambda game, frames: None
         # Notices about a game raised by another game's event: its viewers get them (game, frames).
         self.on_notices: Callable[[str, Frames], None] = lambda game, frames: None
+        # Games someone waits on to move (``reached``): set, and dropped, when they do.
+        self._moved: dict[str, asyncio.Event] = {}
 
     def restart(self, reason: str) -> None:
         """The next load is of a history that replaces the one shown (the operator accepted
@@ -149,6 +152,7 @@ class Feeds(dict[str, GameFeed]):
         it folded beyond that, a game this node had not seen from its first ``seq``. After
         ``restart``, the load is a start again."""
         restart, self._restart = self._restart, None
+        self._wake()
         first = not self._loaded or restart is not None
         self._loaded = True
         held = {gid: feed.roster for gid, feed in self.items() if feed.roster is not None}
@@ -207,6 +211,7 @@ class Feeds(dict[str, GameFeed]):
                 self.on_game(game)
             nxt = feed.held.pop(seq + 1, None)
             if nxt is None:
+                self._wake(game)
                 return
             p = nxt
 
@@ -228,6 +233,34 @@ class Feeds(dict[str, GameFeed]):
                 self.on_publish(gid, frames)
             if shown == 0:
                 self.on_game(gid)
+
+    async def reached(self, game: str, seq: int, within: float) -> bool:
+        """Wait, at most ``within`` seconds, until this node has shown ``game`` up to ``seq``
+        (a viewer resuming here from a node that was ahead). True if it has."""
+        try:
+            async with asyncio.timeout(within):
+                while (feed := self.get(game)) is not None and feed.seq < seq:
+                    await self._moved.setdefault(game, asyncio.Event()).wait()
+        except TimeoutError:
+            return False
+        return game in self
+
+    def _wake(self, game: str | None = None) -> None:
+        """``game`` moved (None: every game was loaded again): its waiters look again."""
+        moved = [self._moved.pop(game, None)] if game is not None else list(self._moved.values())
+        if game is None:
+            self._moved.clear()
+        for event in moved:
+            if event is not None:
+                event.set()
+
+    def shown(self) -> dict[str, int]:
+        """Each game's latest ``seq`` handed to its viewers, in order: what a heartbeat may
+        vouch for. After a reload the fold may be ahead of it until the deltas it folded
+        are published (``publish_missed``); a heartbeat that counted those would send every
+        viewer to resume for nothing."""
+        published = self.published
+        return {g: min(feed.seq, published.get(g, 0)) for g, feed in self.items()}
 
     def _aside(self, game: str, frames: Frames) -> None:
         """Notices about ``game`` that another game's event raised: into its ``recent`` (so a

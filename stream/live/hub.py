@@ -31,7 +31,7 @@ from typing import cast
 
 import msgspec
 
-from ..errors import Conflict, NotStored
+from ..errors import Conflict, NotStored, Refused
 from ..rules import codec
 from ..rules import events as ev
 from ..rules.engine import Engine
@@ -78,6 +78,10 @@ class Hub:
         # This node's events that may change more than their game, until the follower passes
         # them in the log: another node's such entry first means another order (follower.py).
         self.wide: set[Key] = set()
+        # The ids of events this node applied to its fold whose write the log has not
+        # confirmed, until the fold lets them go (a rollback, a reload): while an id is
+        # here, ``duplicate_id`` for it would speak of the fold, not of the log.
+        self.unsettled: set[str] = set()
         self._inflight: set[asyncio.Task[None]] = set()
 
     # ------------------------------------------------------------- startup
@@ -117,6 +121,7 @@ class Hub:
                     seqs[game] = seq
                 keys[(device, client_id)] = Logged(dg, e.id, game, seq, e.at)
         self.engine, self.seqs, self.keys = engine, seqs, keys
+        self.unsettled.clear()  # the fold is the log's: it holds no id the log lacks
         self.position = self.tail = last
         self.applied = []
         self.folded = len(rows)
@@ -147,9 +152,11 @@ class Hub:
 
     async def _submit_once(self, *, device: str, official: str, client_id: str,
                            payload_digest: bytes, event: ev.Event) -> pr.Ack:
-        # A game's event (its set-up included), or a void: of its target's game.
+        # A game's event (its set-up included), or a void: of its target's game (or, once
+        # applied, its own: a void that removed its target names the game no more).
         game = (event.game if isinstance(event, ev.GameEventBase) else
-                self.engine.game_of(event.target) if isinstance(event, ev.Void) else None)
+                self.engine.game_of(event.target) or self.engine.game_of(event.id)
+                if isinstance(event, ev.Void) else None)
         if game is not None:
             await self.races.gate(game)
         if not self.ready or self.recovering:
@@ -169,7 +176,16 @@ class Hub:
         shared = self.races.fold is not None  # other nodes write this log too (follower.py)
         savepoint = self.engine.savepoint(game) if shared and game is not None else None
         wide = self.engine.wide_changes
-        notices = self.engine.apply(event)  # raises Refused: nothing applied, nothing stored
+        try:
+            notices = self.engine.apply(event)  # raises Refused: nothing applied, nothing stored
+        except Refused as r:
+            if r.code == "duplicate_id" and event.id in self.unsettled:
+                # The fold still holds an earlier copy whose write failed or is unanswered:
+                # whether the log has it is not known yet. A final refusal would be a lie.
+                raise NotStored("an earlier copy of this event is still being settled with the log; "
+                                "send the event again") from r
+            raise
+        self.unsettled.add(event.id)
         if shared and self.engine.wide_changes != wide:
             self.wide.add(key)
         seq = delta = view = None
@@ -190,7 +206,7 @@ class Hub:
         self.keys[key] = Taken(payload_digest, fut)
         self.applied.append(key)
         if shared and game is not None and seq is not None:
-            self.races.track(game, Tentative(key, seq, savepoint, base, fut))
+            self.races.track(game, Tentative(key, seq, savepoint, base, fut, event.id))
         self.wake.set()
         # The commit runs as its own task: if the device goes away mid-commit,
         # the event still lands (or fails) whole, and a retry finds its ack.
@@ -232,6 +248,7 @@ class Hub:
             failed(lost)
             await (self.recover() if caught is None else caught)
             return
+        self.unsettled.discard(p.ack.log_id)  # the log has it
         if p.generation != self.generation:
             # The log was folded again while this commit was in flight: that fold
             # (or the follower, reading on from it) shows the event; only ack it.

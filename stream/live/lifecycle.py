@@ -61,7 +61,7 @@ async def heartbeat(svc: Service) -> None:
     while True:
         await asyncio.sleep(interval)
         hb = pr.Heartbeat(server_time=now_ms(), interval_ms=int(interval * 1000),
-                          seqs={g: f.seq for g, f in svc.hub.feeds.items()})
+                          seqs=svc.hub.feeds.shown())
         svc.fanout.everyone(Frames.of(hb))
 
 

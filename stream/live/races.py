@@ -64,6 +64,7 @@ class Tentative:
     savepoint: Savepoint | None    # the game before it (None: its set-up)
     base: Any                      # the game's patch base before it (``GameFeed.base``)
     done: asyncio.Future[pr.Ack]   # settles with its commit
+    eid: str = ""                  # its event id (``Hub.unsettled`` until it is taken back)
 
 
 class Node(Protocol):
@@ -73,6 +74,7 @@ class Node(Protocol):
     seqs: dict[str, int]
     feeds: Feeds
     applied: list[Key]
+    unsettled: set[str]
     store: Store
     generation: int
 
@@ -179,6 +181,7 @@ class Races:
                 node.seqs[game] = first.seq - 1
                 node.feeds[game].base = first.base
                 _drop(node.applied, {t.key for t in refused})
+                node.unsettled.difference_update(t.eid for t in refused)
                 log.info("seq race lost; caught the game up",
                          extra={"game": game, "taken_back": len(refused), "seq": first.seq - 1})
             node.store.readmit(game)

@@ -92,21 +92,36 @@ def _out_of_scope(svc: Service, sub: pr.Subscribe, claims: auth.Claims | None) -
     return None
 
 
-def _needs_history(svc: Service, w: Watcher, sub: pr.Subscribe) -> bool:
-    """A resume, of a game the viewer does not follow yet, from further back than this
-    node holds: the store must rebuild the deltas."""
+#: How long a resume from a ``seq`` this node has not shown yet waits for it (a viewer that
+#: moved from a node a few events ahead) before the documented reset; and how far ahead it
+#: may be (a game makes a few hundred events an hour: a node further behind than this is not
+#: catching up within seconds, and a ``since`` beyond it is no other node's).
+AHEAD_WAIT_S = 2.0
+AHEAD_MAX = 1_000
+
+
+def _must_wait(svc: Service, w: Watcher, sub: pr.Subscribe) -> bool:
+    """A resume, of a game the viewer does not follow yet, that can't be answered at once:
+    from further back than this node holds (the store must rebuild the deltas), or from
+    further on than this node has shown (it waits for this node to catch up)."""
     game = sub.game
     if game is None or sub.arena is not None or sub.since is None or game in w.games:
         return False
     feeds = svc.hub.feeds
-    return game in feeds and sub.epoch == svc.hub.store.epoch and feeds.needs_history(game, sub.since)
+    return (game in feeds and sub.epoch == svc.hub.store.epoch
+            and (feeds.needs_history(game, sub.since) or _ahead(feeds[game].seq, sub.since)))
+
+
+def _ahead(shown: int, since: int) -> bool:
+    return shown < since <= shown + AHEAD_MAX
 
 
 def subscribe(svc: Service, w: Watcher, sub: pr.Subscribe,
               claims: auth.Claims | None = None) -> pr.Error | None:
     """Follow a game or an arena, or resume a game, at once: nothing awaits from the check
     to ``follow()``, so no delta can slip in between. (A resume from further back than this
-    node holds waits for ``Feeds.ensure_history`` first: ``WatchSession``.)"""
+    node holds waits for ``Feeds.ensure_history`` first, and one from further on than it has
+    shown for ``Feeds.reached``: ``WatchSession``.)"""
     if (refused := _out_of_scope(svc, sub, claims)) is not None:
         return refused
     if sub.arena is not None:
@@ -270,18 +285,22 @@ class WatchSession:
         if (refused := _out_of_scope(self.svc, sub, self.claims)) is not None:
             self._reply(refused)
             return
-        if not _needs_history(self.svc, self.w, sub):
+        if not _must_wait(self.svc, self.w, sub):
             self._reply(subscribe(self.svc, self.w, sub, self.claims))
             return
         self.waiting = deque()
         self.task = asyncio.create_task(self._resume(sub), name="watch-resume")
 
     async def _resume(self, sub: pr.Subscribe) -> None:
-        """Rebuild the deltas the viewer missed from the log, then subscribe, then handle
-        what it sent meanwhile."""
+        """Wait (bounded) for this node to show what the viewer has, or rebuild the deltas
+        it missed from the log; then subscribe, then handle what it sent meanwhile."""
         assert sub.game is not None and sub.since is not None
+        feeds = self.svc.hub.feeds
         try:
-            await self.svc.hub.feeds.ensure_history(sub.game, sub.since)
+            if sub.game in feeds and _ahead(feeds[sub.game].seq, sub.since):
+                await feeds.reached(sub.game, sub.since, AHEAD_WAIT_S)  # else: the reset, as before
+            if sub.game in feeds:
+                await feeds.ensure_history(sub.game, sub.since)
         except NotStored as err:
             # The deltas are in the log, which can't be read now (Redis down): the viewer
             # reconnects with backoff and resumes, exactly, once it can (docs/protocol-viewer.md,

@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 
-from .conftest import Server, Viewer
+from stream.live.wallclock import now_ms
+from stream.rules import codec
+from stream.store import Record
+
+from .conftest import Server, Viewer, eventually
 
 
 async def test_card_is_acked_durably_then_broadcast(server: Server) -> None:
@@ -139,3 +144,46 @@ async def test_commits_that_complete_out_of_seq_order_are_shown_in_order(server:
         await c.close()
     await tk.close()
     await ump.close()
+
+
+async def test_a_heartbeat_never_counts_a_seq_its_viewers_have_not_been_sent(server: Server) -> None:
+    """docs/protocol-viewer.md: a viewer that falls behind a heartbeat resumes. After a reload
+    the fold is ahead of what viewers were sent until the deltas it folded are published:
+    meanwhile the heartbeats say what was sent, so no viewer resumes for nothing; then the
+    delta comes, and the heartbeats move on."""
+    await server.setup_game("g1")
+    viewer = await Viewer.open(server.watch_url, game="g1")
+    await viewer.next("snapshot")
+    tk = await server.device("timekeeper", "g1")
+    await tk.send({"type": "clock.start", "game": "g1"})
+    await viewer.until_seq("g1", 2)
+    hub = server.svc.hub
+    # Another writer's entry at seq 3, as a second node's: this node folds it on a reload.
+    body = {"type": "whistle", "id": "other/w1", "game": "g1", "at": now_ms()}
+    await hub.store.append(Record(game="g1", seq=3, device="other", client_id="w1", official="",
+                                  digest=b"w1", received_at=now_ms(),
+                                  body=codec.encode_event(codec.decode_event(json.dumps(body).encode()))))
+    release = asyncio.Event()
+    ensure = hub.feeds.ensure_history
+
+    async def held(game: str, seq: int) -> None:   # the rebuild of the missed delta takes a while
+        await release.wait()
+        await ensure(game, seq)
+
+    hub.feeds.ensure_history = held  # type: ignore[method-assign]
+    reload = asyncio.create_task(hub.recover())
+    try:
+        await eventually(lambda: hub.seqs.get("g1") == 3)      # the fold has seq 3 ...
+        for _ in range(3):                                     # ... the viewers do not, yet
+            beat = await viewer.next("heartbeat")
+            assert beat["seqs"]["g1"] == 2, beat
+    finally:
+        release.set()
+        await reload
+        hub.feeds.ensure_history = ensure  # type: ignore[method-assign]
+    frames = await viewer.until_seq("g1", 3)
+    assert (frames[-1]["type"], frames[-1]["seq"]) == ("delta", 3)
+    beat = await viewer.next("heartbeat")
+    assert beat["seqs"]["g1"] == 3
+    await viewer.close()
+    await tk.close()

@@ -21,7 +21,9 @@ After every step, once both followers have caught up (a bounded wait):
 * a delta's bytes (``Frames.json``) for one ``seq`` are the same on both nodes, through
   restarts and rebuilt histories;
 * both engines have the same ``state_hash()``, which is that of a fresh fold of the log;
-* every ack names the record the log holds at its ``seq``.
+* every ack names the record the log holds at its ``seq``;
+* every final answer is true of the log: a refused event is not in it; ``duplicate_id``
+  and an ack with ``duplicate: true`` mean it is.
 """
 
 from __future__ import annotations
@@ -59,6 +61,7 @@ from stream.store.redis import RedisStore
 
 from ..rules.script import AWAY, HOME, T0, game_setup
 from ..sdk import sdk
+from .conftest import eventually
 
 T = TypeVar("T")
 SETTLE_S = 10.0   # the bound on waiting for both followers to catch up
@@ -112,6 +115,9 @@ class TwoNodes(RuleBasedStateMachine):
         self.canon: dict[tuple[str, int], bytes] = {}       # a seq's delta bytes, as first seen
         self.acks: dict[tuple[str, int], tuple[str, str]] = {}
         self.accepted: dict[str, list[str]] = {"g1": [], "g2": []}  # log ids, for voids
+        # Final answers a device acts on: (event id, refusal code), and the ids acked as duplicates.
+        self.refused: list[tuple[str, str]] = []
+        self.duplicates: set[str] = set()
         self.t = {"g1": T0, "g2": T0}
         self.viewers: list[Viewer] = []
         self.n = 0
@@ -318,8 +324,11 @@ class TwoNodes(RuleBasedStateMachine):
             except NotStored:
                 await asyncio.sleep(0.02)
                 continue
-            except Refused:
+            except Refused as r:
+                self.refused.append((event.id, r.code))
                 return None
+            if ack.duplicate:
+                self.duplicates.add(event.id)
             if ack.game is not None and ack.seq is not None:
                 key = (device, client_id)
                 if self.acks.setdefault((ack.game, ack.seq), key) != key:
@@ -474,6 +483,13 @@ class TwoNodes(RuleBasedStateMachine):
         at = {(r.game, r.seq): (r.device, r.client_id) for r in records if r.game is not None}
         for place, key in self.acks.items():
             assert at.get(place) == key, f"ack of {key} at {place}; the log has {at.get(place)}"
+        # A final refusal means the event is not in the log (a device drops it); duplicate_id
+        # and an ack with duplicate: true mean it is.
+        logged = {codec.decode_event(r.body).id for r in records}
+        for eid, code in self.refused:
+            assert (eid in logged) == (code == "duplicate_id"), (
+                f"{eid} refused {code}, and the log {'has' if eid in logged else 'lacks'} it")
+        assert self.duplicates <= logged, f"acked as duplicates, not in the log: {self.duplicates - logged}"
 
 
 @pytest.mark.slow
@@ -548,5 +564,49 @@ def test_two_games_ending_at_once_on_two_nodes_leave_one_state(redis_url: str) -
         # has applied g2's end before g1's, which the log has first.
         m.lagging_race(0, "g2", [("g1", ("game.end", 0))], ("game.end", 0))
         m.delivered_exactly()
+    finally:
+        m.teardown()
+
+
+def test_a_void_that_lost_its_seq_is_sent_again_never_refused_as_logged(redis_url: str) -> None:
+    """Found by the refusal check: node B voids the clock start on a seq node A has just
+    taken, and B's follower meets A's entry while B's append is still unanswered, so the
+    catch-up waits on it. When the append is refused, the void's second try must wait for
+    the catch-up, not meet B's fold (which still holds the void, its target removed) and be
+    refused ``duplicate_id`` ("already in the log") for an event the log lacks: a handheld
+    drops an event so refused, and the official's correction would be lost."""
+    TwoNodes.url = redis_url
+    m = TwoNodes()
+    try:
+        m.append(0, "g1", ("clock.start", 0))
+        m.delivered_exactly()
+        b = m.nodes[1]
+
+        async def go() -> pr.Ack | None:
+            await m._pause(b)
+            await m.send(0, "g1", ("whistle", 0))              # A takes seq 3
+            held, reached = asyncio.Event(), asyncio.Event()
+            append = b.hub.store.append
+
+            async def answered_late(record: Any) -> Any:      # B's append reaches Redis late
+                reached.set()
+                await held.wait()
+                return await append(record)
+
+            b.hub.store.append = answered_late  # type: ignore[method-assign]
+            void = asyncio.create_task(m.send(1, "g1", ("void", 1)))   # B: the void at seq 3
+            await reached.wait()
+            b.task = asyncio.create_task(follower.run(b.hub), name="follower-1")
+            await eventually(lambda: "g1" in b.hub.races.catching)  # B's follower meets A's seq 3
+            held.set()
+            try:
+                return await void
+            finally:
+                b.hub.store.append = append  # type: ignore[method-assign]
+
+        ack = m.run(go())
+        m.delivered_exactly()
+        assert m.refused == [], m.refused
+        assert ack is not None and ack.seq == 4 and not ack.duplicate
     finally:
         m.teardown()

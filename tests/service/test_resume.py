@@ -235,6 +235,25 @@ async def test_resume_after_a_restart_with_nothing_missed_and_with_a_gap(tmp_pat
             await v.close()
 
 
+async def test_a_resume_from_a_seq_this_node_has_not_shown_yet_waits_for_it(server: Server) -> None:
+    """docs/protocol-viewer.md, "Resume": a viewer that moves from a node a few events ahead
+    (its ``since`` beyond this node's latest) is not reset: the node waits (up to 2 s) until
+    it has shown that ``seq``, then sends exactly what follows, as any resume."""
+    await server.setup_game()
+    officials = await Officials.open(server)
+    last = await officials.play(3)
+    epoch = server.svc.hub.store.epoch
+    viewer = await Viewer.open(server.watch_url, game="g1", since=last + 1, epoch=epoch)
+    await asyncio.sleep(0.2)                      # it waits: the node has not shown last + 1
+    ahead = await officials.play(1)               # now it has
+    assert ahead == last + 1
+    nxt = await officials.play(1)
+    frames = await viewer.until_seq("g1", nxt)
+    assert seqs(frames) == [("delta", nxt)]       # no reset, no repeat of what it had
+    await viewer.close()
+    await officials.close()
+
+
 async def test_msgpack_viewer_gets_the_same_frames_as_a_json_viewer(server: Server) -> None:
     await server.setup_game()
     officials = await Officials.open(server)
