@@ -44,7 +44,7 @@ async def run(hub: Hub) -> None:
                 if hub.generation == generation:  # else folded again already
                     await hub.recover()
                 break
-            hub.tail = entry_id
+            hub.folded_to(entry_id)
 
 
 async def _caught_up(hub: Hub, r: Record) -> bool:

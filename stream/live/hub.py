@@ -36,11 +36,11 @@ from ..rules import codec
 from ..rules import events as ev
 from ..rules.engine import Engine
 from ..rules.text import render
-from ..store import START, DuplicateKey, Record, SeqTaken, Store
+from ..store import START, DuplicateKey, Followable, Record, SeqTaken, Store, entry_key
 from . import protocol as pr
 from .dedup import Key, Known, Logged, Taken
 from .feeds import Feeds, Frames, Pending
-from .races import Races, Tentative
+from .races import CATCH_UP_S, Races, Tentative
 from .snapshot import SnapshotCache, no_gc
 from .wallclock import now_ms
 
@@ -64,6 +64,7 @@ class Hub:
         self.keys: dict[Key, Known] = {}         # what a retry of each event is answered with
         self.snapshots = SnapshotCache(store)
         self.tail = START                        # the last log entry folded (followable stores)
+        self._tail_moved = asyncio.Event()       # set (and replaced) each time ``tail`` moves
         self.position = START                    # the log position the last _load reached
         # The keys applied to the engine since that load, in order: a snapshot at shutdown is
         # written only if they are exactly the log's records after ``position``.
@@ -122,7 +123,8 @@ class Hub:
                 keys[(device, client_id)] = Logged(dg, e.id, game, seq, e.at)
         self.engine, self.seqs, self.keys = engine, seqs, keys
         self.unsettled.clear()  # the fold is the log's: it holds no id the log lacks
-        self.position = self.tail = last
+        self.position = last
+        self.folded_to(last)
         self.applied = []
         self.folded = len(rows)
         self.generation += 1
@@ -142,13 +144,44 @@ class Hub:
         """Apply, commit and acknowledge one event (see the module docstring).
         With several nodes, another node may take the event's ``seq`` first: this
         node then catches the game up (``races.py``) and judges the event anew."""
+        rejudged = False
         for _ in range(8):
             try:
                 return await self._submit_once(device=device, official=official, client_id=client_id,
                                                payload_digest=payload_digest, event=event)
             except SeqTaken:
                 continue  # the next try waits at the game's gate
+            except Refused:
+                # A refusal is final only if judged on the whole log: on a node whose follower
+                # is behind, a game set up or an event to void through another node may not
+                # be folded here yet. Fold up to the log's end now, then judge once more.
+                if rejudged or not await self._behind_the_log():
+                    raise
+                rejudged = True
         raise NotStored("the game is busy on other nodes; send the event again")
+
+    def folded_to(self, entry_id: str) -> None:
+        """The follower has folded the log up to ``entry_id``."""
+        self.tail = entry_id
+        moved, self._tail_moved = self._tail_moved, asyncio.Event()
+        moved.set()
+
+    async def _behind_the_log(self) -> bool:
+        """Whether this node had not folded every entry the log holds now; if so, wait (up to
+        ``CATCH_UP_S``) until it has, and say True. False: alone on its log, or level with it."""
+        store = self.store
+        if self.races.fold is None or not isinstance(store, Followable):
+            return False
+        end = entry_key(await store.end())
+        if entry_key(self.tail) >= end:
+            return False
+        try:
+            async with asyncio.timeout(CATCH_UP_S):
+                while entry_key(self.tail) < end:
+                    await self._tail_moved.wait()
+        except TimeoutError:
+            raise NotStored("this node has not yet read the whole log; send the event again") from None
+        return True
 
     async def _submit_once(self, *, device: str, official: str, client_id: str,
                            payload_digest: bytes, event: ev.Event) -> pr.Ack:

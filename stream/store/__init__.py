@@ -78,6 +78,16 @@ class Followable(Protocol):
     async def read_after(self, entry_id: str, count: int | None = None,
                          block_ms: int | None = None) -> list[tuple[str, Record]]: ...
 
+    async def end(self) -> str:
+        """The newest entry's id in the global log (``START`` if it is empty)."""
+        ...
+
+
+def entry_key(entry_id: str) -> tuple[int, int]:
+    """A log entry id (``ms-n``) as something that orders like the log."""
+    ms, _, n = entry_id.partition("-")
+    return int(ms), int(n or 0)
+
 
 class SeqTaken(NotStored):
     """Another node took this sequence number first: fold its event, then try again."""

@@ -413,6 +413,11 @@ class RedisStore(Store):
             self.history.saw(out[-1][0], f"{last.device}\x00{last.client_id}".encode())
         return out
 
+    async def end(self) -> str:
+        assert self.redis is not None
+        [got] = await self._checked([("XREVRANGE", self.prefix + "log", "+", "-", "COUNT", 1)])
+        return got[0][0].decode() if got else START
+
     async def rows_after(self, position: str) -> tuple[str, list[FoldRow]]:
         assert self.redis is not None
         after = _entry_id(position)

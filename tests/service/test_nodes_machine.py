@@ -379,8 +379,12 @@ class TwoNodes(RuleBasedStateMachine):
             await self._pause(me)
             for g, kind in others:
                 await self.send(1 - node, g, kind)
-            await self.send(node, game, mine)
+            # A refusal waits for the node to read up to the log's end (``Hub.submit``): its
+            # follower comes back once the event is answered, or half a second on.
+            sending = asyncio.ensure_future(self.send(node, game, mine))
+            await asyncio.wait([sending], timeout=0.5)
             me.task = asyncio.create_task(follower.run(me.hub), name=f"follower-{node}")
+            await sending
         self.run(go())
 
     @rule(game=games, kind=kinds)
@@ -486,6 +490,9 @@ class TwoNodes(RuleBasedStateMachine):
         # A final refusal means the event is not in the log (a device drops it); duplicate_id
         # and an ack with duplicate: true mean it is.
         logged = {codec.decode_event(r.body).id for r in records}
+        # The machine voids only logged events and sends only to games set up: a refusal for
+        # want of either was judged on a node behind the log.
+        assert not [x for x in self.refused if x[1] in ("unknown_target", "unknown_game")], self.refused
         for eid, code in self.refused:
             assert (eid in logged) == (code == "duplicate_id"), (
                 f"{eid} refused {code}, and the log {'has' if eid in logged else 'lacks'} it")
@@ -608,5 +615,36 @@ def test_a_void_that_lost_its_seq_is_sent_again_never_refused_as_logged(redis_ur
         m.delivered_exactly()
         assert m.refused == [], m.refused
         assert ack is not None and ack.seq == 4 and not ack.duplicate
+    finally:
+        m.teardown()
+
+
+def test_a_void_sent_to_a_node_behind_the_log_is_judged_on_the_whole_log(redis_url: str) -> None:
+    """Node A logs a whistle; its official voids it through node B, whose follower has not
+    read it yet. B's fold knows no such event: refused ``unknown_target``, the official's
+    correction would be lost though the log holds its target. B folds up to the log's end
+    first, then judges the void: acked."""
+    TwoNodes.url = redis_url
+    m = TwoNodes()
+    try:
+        m.append(0, "g1", ("clock.start", 0))
+        m.delivered_exactly()
+        b = m.nodes[1]
+
+        async def go() -> pr.Ack | None:
+            await m._pause(b)
+            await m.send(0, "g1", ("whistle", 0))             # seq 3, which B has not read
+            target = m.accepted["g1"][-1]
+            void = asyncio.create_task(m.submit(1, "ump-0", m.cid(), {"type": "void", "target": target,
+                                                                      "at": m.t["g1"] + 1}))
+            await asyncio.sleep(0.3)                           # B waits for its follower
+            assert not void.done()
+            b.task = asyncio.create_task(follower.run(b.hub), name="follower-1")
+            return await void
+
+        ack = m.run(go())
+        m.delivered_exactly()
+        assert m.refused == [], m.refused
+        assert ack is not None and ack.seq == 4
     finally:
         m.teardown()
