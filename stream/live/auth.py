@@ -236,6 +236,8 @@ def authorize(games: Games, c: Claims, etype: str, fields: dict[str, Any]) -> No
                 and games.event_type_of(target) not in TIMEKEEPER_VOIDABLE):
             raise AuthError("forbidden", "a timekeeper may void only clock events")
     if not isinstance(game, str):
+        if etype == "void":  # (a void may name no game: its target's, which is not folded here)
+            raise Refused("unknown_target", f"no event {fields.get('target')!r} to void", "L1")
         raise MalformedEvent("invalid_field", "Object missing required field `game`")
     arena = games.arena_of(game)
     if arena is None:

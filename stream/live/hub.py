@@ -155,7 +155,7 @@ class Hub:
                 # A refusal is final only if judged on the whole log: on a node whose follower
                 # is behind, a game set up or an event to void through another node may not
                 # be folded here yet. Fold up to the log's end now, then judge once more.
-                if rejudged or not await self._behind_the_log():
+                if rejudged or not await self.behind_the_log():
                     raise
                 rejudged = True
         raise NotStored("the game is busy on other nodes; send the event again")
@@ -166,7 +166,7 @@ class Hub:
         moved, self._tail_moved = self._tail_moved, asyncio.Event()
         moved.set()
 
-    async def _behind_the_log(self) -> bool:
+    async def behind_the_log(self) -> bool:
         """Whether this node had not folded every entry the log holds now; if so, wait (up to
         ``CATCH_UP_S``) until it has, and say True. False: alone on its log, or level with it."""
         store = self.store

@@ -7,7 +7,8 @@ is up.
 
 * it prints ``ready N`` once every viewer has its first snapshot;
 * on stdin ``stop LAST WAIT``: it waits (up to WAIT s) until every viewer has ``LAST``,
-  prints one JSON line (viewers, caught up, gaps, repeats, resets, reconnects, the
+  prints one JSON line (viewers, caught up, gaps, repeats, resets, reconnects,
+  heartbeats and those ahead of what the viewer had been sent, the
   first gaps as ``[had, got, reconnects]``, seconds to catch up) and exits.
 """
 
@@ -50,6 +51,7 @@ async def main(urls: list[str], count: int, game: str) -> None:
             "viewers": count, "caught_up": sum(v.seq >= last for v in viewers),
             "gaps": sum(v.gaps for v in viewers), "repeats": sum(v.repeats for v in viewers),
             "resets": sum(v.resets for v in viewers), "reconnects": sum(v.reconnects for v in viewers),
+            "heartbeats": sum(v.heartbeats for v in viewers), "ahead": sum(v.ahead for v in viewers),
             "first_gaps": [v.first_gap for v in viewers if v.first_gap][:5], "caught_up_s": caught}),
             flush=True)
         return

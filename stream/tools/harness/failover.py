@@ -34,13 +34,17 @@ _dec = msgspec.json.Decoder(dict[str, Any])
 
 class ResumingViewer:
     """A scoreboard that reconnects to any node it is given and resumes from the
-    last ``seq`` it saw. Counts gaps, repeats and reset snapshots."""
+    last ``seq`` it saw. Counts gaps, repeats and reset snapshots, and heartbeats that
+    vouch for a ``seq`` of its game it has not been sent on that connection although it
+    follows the game there (docs/protocol-viewer.md: such a viewer would resume)."""
 
     def __init__(self, urls: list[str], game: str) -> None:
         self.urls, self.game = urls, game
         self.seq = 0
         self.epoch = ""
         self.gaps = self.repeats = self.resets = self.reconnects = 0
+        self.heartbeats = self.ahead = 0
+        self.following = False     # this connection has sent the game's snapshot or catch-up
         self.task: asyncio.Task[None] | None = None
         self.moved = asyncio.Event()
         self.first_gap: tuple[int, int, int] | None = None   # (had, got, reconnects)
@@ -66,6 +70,7 @@ class ResumingViewer:
             query = f"game={self.game}" + (f"&since={self.seq}&epoch={self.epoch}" if self.epoch else "")
             try:
                 async with websockets.connect(f"{url}?{query}", open_timeout=5, ping_interval=None) as ws:
+                    self.following = False
                     async for raw in ws:
                         self._frame(_dec.decode(raw))
             except (OSError, TimeoutError, websockets.WebSocketException):
@@ -75,8 +80,15 @@ class ResumingViewer:
             await asyncio.sleep(0.05)
 
     def _frame(self, m: dict[str, Any]) -> None:
+        if m["type"] == "heartbeat":
+            self.heartbeats += 1
+            if self.following and m["seqs"].get(self.game, 0) > self.seq:
+                self.ahead += 1
+            return
         if m.get("game") != self.game:
             return
+        if m["type"] in ("snapshot", "delta", "presence"):
+            self.following = True  # (a resume's catch-up, or nothing missed: its presence frame)
         self.moved.set()
         if m["type"] == "snapshot":
             self.epoch = m["epoch"]
@@ -105,9 +117,14 @@ class Officials:
     ``time.monotonic()``; ``acked_on``: device URL -> events acked through it."""
 
     def __init__(self, urls: Sequence[str], tokens: dict[str, str], rate: float, game: str, *,
-                 seed: int = 0, home: bool = False, attempts: int = 400) -> None:
+                 seed: int = 0, home: bool = False, attempts: int = 400, corrections: bool = False) -> None:
         self.urls, self.tokens, self.rate, self.game = list(urls), tokens, rate, game
         self.seed, self.home, self.attempts = seed, home, attempts
+        # With ``corrections``, as on a tournament day: now and then a void of one of the
+        # device's own earlier whistles, a card to a team official, the conduct of that card
+        # named later (``card.amended``). Counted by type in ``kinds``.
+        self.corrections = corrections
+        self.kinds: dict[str, int] = {}
         self.sent: dict[str, list[str]] = {}
         self.acked: dict[str, list[str]] = {}
         self.times: dict[str, tuple[float, float]] = {}
@@ -136,15 +153,21 @@ class Officials:
         d = Device(self.urls[k:] + self.urls[:k], token, prefix=f"u{i}")
         rng, n = random.Random(self.seed * 1009 + i), 0
         self.sent[name], self.acked[name] = [], []
+        whistles: list[str] = []      # log ids of this device's whistles not yet voided
+        cards: list[str] = []         # ... and of its cards whose conduct is not yet named
         try:
             while not self.stop.is_set():
-                event = ({"type": "whistle", "game": self.game} if rng.random() < 0.8 else
-                         {"type": "goal", "game": self.game, "team": rng.choice(["home", "away"])})
+                event = self._next(rng, whistles, cards)
                 event["id"] = f"u{i}-{n}"
                 n += 1
                 self.sent[name].append(event["id"])
                 first = time.monotonic()
                 ack = await d.send(event, attempts=self.attempts)
+                self.kinds[event["type"]] = self.kinds.get(event["type"], 0) + 1
+                if event["type"] == "whistle":
+                    whistles.append(ack["log_id"])
+                elif event["type"] == "card":
+                    cards.append(ack["log_id"])
                 self.acked[name].append(ack["id"])
                 self.times[ack["id"]] = (first, time.monotonic())
                 self.acked_on[d.url] += 1
@@ -153,6 +176,19 @@ class Officials:
                 await asyncio.sleep(rng.expovariate(self.rate / len(self.tokens)))
         finally:
             await d.close()
+
+
+    def _next(self, rng: random.Random, whistles: list[str], cards: list[str]) -> dict[str, Any]:
+        draw = rng.random() if self.corrections else 1.0
+        if draw < 0.06 and whistles:
+            return {"type": "void", "target": whistles.pop(rng.randrange(len(whistles)))}
+        if draw < 0.09:
+            return {"type": "card", "game": self.game, "color": "yellow",
+                    "official": {"team": rng.choice(["home", "away"]), "role": "coach"}}
+        if draw < 0.12 and cards:
+            return {"type": "card.amended", "game": self.game, "target": cards.pop(0), "conduct": "arguing"}
+        return ({"type": "whistle", "game": self.game} if rng.random() < 0.8 else
+                {"type": "goal", "game": self.game, "team": rng.choice(["home", "away"])})
 
 
 def game_log(http: str, game: str) -> list[dict[str, Any]]:
