@@ -442,6 +442,14 @@ class TwoNodes(RuleBasedStateMachine):
         v.drop()
         self.run(self.attach(v, node))
 
+    async def behind(self, node: int) -> Node:
+        """``node``'s follower stops, and the other node logs a whistle in g1 that ``node``
+        has not read."""
+        me = self.nodes[node]
+        await self._pause(me)
+        await self.send(1 - node, "g1", ("whistle", 0))
+        return me
+
     # ------------------------------------------------------------- invariants
 
     async def settle(self) -> dict[str, int]:
@@ -575,6 +583,19 @@ def test_two_games_ending_at_once_on_two_nodes_leave_one_state(redis_url: str) -
         m.teardown()
 
 
+def _started(redis_url: str) -> TwoNodes:
+    """Two nodes, g1 set up and its clock started (seq 2), both caught up."""
+    TwoNodes.url = redis_url
+    m = TwoNodes()
+    try:
+        m.append(0, "g1", ("clock.start", 0))
+        m.delivered_exactly()
+    except BaseException:
+        m.teardown()
+        raise
+    return m
+
+
 def test_a_void_that_lost_its_seq_is_sent_again_never_refused_as_logged(redis_url: str) -> None:
     """Found by the refusal check: node B voids the clock start on a seq node A has just
     taken, and B's follower meets A's entry while B's append is still unanswered, so the
@@ -582,16 +603,12 @@ def test_a_void_that_lost_its_seq_is_sent_again_never_refused_as_logged(redis_ur
     the catch-up, not meet B's fold (which still holds the void, its target removed) and be
     refused ``duplicate_id`` ("already in the log") for an event the log lacks: a handheld
     drops an event so refused, and the official's correction would be lost."""
-    TwoNodes.url = redis_url
-    m = TwoNodes()
+    m = _started(redis_url)
     try:
-        m.append(0, "g1", ("clock.start", 0))
-        m.delivered_exactly()
         b = m.nodes[1]
 
         async def go() -> pr.Ack | None:
-            await m._pause(b)
-            await m.send(0, "g1", ("whistle", 0))              # A takes seq 3
+            await m.behind(1)                                  # A takes seq 3
             held, reached = asyncio.Event(), asyncio.Event()
             append = b.hub.store.append
 
@@ -624,16 +641,12 @@ def test_a_void_sent_to_a_node_behind_the_log_is_judged_on_the_whole_log(redis_u
     read it yet. B's fold knows no such event: refused ``unknown_target``, the official's
     correction would be lost though the log holds its target. B folds up to the log's end
     first, then judges the void: acked."""
-    TwoNodes.url = redis_url
-    m = TwoNodes()
+    m = _started(redis_url)
     try:
-        m.append(0, "g1", ("clock.start", 0))
-        m.delivered_exactly()
         b = m.nodes[1]
 
         async def go() -> pr.Ack | None:
-            await m._pause(b)
-            await m.send(0, "g1", ("whistle", 0))             # seq 3, which B has not read
+            await m.behind(1)                                  # seq 3, which B has not read
             target = m.accepted["g1"][-1]
             void = asyncio.create_task(m.submit(1, "ump-0", m.cid(), {"type": "void", "target": target,
                                                                       "at": m.t["g1"] + 1}))
