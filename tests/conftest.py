@@ -18,12 +18,13 @@ import inspect
 import os
 import sys
 import threading
-from collections.abc import Callable, Generator, Mapping
+from collections.abc import Callable, Generator, Iterator, Mapping
 from typing import TextIO
 
 import pytest
 
 from stream.live.loops import default_loop
+from stream.tools.harness import Processes, SentinelGroup
 
 
 def pytest_asyncio_loop_factories(config: pytest.Config, item: pytest.Item
@@ -113,3 +114,14 @@ def _starts_redis(item: pytest.Item) -> bool:
     except (OSError, TypeError):
         return False
     return any(s in source for s in _REDIS_STARTS)
+
+
+@pytest.fixture(scope="module")
+def sentinel_group(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SentinelGroup]:
+    """A primary, its replica and three Sentinels (real processes, durable settings) for the
+    module, ended when it is done."""
+    work = tmp_path_factory.mktemp("sentinel")
+    with Processes(work) as processes:
+        group = SentinelGroup(work, group=processes)
+        group.start()
+        yield group

@@ -28,16 +28,18 @@ async def run(hub: Hub) -> None:
     assert isinstance(store, Followable)
     hub.races.fold = functools.partial(fold, hub)  # a catch-up folds a game's tail this way
     while True:
-        if not hub.ready or hub.recovering:
+        if not hub.ready or hub.recovering or hub.races.settling is not None:
             await asyncio.sleep(0.05)
             continue
         try:
             entries = await _read(store, hub.tail)
         except NotStored:
+            hub.races.readable = False
             await asyncio.sleep(0.5)
             continue
+        hub.races.readable = True
         for entry_id, r in entries:
-            if hub.recovering:
+            if hub.recovering or hub.races.settling is not None:
                 break
             generation = hub.generation
             if not fold(hub, r) and not await _caught_up(hub, r):

@@ -15,7 +15,9 @@ deadline timer (``timer.py``), takes the same path through ``submit``:
    Only then is the device acked and the delta shown, in ``seq`` order. If
    another node took its ``seq`` first, the game is caught up (``races.py``);
    if the commit fails otherwise, every event not yet committed fails with
-   ``NotStored`` and the log is folded again (``recover``).
+   ``NotStored``: with several nodes, each game's unconfirmed events are taken
+   back and its tail read from the log (``Races.failed``); alone, or for a
+   tournament's event, the log is folded again (``recover``).
 
 Start-up: the state is the fold of the log; a snapshot (``snapshot.py``)
 caches it up to a log position, written after a long fold and at a clean
@@ -71,6 +73,7 @@ class Hub:
         self.applied: list[Key] = []
         self.folded = 0                          # records the last load folded (after its snapshot)
         self.generation = 0                      # how many times the log has been folded whole
+        self.reloads = 0                         # ... of them after the start (``recover``)
         self.ready = False
         self.recovering = False
         self._recovered = asyncio.Event()
@@ -190,8 +193,7 @@ class Hub:
         game = (event.game if isinstance(event, ev.GameEventBase) else
                 self.engine.game_of(event.target) or self.engine.game_of(event.id)
                 if isinstance(event, ev.Void) else None)
-        if game is not None:
-            await self.races.gate(game)
+        await self.races.gate(game)
         if not self.ready or self.recovering:
             raise NotStored("the service is loading its log; send the event again")
         key = (device, client_id)
@@ -270,10 +272,10 @@ class Hub:
             # Else another node wrote exactly this record (a deadline tick both timers saw).
         except SeqTaken as err:
             lost = err
-        except NotStored as err:
+        except NotStored as err:  # not stored, or not known: settled game by game (races.py)
             self.keys.pop(key, None)
             failed(err)
-            await self.recover()
+            await (self.recover() if game is None or self.races.fold is None else self.races.failed())
             return
         if lost is not None:  # another node took the seq first: catch the game up (races.py)
             self.keys.pop(key, None)
@@ -333,6 +335,7 @@ class Hub:
                     await self._load()
                     await self.store.reset_after_failure()
                     await self.feeds.publish_missed()
+                    self.reloads += 1
                     break
                 except Exception as err:  # keep trying, acking nothing
                     failures += 1

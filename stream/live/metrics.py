@@ -34,6 +34,12 @@ class Metrics:
         self.races = Gauge("arena_seq_races_lost", "Seq races lost to another node, by how they were "
                            "settled: caught_up (one game's tail) or reloaded (the whole log)",
                            ["outcome"], registry=r)
+        self.failed_writes = Gauge("arena_failed_writes_settled", "Failed writes (not stored, or not "
+                                   "known: Redis down, a failover) settled with several nodes, by how: "
+                                   "taken_back (each game's unconfirmed events) or reloaded (the whole "
+                                   "log)", ["outcome"], registry=r)
+        self.reloads = Gauge("arena_log_reloads", "Folds of the whole log since the start, for any "
+                             "reason", registry=r)
         # The loop-stall probe's (stream/live/stall.py): started with the service's tasks.
         self.loop_lag = lag_histogram(r)
         self.loop_lag_window = LagWindow()

@@ -27,8 +27,18 @@ no savepoints.
 
 Only if something since the first refused event may have changed more than its
 game (a game beginning or ending, a void, a tournament's event) does the node
-fold the whole log again (``Hub.recover``), as after any other failed write; so
-too if the game has not reached the other node's entries within ``CATCH_UP_S``.
+fold the whole log again (``Hub.recover``); so too if the game has not reached
+the other node's entries within ``CATCH_UP_S``.
+
+**A failed write** (Redis refused it or could not be reached, or its fate is not
+known: a failover) is **settled** the same way, for every game at once
+(``failed``): the store takes no append after a failed one until told, so every
+event of this node in flight fails behind it. New events wait at the gate and the
+follower pauses; once every append in flight is answered, each game's unconfirmed
+events are taken back (steps 2 and 3), the store takes appends again, and each
+game's tail is folded from the log (step 5; an event whose write was "not known"
+and that the log does hold comes back this way, or through the follower). The
+state is then the log's, with no fold of the whole log.
 """
 
 from __future__ import annotations
@@ -77,6 +87,7 @@ class Node(Protocol):
     unsettled: set[str]
     store: Store
     generation: int
+    wake: asyncio.Event
 
     async def recover(self) -> None: ...
 
@@ -91,7 +102,12 @@ class Races:
         self.caught_up = 0                          # catch-ups that took events back
         # Folds another node's entry, as the follower does (``follower.run`` sets it).
         self.fold: Callable[[Record], bool] | None = None
+        self.readable = True                        # the follower's last read of the log answered
         self.reloads = 0                            # ... that had to fold the whole log
+        # Settling after a failed write (``failed``): new events wait, the follower pauses.
+        self.settling: asyncio.Task[None] | None = None
+        self.settled = 0                            # failed writes settled game by game
+        self.settle_reloads = 0                     # ... that had to fold the whole log
 
     # ------------------------------------------------ the hub's events
 
@@ -114,14 +130,25 @@ class Races:
         """Whether this node has the event ``key`` in flight at a seq other than ``seq``."""
         return any(t.key == key and t.seq != seq for t in self.tentative.get(game, ()))
 
-    async def gate(self, game: str) -> None:
-        """Wait while ``game`` is being caught up (at once if it is not)."""
-        opened = self.gates.get(game)
-        if opened is None:
+    async def gate(self, game: str | None) -> None:
+        """Wait while a failed write is being settled, or ``game`` caught up (at once if
+        neither). Raises ``NotStored`` if the settling takes longer than ``CATCH_UP_S``."""
+        settling = self.settling
+        if settling is not None:
+            try:
+                await asyncio.wait_for(asyncio.shield(settling), CATCH_UP_S)
+            except TimeoutError:
+                raise NotStored("this node is still settling writes the log did not confirm; "
+                                "send the event again") from None
+        opened = None if game is None else self.gates.get(game)
+        if opened is None or game is None:
             return
         try:
             await asyncio.wait_for(opened.wait(), CATCH_UP_S)
         except TimeoutError:
+            if not self.readable:  # the follower can't read the log (a failover): it reads on later
+                raise NotStored("this node is catching the game up with the log; send the event "
+                                "again") from None
             log.warning("game not caught up in time; folding the log again", extra={"game": game})
             await self.node.recover()
 
@@ -155,7 +182,50 @@ class Races:
         self.gates.clear()
 
     async def close(self) -> None:
-        await stop(list(self.catching.values()))
+        await stop([*self.catching.values(), *([self.settling] if self.settling else [])])
+
+    # ------------------------------------------------------ a failed write
+
+    def failed(self) -> asyncio.Future[None]:
+        """A write failed: settle it (the module docstring). The future is done when the
+        state is the log's again, game by game or, if that can't be, by a fold of the whole log."""
+        if self.settling is None:
+            self.settling = asyncio.create_task(self._settle(), name="settle-failed-writes")
+        return asyncio.shield(self.settling)
+
+    async def _settle(self) -> None:
+        node = self.node
+        generation = node.generation
+        try:
+            # Every append in flight is answered (the store fails those behind a failed one at
+            # once), and every catch-up of a race these answers started has ended.
+            while pending := [t.done for q in self.tentative.values() for t in q if not t.done.done()]:
+                await asyncio.wait(pending)
+            if self.catching:
+                await asyncio.wait(list(self.catching.values()))
+            if node.generation != generation:
+                return  # the whole log was folded again meanwhile
+            taken: list[str] = []
+            for game in list(self.tentative):
+                outcome = self._take_back(game)
+                if outcome is None:
+                    self.settle_reloads += 1
+                    log.info("a write failed; folding the log again", extra={"game": game})
+                    await node.recover()
+                    return
+                if outcome:
+                    taken.append(game)
+            await node.store.reset_after_failure()
+            self.settled += 1
+            log.debug("a write failed; took back what the log did not confirm",
+                     extra={"games": taken})
+            for game in taken:
+                if node.generation != generation:
+                    return
+                await self._fold_tail(game)
+        finally:
+            self.settling = None
+            node.wake.set()
 
     # ------------------------------------------------------ the catch-up
 
@@ -167,28 +237,43 @@ class Races:
                 await asyncio.wait(pending)
             if node.generation != generation:
                 return  # the whole log was folded again meanwhile
-            sent = list(self.tentative.pop(game, ()))
-            refused = sent[next((i for i, t in enumerate(sent) if t.done.exception()), len(sent)):]
-            if refused:
-                first = refused[0]
-                if (first.savepoint is None or not all(t.done.exception() for t in refused)
-                        or not node.engine.rollback(first.savepoint)):
-                    self.reloads += 1
-                    log.info("seq race lost; folding the log again", extra={"game": game})
-                    await node.recover()
-                    return
+            outcome = self._take_back(game)
+            if outcome is None:
+                self.reloads += 1
+                log.info("seq race lost; folding the log again", extra={"game": game})
+                await node.recover()
+                return
+            if outcome:
                 self.caught_up += 1
-                node.seqs[game] = first.seq - 1
-                node.feeds[game].base = first.base
-                _drop(node.applied, {t.key for t in refused})
-                node.unsettled.difference_update(t.eid for t in refused)
-                log.info("seq race lost; caught the game up",
-                         extra={"game": game, "taken_back": len(refused), "seq": first.seq - 1})
+                log.info("seq race lost; caught the game up", extra={"game": game, "seq": node.seqs[game]})
             node.store.readmit(game)
             await self._fold_tail(game)
         finally:
             del self.catching[game]
             self.advanced(game)
+
+    def _take_back(self, game: str) -> bool | None:
+        """Take back ``game``'s events in flight from the first the log refused (steps 2 and 3:
+        every one of them is answered). True: some were; False: none was refused; None: they
+        can't be taken back alone (one may have changed more than its game): fold the log."""
+        node = self.node
+        sent = list(self.tentative.pop(game, ()))
+        refused = sent[next((i for i, t in enumerate(sent) if t.done.exception()), len(sent)):]
+        if not refused:
+            return False
+        first = refused[0]
+        why = ("its set-up" if first.savepoint is None else
+               "one was stored after" if not all(t.done.exception() for t in refused) else
+               "one may have changed more than its game" if not node.engine.rollback(first.savepoint)
+               else None)
+        if why is not None:
+            log.info("the events in flight can't be taken back", extra={"game": game, "why": why})
+            return None
+        node.seqs[game] = first.seq - 1
+        node.feeds[game].base = first.base
+        _drop(node.applied, {t.key for t in refused})
+        node.unsettled.difference_update(t.eid for t in refused)
+        return True
 
     async def _fold_tail(self, game: str) -> None:
         """Fold the game's entries after its seq, read from the log, while each changes that

@@ -70,6 +70,10 @@ class Service:
         self.metrics.committed.set_function(lambda: getattr(hub.store, "committed_records", 0))
         self.metrics.races.labels(outcome="caught_up").set_function(lambda: hub.races.caught_up)
         self.metrics.races.labels(outcome="reloaded").set_function(lambda: hub.races.reloads)
+        self.metrics.failed_writes.labels(outcome="taken_back").set_function(lambda: hub.races.settled)
+        self.metrics.failed_writes.labels(outcome="reloaded").set_function(
+            lambda: hub.races.settle_reloads)
+        self.metrics.reloads.set_function(lambda: hub.reloads)
         self.metrics.diverged.set_function(lambda: _held(hub, "diverged"))
         self.metrics.unsafe.set_function(lambda: _held(hub, "unsafe"))
 

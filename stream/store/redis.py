@@ -470,9 +470,10 @@ class RedisStore(Store):
         return position.decode(), blob
 
     async def game_records(self, game: str, after_seq: int = 0) -> list[Record]:
+        """As the fold reads them: checked, and confirmed by the replicas acks wait for (a
+        catch-up folds them; a resume's deltas are rebuilt from them)."""
         assert self.redis is not None
-        with self.talking():
-            rows = await self.redis.xrange(self.prefix + "game:" + game, "-", "+")
+        [rows] = await self._checked([("XRANGE", self.prefix + "game:" + game, "-", "+")], confirm=True)
         records = [_dec.decode(f[b"r"]) for _, f in rows]
         return [r for r in records if (r.seq or 0) > after_seq]
 

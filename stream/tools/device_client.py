@@ -154,9 +154,10 @@ class Device:
                 fut.exception()  # the connection was lost while sending: the caller has heard
 
     async def send(self, event: dict[str, Any], *, attempts: int = 50,
-                   wait_s: float = 10) -> dict[str, Any]:
+                   wait_s: float = 10, resend_s: float | None = None) -> dict[str, Any]:
         """Send until acked: reconnect and resend the same event on any loss, on the
-        next node if there are several; ``wait_s`` for each reply."""
+        next node if there are several; ``wait_s`` for each reply. Resends back off from
+        0.05 s, doubling to 2 s, as docs/protocol-device.md suggests; or every ``resend_s``."""
         event.setdefault("id", self.new_id())
         for n in range(attempts):
             ws = None
@@ -171,13 +172,13 @@ class Device:
                     if ws is None or self._ws is ws:  # (not one another sender has opened since)
                         await self._drop()  # never leave the old socket open
                         self.url = self.urls[(self.urls.index(self.url) + 1) % len(self.urls)]
-                await asyncio.sleep(min(2.0, 0.05 * 2**n))
+                await asyncio.sleep(resend_s or min(2.0, 0.05 * 2**n))
                 continue
             if reply["type"] == "ack":
                 return reply
             if not reply.get("retry"):
                 raise DeviceError(reply)
-            await asyncio.sleep(min(2.0, 0.05 * 2**n))
+            await asyncio.sleep(resend_s or min(2.0, 0.05 * 2**n))
         raise DeviceError({"code": "gave_up", "detail": f"no ack after {attempts} attempts"})
 
 

@@ -37,7 +37,6 @@ from typing import Any, ClassVar, TypeVar
 
 import msgspec
 import pytest
-import redis.asyncio as aioredis
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import (
@@ -58,6 +57,7 @@ from stream.rules import codec
 from stream.rules import events as ev
 from stream.rules.engine import Engine
 from stream.store.redis import RedisStore
+from stream.store.redis_connect import client
 
 from ..rules.script import AWAY, HOME, T0, game_setup
 from ..sdk import sdk
@@ -66,6 +66,7 @@ from .conftest import eventually
 T = TypeVar("T")
 SETTLE_S = 10.0   # the bound on waiting for both followers to catch up
 STEP_S = 30.0     # the bound on any one step
+RESEND_S = 20.0   # a device resends an event answered not_stored for this long (a failover included)
 PLAYERS = (*HOME, *AWAY)
 KINDS = ("clock.start", "whistle", "goal", "clock.start", "clock.stop", "horn", "card", "red", "void",
          "late", "game.end")
@@ -123,6 +124,7 @@ class TwoNodes(RuleBasedStateMachine):
         self.n = 0
         self.nodes: list[Node] = []
         self.redis: Any = None
+        self.sentinel: Any = None
         self.run(self._open())
 
     def run(self, aw: Awaitable[T]) -> T:
@@ -140,7 +142,8 @@ class TwoNodes(RuleBasedStateMachine):
         return self.loop.run_until_complete(bounded())
 
     async def _open(self) -> None:
-        self.redis = aioredis.from_url(self.url)
+        # The store's Redis: through the Sentinels, for a Sentinel URL (whichever is primary).
+        self.redis, self.sentinel = client(self.url, socket_timeout=5)
         for i in (0, 1):
             self.nodes.append(await self._start(Node(i, Hub(RedisStore(self.url, prefix=self.prefix)))))
         await self.submit(0, "ump-0", self.cid(), self.setup_body("g1"))
@@ -153,15 +156,20 @@ class TwoNodes(RuleBasedStateMachine):
             if keys:
                 await self.redis.delete(*keys)
             await self.redis.aclose()
+            if self.sentinel is not None:
+                await self.sentinel.aclose()
         async def leftovers() -> None:
             """A cancelled follower's last read ends by itself within its block (a second):
             end the block now (as if it timed out), then wait for it."""
             rest = asyncio.all_tasks() - {asyncio.current_task()}
             if rest:
-                async with aioredis.from_url(self.url) as r:
-                    for client in await r.client_list():
-                        if "b" in client["flags"]:
-                            await r.client_unblock(int(client["id"]))
+                r, sentinel = client(self.url, socket_timeout=5)
+                for c in await r.client_list():
+                    if "b" in c["flags"]:
+                        await r.client_unblock(int(c["id"]))
+                await r.aclose()
+                if sentinel is not None:
+                    await sentinel.aclose()
                 await asyncio.wait(rest, timeout=5)
 
         try:
@@ -316,12 +324,15 @@ class TwoNodes(RuleBasedStateMachine):
         payload = msgspec.json.encode({**body, "id": client_id})
         if event is None:
             event = codec.decode_event(msgspec.json.encode({**body, "id": f"{device}/{client_id}"}))
-        for _ in range(100):
+        deadline = self.loop.time() + RESEND_S
+        last = None
+        while self.loop.time() < deadline:
             hub = self.nodes[index].hub
             try:
                 ack = await hub.submit(device=device, official="", client_id=client_id,
                                        payload_digest=digest(payload), event=event)
-            except NotStored:
+            except NotStored as err:
+                last = err
                 await asyncio.sleep(0.02)
                 continue
             except Refused as r:
@@ -337,7 +348,7 @@ class TwoNodes(RuleBasedStateMachine):
                 if not ack.duplicate and event.id not in self.accepted[ack.game]:
                     self.accepted[ack.game].append(event.id)
             return ack
-        self.errors.append(f"node {index} never stored {device}/{client_id}")
+        self.errors.append(f"node {index} never stored {device}/{client_id} (last answered: {last})")
         return None
 
     async def send(self, index: int, game: str, kind: tuple[str, int]) -> pr.Ack | None:

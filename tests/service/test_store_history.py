@@ -149,7 +149,7 @@ async def test_the_service_acks_again_after_a_failover_and_no_acked_event_is_mis
         await asyncio.to_thread(group.wait_promoted, old)
         await asyncio.sleep(0.5)
         assert not sending.done(), "acked while no replica could confirm it"
-        await asyncio.to_thread(group.rejoin, old)
+        await group.arejoin(old)
         async with asyncio.timeout(30):
             acked.append(await sending)
         acked.append(await ump.send({"type": "goal", "game": "g1", "team": "home"}, attempts=60))

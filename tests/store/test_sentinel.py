@@ -187,7 +187,7 @@ async def test_a_failover_is_followed_and_no_acked_write_is_missing(tmp_path: Pa
             assert new is not old
             await asyncio.sleep(0.5)
             assert not sender.done(), "acked with no replica to confirm it"
-            await asyncio.to_thread(group.rejoin, old)
+            await group.arejoin(old)
             async with asyncio.timeout(30):
                 await sender
             records = await store.records()

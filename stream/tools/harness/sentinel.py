@@ -5,8 +5,8 @@ requires (AOF, ``appendfsync always`` on both servers).
 The Sentinels agree on a failure with a quorum of two, after ``down_after_ms`` without
 an answer (short here: the tests and the proofs fail the primary over in about two
 seconds), then promote the replica. ``kill_primary`` is the crash; ``wait_promoted``
-waits for the Sentinels to name the new primary; ``rejoin`` starts the old one again as
-a replica of it (as an operator's restart of that server, with its configuration
+waits for the Sentinels to name the new primary; ``rejoin`` (``arejoin`` from a coroutine)
+starts the old one again as a replica of it (as an operator's restart of that server, with its configuration
 rewritten for the new primary, does) and waits until it is in sync.
 """
 
@@ -154,6 +154,13 @@ class SentinelGroup:
         old.replicaof = self.primary_address()
         old.start()
         self.wait_synced(timeout)
+
+    async def arejoin(self, old: RedisProcess) -> None:
+        """``rejoin`` for a coroutine: ``old`` spawned from the event loop's thread (a process
+        dies with the thread that started it), the waits off it."""
+        old.replicaof = await asyncio.to_thread(self.primary_address)
+        await old.astart()
+        await asyncio.to_thread(self.wait_synced)
 
     def wait_synced(self, timeout: float = 30.0) -> None:
         """Until the primary has a replica online (in sync, taking the stream)."""
