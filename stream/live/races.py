@@ -26,7 +26,8 @@ A node alone on its log (no follower: ``Races.fold`` unset) never races, and tak
 no savepoints.
 
 Only if something since the first refused event may have changed more than its
-game (a game beginning or ending, a void, a tournament's event) does the node
+game (a game beginning or ending, the ledger re-derived, a tournament's event;
+``Engine.rollback``) does the node
 fold the whole log again (``Hub.recover``); so too if the game has not reached
 the other node's entries within ``CATCH_UP_S``.
 

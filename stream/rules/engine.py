@@ -92,10 +92,14 @@ class Engine(Face):
         self.owner: dict[str, str | None] = {}
         self.voids: set[str] = set()     # ids of accepted voids
         self.voided: set[str] = set()    # ids they removed
+        # Each void applied, in order, as (its target's game, its id, its target, whether it
+        # only disallowed a goal): what a rollback of that game takes back with it.
+        self.void_journal: list[tuple[str, str, str, bool]] = []
         # A fork (``fork_game``): what its one game took when it began, taken again there.
         self._takes: list[lg.Obligation] | None = None
         # Events that may have changed more than their own game (the ledger, a tournament,
-        # a void's target): a savepoint from before one of them is not taken back.
+        # the game a void's refold begins or un-begins): a savepoint from before one of them
+        # is not taken back.
         self.wide_changes = 0
         # At least the latest moment any game began (derived from the games, never less): an
         # obligation whose origin ended after it has no game begun since to be told in.
@@ -124,7 +128,9 @@ class Engine(Face):
         step = _STEPS.get(type(e))
         if step is None:  # not a game's event (a void: of its target's game)
             t = type(e)
-            self.wide_changes += t is not ev.GameSetup
+            # A void changes its target's game (its refold says if it changes more) and the
+            # engine's record of voids, which a rollback of that game takes back too.
+            self.wide_changes += t is not ev.GameSetup and t is not ev.Void
             out = self._OTHER[t](self, e)  # raises before any change
             owner.setdefault(eid, None)
             return out
@@ -264,13 +270,26 @@ class Engine(Face):
     def savepoint(self, game: str) -> Savepoint | None:
         """``game`` as it stands now, to take back what is applied to it next (None: no such game)."""
         rec = self.games.get(game)
-        return None if rec is None else Savepoint(game, rec, self.wide_changes)
+        return None if rec is None else Savepoint(game, rec, self.wide_changes, len(self.void_journal))
 
     def rollback(self, sp: Savepoint) -> bool:
-        """Take back every event applied to ``sp``'s game since ``sp``; False (nothing changed)
-        if an event since may have changed more than its own game."""
+        """Take back every event applied to ``sp``'s game since ``sp`` (its voids included);
+        False (nothing changed) if an event since may have changed more than its own game."""
         if ok := sp.changes == self.wide_changes:
             sp.restore(self.games[sp.gid], self.owner)
+            journal = self.void_journal
+            later, kept = journal[sp.journal:], []
+            for gid, vid, target, disallowed in reversed(later):
+                if gid != sp.gid:
+                    kept.append((gid, vid, target, disallowed))
+                    continue
+                self.voids.discard(vid)
+                self.owner.pop(vid, None)
+                if not disallowed:
+                    self.voided.discard(target)
+                    if sp.holds(target):  # (a target applied since is taken back with it)
+                        self.owner[target] = gid
+            journal[sp.journal:] = reversed(kept)
         return ok
 
     # ------------------------------------------------------------ the image
@@ -451,6 +470,7 @@ class Engine(Face):
             self.voided.add(e.target)
         self.voids.add(e.id)
         self.owner[e.id] = gid
+        self.void_journal.append((gid, e.id, e.target, disallow))
         ledger = [msgspec.structs.replace(n, cause=e.id) for n in by_cause.get(e.target, ())
                   if isinstance(n, _OBLIGATION_NOTICES)]
         return [*due, *ledger, *tail]

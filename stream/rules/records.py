@@ -125,15 +125,20 @@ class Savepoint:
     the events applied to the game since can be taken back whole (``Engine.rollback``):
     the live shell does so for events another node's log entries displaced."""
 
-    __slots__ = ("changes", "checkpoints", "events", "game", "gid", "now")
+    __slots__ = ("changes", "checkpoints", "events", "game", "gid", "journal", "now")
 
-    def __init__(self, gid: str, rec: GameRecord, changes: int) -> None:
+    def __init__(self, gid: str, rec: GameRecord, changes: int, journal: int) -> None:
         self.gid = gid
+        self.journal = journal            # the engine's voids so far (``Engine.void_journal``)
         self.game = _pack.encode(rec.game)
         self.events = list(rec.events)
         self.checkpoints = list(rec.checkpoints)
         self.now = rec.now
         self.changes = changes            # the engine's ledger changes when it was taken
+
+    def holds(self, event_id: str) -> bool:
+        """Whether the game held ``event_id`` at the savepoint."""
+        return any(x.id == event_id for x in self.events)
 
     def restore(self, rec: GameRecord, owner: dict[str, str | None]) -> None:
         """Put ``rec`` back as it was; the events taken back leave ``owner``."""

@@ -5,8 +5,10 @@ games, a random cut and a random game, the events of that game applied after the
 
 * Taken back: the engine is, down to the bytes of its image, the engine fed the log
   without them; fed them again, it is the engine fed the whole log.
+  A void of the game's events is the game's too, and is taken back with it.
 * Refused (an event since may have changed more than its game: a game's start or end,
-  a void, a tournament's event): the engine has not changed at all.
+  a void that begins or un-begins its game, a tournament's event): the engine has not
+  changed at all.
 """
 
 from __future__ import annotations
@@ -41,8 +43,37 @@ def _log(seed: int, games: int) -> list[Any]:
     return merged
 
 
+def _with_voids(log: list[Any], seed: int) -> list[Any]:
+    """``log`` with voids of a few whistles, each some events after its target, stamped with
+    the time of the event before it in its game."""
+    rng = random.Random(seed)
+    out = list(log)
+    for n in range(3):
+        whistles = [i for i, e in enumerate(out) if isinstance(e, ev.Whistle)]
+        if not whistles:
+            break
+        j = rng.choice(whistles)
+        target = out[j]
+        p = rng.randrange(j + 1, len(out) + 1)
+        at = max(e.at for e in out[:p] if getattr(e, "game", None) == target.game)
+        out.insert(p, codec.decode_event(_json.encode(
+            {"type": "void", "id": f"void-{n}", "target": target.id, "at": at})))
+    return out
+
+
 def _image(engine: Engine) -> bytes:
-    return _pack.encode(engine.image())
+    """The engine's image, its map of event ids to games in id order (an id a rollback puts
+    back, a void's target, goes back in at the end of the map: the same map)."""
+    image = engine.image()
+    return _pack.encode(msgspec.structs.replace(image, owner=dict(sorted(image.owner.items()))))
+
+
+def _games(log: list[Any]) -> dict[str, str | None]:
+    """Each event's game; a void's is its target's."""
+    out: dict[str, str | None] = {}
+    for e in log:
+        out[e.id] = out.get(e.target) if isinstance(e, ev.Void) else getattr(e, "game", None)
+    return out
 
 
 def _fed(events: list[Any]) -> Engine:
@@ -52,12 +83,12 @@ def _fed(events: list[Any]) -> Engine:
     return engine
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 2**32 - 1), games=st.integers(1, 3), cut=st.floats(0.05, 0.95),
-       span=st.integers(1, 12), which=st.integers(0, 2))
+       span=st.integers(1, 12), which=st.integers(0, 2), voids=st.booleans())
 def test_a_game_s_latest_events_are_taken_back_whole_or_not_at_all(
-        seed: int, games: int, cut: float, span: int, which: int) -> None:
-    log = _log(seed, games)
+        seed: int, games: int, cut: float, span: int, which: int, voids: bool) -> None:
+    log = _with_voids(_log(seed, games), seed) if voids else _log(seed, games)
     game = f"x{which % games}"
     k = int(len(log) * cut)
     engine = _fed(log[:k])
@@ -66,7 +97,8 @@ def test_a_game_s_latest_events_are_taken_back_whole_or_not_at_all(
         return
     # The next ``span`` events of the game, with the other games' events among them.
     tail = log[k:]
-    mine = [i for i, e in enumerate(tail) if getattr(e, "game", None) == game][:span]
+    of = _games(log)
+    mine = [i for i, e in enumerate(tail) if of[e.id] == game][:span]
     if not mine:
         return
     applied = tail[:mine[-1] + 1]
@@ -74,13 +106,14 @@ def test_a_game_s_latest_events_are_taken_back_whole_or_not_at_all(
         engine.feed(e)
     before = _image(engine)
     if engine.rollback(sp):
-        event("taken back")
-        kept = log[:k] + [e for e in applied if getattr(e, "game", None) != game]
+        event("taken back" + (" with a void" if any(isinstance(e, ev.Void) and of[e.id] == game
+                                                    for e in applied) else ""))
+        kept = log[:k] + [e for e in applied if of[e.id] != game]
         assert _image(engine) == _image(_fed(kept))
         for e in applied:
-            if getattr(e, "game", None) == game:
+            if of[e.id] == game:
                 engine.feed(e)
-        assert engine.state_hash() == _fed(kept + [e for e in applied if e.game == game]).state_hash()
+        assert engine.state_hash() == _fed(kept + [e for e in applied if of[e.id] == game]).state_hash()
     else:
         event("refused")
         assert _image(engine) == before
@@ -115,3 +148,26 @@ def test_a_later_event_of_the_game_is_taken_back_exactly() -> None:
     assert engine.rollback(sp)
     assert _image(engine) == _image(_fed(log[:k]))
     assert not engine.knows(log[k].id)
+
+
+@pytest.mark.parametrize("from_target", [False, True])
+def test_a_void_in_play_is_taken_back_with_its_game(from_target: bool) -> None:
+    """A void of a card in play changes its game alone (L1): taken back with the game, the
+    engine is the one that never saw it, its target accepted again; taken back from before its
+    target, neither is left."""
+    log = next(x for x in (_log(seed, 2) for seed in range(200)) if any(isinstance(e, ev.Void) for e in x))
+    of = _games(log)
+    k = next(i for i, e in enumerate(log) if isinstance(e, ev.Void))
+    void = log[k]
+    start = next(i for i, e in enumerate(log) if e.id == void.target) if from_target else k
+    engine = _fed(log[:start])
+    sp = engine.savepoint(of[void.id] or "")
+    assert sp is not None
+    applied = log[start:k + 1]
+    for e in applied:
+        engine.feed(e)
+    assert void.target not in engine.owner and engine.knows(void.id)
+    assert engine.rollback(sp)
+    kept = log[:start] + [e for e in applied if of[e.id] != of[void.id]]
+    assert _image(engine) == _image(_fed(kept))
+    assert engine.knows(void.target) != from_target and not engine.knows(void.id)

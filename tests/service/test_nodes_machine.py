@@ -29,9 +29,10 @@ After every step, once both followers have caught up (a bounded wait):
 from __future__ import annotations
 
 import asyncio
+import functools
 import io
 import uuid
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeVar
 
@@ -46,6 +47,7 @@ from hypothesis.stateful import (
     rule,
     run_state_machine_as_test,
 )
+from redis.exceptions import RedisError
 
 from stream.errors import NotStored, Refused
 from stream.live import follower
@@ -181,10 +183,21 @@ class TwoNodes(RuleBasedStateMachine):
     # ------------------------------------------------------------------ nodes
 
     async def _start(self, node: Node) -> Node:
-        node.hub = hub = Hub(RedisStore(self.url, prefix=self.prefix)) if node.instance else node.hub
-        node.instance += 1
-        hub.feeds.on_publish = lambda game, frames: self.published(node, hub, game, frames)
-        await hub.start()
+        """Start ``node`` again (a new instance), as its service manager does: a start that
+        can't reach Redis (through Sentinel, just after a failover, say) is tried again."""
+        deadline = self.loop.time() + SETTLE_S
+        while True:
+            node.hub = hub = Hub(RedisStore(self.url, prefix=self.prefix)) if node.instance else node.hub
+            node.instance += 1
+            hub.feeds.on_publish = functools.partial(self.published, node, hub)
+            try:
+                await hub.start()
+                break
+            except NotStored:
+                await hub.store.close()
+                if self.loop.time() > deadline:
+                    raise
+                await asyncio.sleep(0.2)
         node.published = {g: f.seq for g, f in hub.feeds.items()}  # where its publication starts
         node.task = asyncio.create_task(follower.run(hub), name=f"follower-{node.index}")
         return node
@@ -467,7 +480,8 @@ class TwoNodes(RuleBasedStateMachine):
         """Wait (bounded) until both nodes have folded and shown the whole log."""
         deadline = self.loop.time() + SETTLE_S
         while True:
-            seqs = {k.decode(): int(v) for k, v in (await self.redis.hgetall(self.prefix + "seq")).items()}
+            held = await self.read(self.redis.hgetall, self.prefix + "seq")
+            seqs = {k.decode(): int(v) for k, v in held.items()}
             if all(self.caught_up(n, seqs) for n in self.nodes):
                 break
             if self.loop.time() > deadline:
@@ -478,6 +492,18 @@ class TwoNodes(RuleBasedStateMachine):
             await asyncio.sleep(0)
         return seqs
 
+    async def read(self, read: Callable[..., Awaitable[T]], *args: Any) -> T:
+        """What the checks read of Redis, read again while it does not answer (through
+        Sentinel, no primary is named for a moment around a failover), up to SETTLE_S."""
+        deadline = self.loop.time() + SETTLE_S
+        while True:
+            try:
+                return await read(*args)
+            except (RedisError, NotStored):
+                if self.loop.time() > deadline:
+                    raise
+                await asyncio.sleep(0.05)
+
     @staticmethod
     def caught_up(node: Node, seqs: dict[str, int]) -> bool:
         hub = node.hub
@@ -487,7 +513,7 @@ class TwoNodes(RuleBasedStateMachine):
     @invariant()
     def delivered_exactly(self) -> None:
         seqs = self.run(self.settle())
-        records = self.run(self.nodes[0].hub.store.records())
+        records = self.run(self.read(self.nodes[0].hub.store.records))
         assert not self.errors, "\n".join(self.errors)
         fold = Engine()
         for r in records:
