@@ -149,6 +149,7 @@ class Hub:
         node then catches the game up (``races.py``) and judges the event anew."""
         rejudged = False
         for _ in range(8):
+            seen = self.tail  # the log as folded here when the event is judged (or earlier)
             try:
                 return await self._submit_once(device=device, official=official, client_id=client_id,
                                                payload_digest=payload_digest, event=event)
@@ -156,9 +157,13 @@ class Hub:
                 continue  # the next try waits at the game's gate
             except Refused:
                 # A refusal is final only if judged on the whole log: on a node whose follower
-                # is behind, a game set up or an event to void through another node may not
-                # be folded here yet. Fold up to the log's end now, then judge once more.
-                if rejudged or not await self.behind_the_log():
+                # is behind, a game set up, a card to name the conduct of or an event to void
+                # through another node may not be folded here yet. Fold up to the log's end
+                # now; if anything was folded since the event was judged, judge it once more.
+                if rejudged:
+                    raise
+                behind = await self.behind_the_log()
+                if not behind and self.tail == seen:
                     raise
                 rejudged = True
         raise NotStored("the game is busy on other nodes; send the event again")

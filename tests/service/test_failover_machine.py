@@ -39,10 +39,10 @@ from .test_nodes_machine import TwoNodes
 T = TypeVar("T")
 
 #: What the devices send through a failover, to a game under way: events that change their
-#: own game alone, so that each node can take back its unconfirmed ones game by game (a
-#: game's set-up, start or end, a post-game card may change more: those are taken back by
-#: a fold of the whole log).
-ALONE = ("whistle", "goal", "clock.start", "clock.stop")
+#: own game alone (a card's conduct named later, a void of a whistle among them), so that
+#: each node can take back its unconfirmed ones game by game (a game's set-up, start or
+#: end, a post-game card may change more: those are taken back by a fold of the whole log).
+ALONE = ("whistle", "goal", "clock.start", "clock.stop", "amend", "void_whistle")
 alone = st.tuples(st.sampled_from(ALONE), st.integers(0, 10_000))
 
 

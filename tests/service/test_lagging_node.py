@@ -57,3 +57,48 @@ async def test_events_through_a_node_behind_the_log_are_judged_on_the_whole_log(
             await asyncio.wait([resumed], timeout=5)
             for dev in (tk_a, ump_b, tk_b):
                 await dev.close()
+
+
+async def test_a_conduct_named_through_a_node_that_folds_its_card_meanwhile_is_acked(
+        tmp_path: Path, redis_url: str) -> None:
+    """Node B's follower is stopped while node A logs a card; an official names its conduct
+    through B, whose fold has no such card yet. B reads up to the log's end, and its follower
+    folds the card just as B asks where that end is: the naming was judged before the card,
+    so it is judged again, never refused ``not_a_card`` for a card the log holds. (B's store
+    is made to answer "where is the end" only once its follower has read up to it: the one
+    interleaving in which B is level with the log by the time it looks.)"""
+    store = redis_url.rsplit("/", 1)[0] + "/1"  # a database of its own: this module's Redis is shared
+    async with RunningServer(tmp_path, store=store) as a, RunningServer(tmp_path, store=store) as b:
+        await a.setup_game("g1")
+        await eventually(lambda: "g1" in b.svc.hub.feeds, timeout=10)
+        hub = b.svc.hub
+        stopped = _follower_of(hub)
+        stopped.cancel()
+        await asyncio.wait([stopped], timeout=5)
+        tk_a, ump_a = await a.device("timekeeper", "g1"), await a.device("umpire", "g1")
+        await tk_a.send({"type": "clock.start", "game": "g1"})
+        card = await ump_a.send({"type": "card", "game": "g1", "color": "yellow",
+                                 "official": {"team": "home", "role": "coach"}})
+        resumed: list[asyncio.Task[None]] = []
+        log, end = hub.store, hub.store.end  # type: ignore[attr-defined]
+
+        async def end_once_folded() -> str:
+            last = await end()
+            if not resumed:
+                resumed.append(asyncio.create_task(follower.run(hub), name="log-follower-again"))
+                await eventually(lambda: hub.tail == last, timeout=10)
+            return str(last)
+
+        log.end = end_once_folded  # type: ignore[attr-defined]
+        ump_b = await b.device("umpire", "g1")
+        try:
+            named = await ump_b.send({"type": "card.amended", "game": "g1", "target": card["log_id"],
+                                      "conduct": "arguing"})
+            assert (named["type"], named["seq"]) == ("ack", 4), named
+            assert resumed, "B judged the naming on a fold that held the card already"
+        finally:
+            for task in resumed:
+                task.cancel()
+                await asyncio.wait([task], timeout=5)
+            for dev in (tk_a, ump_a, ump_b):
+                await dev.close()

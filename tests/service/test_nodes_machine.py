@@ -3,7 +3,9 @@
 prefix, each hub with its own ``follower.run`` task, as ``stream/live/app.py`` wires
 them).
 
-Rules: device events through ``hub.submit`` on either node, in bursts, two nodes racing
+Rules: device events through ``hub.submit`` on either node (every kind a game's devices
+send: clock, whistles, goals, horns, cards in play and late, a card's conduct named later,
+voids, the game's end), in bursts, two nodes racing
 on one game, a node whose follower lags behind while both write, a device that moved and
 sends the same event to both, deadline ticks both timers saw, a game set up on either
 node; restarting either node (a clean close, or a crash with no snapshot); viewers
@@ -70,8 +72,9 @@ SETTLE_S = 10.0   # the bound on waiting for both followers to catch up
 STEP_S = 30.0     # the bound on any one step
 RESEND_S = 20.0   # a device resends an event answered not_stored for this long (a failover included)
 PLAYERS = (*HOME, *AWAY)
+# "amend": a card's conduct named later (card.amended); "void_whistle": a void of a whistle.
 KINDS = ("clock.start", "whistle", "goal", "clock.start", "clock.stop", "horn", "card", "red", "void",
-         "late", "game.end")
+         "late", "game.end", "amend", "void_whistle")
 kinds = st.tuples(st.sampled_from(KINDS), st.integers(0, 10_000))
 node_ids = st.sampled_from([0, 1])
 games = st.sampled_from(["g1", "g2"])
@@ -118,8 +121,10 @@ class TwoNodes(RuleBasedStateMachine):
         self.canon: dict[tuple[str, int], bytes] = {}       # a seq's delta bytes, as first seen
         self.acks: dict[tuple[str, int], tuple[str, str]] = {}
         self.accepted: dict[str, list[str]] = {"g1": [], "g2": []}  # log ids, for voids
+        self.kinds: dict[str, dict[str, list[str]]] = {"g1": {}, "g2": {}}  # ... by event type
         # Final answers a device acts on: (event id, refusal code), and the ids acked as duplicates.
         self.refused: list[tuple[str, str]] = []
+        self.voided: set[str] = set()   # the targets of voids acked
         self.duplicates: set[str] = set()
         self.t = {"g1": T0, "g2": T0}
         self.viewers: list[Viewer] = []
@@ -320,10 +325,14 @@ class TwoNodes(RuleBasedStateMachine):
                      color="red" if kind == "red" else "yellow")
             if kind == "late":  # stamped in the past: the fold places it by its time
                 b["at"] = at - 1_000 - k * 20
-        elif kind == "void":
-            ids = self.accepted[game]
+        elif kind in ("void", "void_whistle", "amend"):
+            ids = self.accepted[game] if kind == "void" else self.kinds[game].get(
+                "whistle" if kind == "void_whistle" else "card", [])
             if not ids:
                 b = {"type": "whistle", "game": game, "at": at}
+            elif kind == "amend":
+                b = {"type": "card.amended", "game": game, "at": at, "target": ids[k % len(ids)],
+                     "conduct": "dangerous_riding"}
             else:
                 b = {"type": "void", "at": at, "target": ids[k % len(ids)]}
         elif kind == "horn":
@@ -349,7 +358,8 @@ class TwoNodes(RuleBasedStateMachine):
                 await asyncio.sleep(0.02)
                 continue
             except Refused as r:
-                self.refused.append((event.id, r.code))
+                if not (isinstance(event, ev.CardAmended) and event.target in self.voided):
+                    self.refused.append((event.id, r.code))  # (a card voided has no conduct to name)
                 return None
             if ack.duplicate:
                 self.duplicates.add(event.id)
@@ -358,8 +368,11 @@ class TwoNodes(RuleBasedStateMachine):
                 if self.acks.setdefault((ack.game, ack.seq), key) != key:
                     self.errors.append(f"{ack.game} seq {ack.seq} acked to {key} and to "
                                        f"{self.acks[(ack.game, ack.seq)]}")
+                if isinstance(event, ev.Void):
+                    self.voided.add(event.target)
                 if not ack.duplicate and event.id not in self.accepted[ack.game]:
                     self.accepted[ack.game].append(event.id)
+                    self.kinds[ack.game].setdefault(ev.event_type(event), []).append(event.id)
             return ack
         self.errors.append(f"node {index} never stored {device}/{client_id} (last answered: {last})")
         return None
@@ -535,9 +548,10 @@ class TwoNodes(RuleBasedStateMachine):
         # A final refusal means the event is not in the log (a device drops it); duplicate_id
         # and an ack with duplicate: true mean it is.
         logged = {codec.decode_event(r.body).id for r in records}
-        # The machine voids only logged events and sends only to games set up: a refusal for
-        # want of either was judged on a node behind the log.
-        assert not [x for x in self.refused if x[1] in ("unknown_target", "unknown_game")], self.refused
+        # The machine voids only logged events, names the conduct only of logged cards and sends
+        # only to games set up: a refusal for want of one was judged on a node behind the log.
+        assert not [x for x in self.refused if x[1] in ("unknown_target", "unknown_game", "not_a_card")], (
+            self.refused)
         for eid, code in self.refused:
             assert (eid in logged) == (code == "duplicate_id"), (
                 f"{eid} refused {code}, and the log {'has' if eid in logged else 'lacks'} it")
