@@ -25,6 +25,7 @@ import asyncio
 import contextlib
 import logging
 import time
+import weakref
 from collections import deque
 from collections.abc import Mapping
 from typing import Any, Protocol
@@ -60,16 +61,18 @@ class _StoreDownLog:
         self.last = -STORE_DOWN_LOG_S
         self.since_last = 0
 
-    def __call__(self, game: str, err: NotStored) -> None:
+    def __call__(self, game: str, reason: str) -> None:
         self.since_last += 1
         now = time.monotonic()
         if now - self.last >= STORE_DOWN_LOG_S:
-            log.warning("resume refused: the store can't be read to rebuild the deltas; closed 1001",
-                        extra={"game": game, "reason": err.detail, "refused": self.since_last})
+            log.warning("resume refused: the store can't be read to rebuild the deltas or reach the "
+                        "viewer's seq; closed 1001",
+                        extra={"game": game, "reason": reason, "refused": self.since_last})
             self.last, self.since_last = now, 0
 
 
-_store_down = _StoreDownLog()
+#: One per service (several can live in one process): its own outage, its own count.
+_store_down: weakref.WeakKeyDictionary[Service, _StoreDownLog] = weakref.WeakKeyDictionary()
 
 
 class Closer(Protocol):
@@ -291,22 +294,31 @@ class WatchSession:
         self.waiting = deque()
         self.task = asyncio.create_task(self._resume(sub), name="watch-resume")
 
+    def _store_unavailable(self, game: str, reason: str) -> None:
+        """What the viewer's resume needs is in the log, which can't be read now (Redis down, a
+        failover): it reconnects with backoff and resumes, exactly, once it can
+        (docs/protocol-viewer.md, "Resume")."""
+        _store_down.setdefault(self.svc, _StoreDownLog())(game, reason)
+        self.closer.close_soon(pr.CloseCode.GOING_AWAY, b"store unavailable")
+
     async def _resume(self, sub: pr.Subscribe) -> None:
         """Wait (bounded) for this node to show what the viewer has, or rebuild the deltas
         it missed from the log; then subscribe, then handle what it sent meanwhile."""
         assert sub.game is not None and sub.since is not None
         feeds = self.svc.hub.feeds
         try:
-            if sub.game in feeds and _ahead(feeds[sub.game].seq, sub.since):
-                await feeds.reached(sub.game, sub.since, AHEAD_WAIT_S)  # else: the reset, as before
+            if (sub.game in feeds and _ahead(feeds[sub.game].seq, sub.since)
+                    and not await feeds.reached(sub.game, sub.since, AHEAD_WAIT_S)
+                    and not self.svc.hub.races.readable):
+                # Still behind, and this node can't read the log to catch up (a failover): the
+                # viewer comes back, as below, rather than step back to what this node has.
+                # (Still behind a log it can read: the reset, in ``subscribe``.)
+                self._store_unavailable(sub.game, "this node can't read the log to reach the viewer's seq")
+                return
             if sub.game in feeds:
                 await feeds.ensure_history(sub.game, sub.since)
         except NotStored as err:
-            # The deltas are in the log, which can't be read now (Redis down): the viewer
-            # reconnects with backoff and resumes, exactly, once it can (docs/protocol-viewer.md,
-            # "Resume").
-            _store_down(sub.game, err)
-            self.closer.close_soon(pr.CloseCode.GOING_AWAY, b"store unavailable")
+            self._store_unavailable(sub.game, err.detail)
             return
         finally:
             self.task = None

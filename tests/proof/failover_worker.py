@@ -6,6 +6,8 @@ is up.
 ``python -m tests.proof.failover_worker --urls URL,URL --count N --game G``, then:
 
 * it prints ``ready N`` once every viewer has its first snapshot;
+* on stdin ``hop K``: the next K viewers (in turn) leave their node and resume on the
+  other (a scoreboard moved, or its node's connection lost), all at once;
 * on stdin ``stop LAST WAIT``: it waits (up to WAIT s) until every viewer has ``LAST``,
   prints one JSON line (viewers, caught up, gaps, repeats, resets, reconnects,
   heartbeats and those ahead of what the viewer had been sent, the
@@ -36,7 +38,13 @@ async def main(urls: list[str], count: int, game: str) -> None:
     async with asyncio.timeout(60):
         await asyncio.gather(*(_first_snapshot(v) for v in viewers))
     print(f"ready {count}", flush=True)
+    turn = 0
     async for words in stdin_lines():
+        if words[:1] == ["hop"]:
+            k = int(words[1])
+            await asyncio.gather(*(viewers[(turn + i) % count].hop() for i in range(k)))
+            turn += k
+            continue
         if words[:1] != ["stop"]:
             continue
         last, wait = int(words[1]), float(words[2])

@@ -6,12 +6,15 @@ log, never refused for what the node had not folded yet (docs/protocol-device.md
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
+
+import websockets
 
 from stream.live import follower
 from stream.live.hub import Hub
 
-from .conftest import RunningServer, eventually
+from .conftest import RunningServer, Viewer, eventually
 
 
 def _follower_of(hub: Hub) -> asyncio.Task[None]:
@@ -102,3 +105,48 @@ async def test_a_conduct_named_through_a_node_that_folds_its_card_meanwhile_is_a
                 await asyncio.wait([task], timeout=5)
             for dev in (tk_a, ump_a, ump_b):
                 await dev.close()
+
+
+async def test_a_resume_ahead_of_a_node_that_cannot_read_the_log_is_closed_1001_not_reset(
+        tmp_path: Path, redis_url: str) -> None:
+    """docs/protocol-viewer.md, "Resume": a scoreboard moves from node A to node B, whose
+    follower has not read A's latest event and can't read the log just now (its last read
+    failed, as in a failover). After 2 s B has still not shown the viewer's ``seq``: it closes
+    the socket 1001 ``store unavailable`` rather than reset the display to an older seq; the
+    viewer's resume once B reads the log again gets exactly what follows."""
+    store = redis_url.rsplit("/", 1)[0] + "/2"  # a database of its own: this module's Redis is shared
+    async with RunningServer(tmp_path, store=store) as a, RunningServer(tmp_path, store=store) as b:
+        await a.setup_game("g1")
+        await eventually(lambda: "g1" in b.svc.hub.feeds, timeout=10)
+        hub = b.svc.hub
+        stopped = _follower_of(hub)
+        stopped.cancel()
+        await asyncio.wait([stopped], timeout=5)
+        hub.races.readable = False  # what the follower's failed read of the log leaves
+        tk = await a.device("timekeeper", "g1")
+        try:
+            seen = (await tk.send({"type": "clock.start", "game": "g1"}))["seq"]
+            epoch = hub.store.epoch
+            viewer = await Viewer.open(b.watch_url, game="g1", since=seen, epoch=epoch)
+            async with asyncio.timeout(10):
+                while True:
+                    try:
+                        frame = await viewer.ws.recv()
+                    except websockets.ConnectionClosed as closed:
+                        assert closed.rcvd is not None
+                        assert (closed.rcvd.code, closed.rcvd.reason) == (1001, "store unavailable")
+                        break
+                    assert json.loads(frame)["type"] == "heartbeat", frame  # no reset snapshot
+            resumed = asyncio.create_task(follower.run(hub), name="log-follower-again")
+            try:
+                nxt = (await tk.send({"type": "clock.stop", "game": "g1"}))["seq"]
+                back = await Viewer.open(b.watch_url, game="g1", since=seen, epoch=epoch)
+                frames = await back.until_seq("g1", nxt)
+                assert [(f["type"], f.get("seq")) for f in frames if f["type"] in ("snapshot", "delta")] == [
+                    ("delta", nxt)]
+                await back.close()
+            finally:
+                resumed.cancel()
+                await asyncio.wait([resumed], timeout=5)
+        finally:
+            await tk.close()

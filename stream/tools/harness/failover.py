@@ -48,6 +48,13 @@ class ResumingViewer:
         self.task: asyncio.Task[None] | None = None
         self.moved = asyncio.Event()
         self.first_gap: tuple[int, int, int] | None = None   # (had, got, reconnects)
+        self.ws: Any = None        # the socket it follows the game on, while connected
+
+    async def hop(self) -> None:
+        """Leave the node it is on (close the socket): it resumes on the next one."""
+        ws = self.ws
+        if ws is not None:
+            await ws.close()
 
     async def reach(self, seq: int) -> None:
         while self.seq < seq:
@@ -70,11 +77,13 @@ class ResumingViewer:
             query = f"game={self.game}" + (f"&since={self.seq}&epoch={self.epoch}" if self.epoch else "")
             try:
                 async with websockets.connect(f"{url}?{query}", open_timeout=5, ping_interval=None) as ws:
-                    self.following = False
+                    self.following, self.ws = False, ws
                     async for raw in ws:
                         self._frame(_dec.decode(raw))
             except (OSError, TimeoutError, websockets.WebSocketException):
                 pass
+            finally:
+                self.ws = None
             self.reconnects += 1
             turn += 1
             await asyncio.sleep(0.05)
