@@ -166,7 +166,7 @@ class Officials:
         cards: list[str] = []         # ... and of its cards whose conduct is not yet named
         try:
             while not self.stop.is_set():
-                event = self._next(rng, whistles, cards)
+                event = self._next(rng, whistles, cards, n)
                 event["id"] = f"u{i}-{n}"
                 n += 1
                 self.sent[name].append(event["id"])
@@ -187,8 +187,13 @@ class Officials:
             await d.close()
 
 
-    def _next(self, rng: random.Random, whistles: list[str], cards: list[str]) -> dict[str, Any]:
+    def _next(self, rng: random.Random, whistles: list[str], cards: list[str], n: int) -> dict[str, Any]:
+        """The device's ``n``-th event. With ``corrections``, its 4th is a card to a team official
+        and its 7th names that card's conduct, whatever the draws (so every run has both);
+        after that, as drawn."""
         draw = rng.random() if self.corrections else 1.0
+        if self.corrections and n in (3, 6):
+            draw = 0.08 if n == 3 else 0.10
         if draw < 0.06 and whistles:
             return {"type": "void", "target": whistles.pop(rng.randrange(len(whistles)))}
         if draw < 0.09:
