@@ -18,7 +18,11 @@ export function init() {
   $("#player-form [data-act=new]").addEventListener("click", () => fillPlayer(null));
   $("#team-form [name=name]").addEventListener("input", (e) => autoId($("#team-form"), "team", e.target.value));
   $("#player-form [name=name]").addEventListener("input", (e) => autoId($("#player-form"), "player", e.target.value));
-  for (const [form, name] of [["#team-form", "team"], ["#player-form", "player"]]) {
+  $("#event-form [name=name]").addEventListener("input", (e) => {
+    const id = $("#event-form [name=event]");
+    if (!id.readOnly && id.dataset.typed !== "true") id.value = slug(e.target.value);
+  });
+  for (const [form, name] of [["#team-form", "team"], ["#player-form", "player"], ["#event-form", "event"]]) {
     $(`${form} [name=${name}]`).addEventListener("input", (e) => { e.target.dataset.typed = "true"; });
   }
   bus.addEventListener("data", render);
@@ -45,7 +49,8 @@ function render() {
   if (tour) {
     const rules = tour.rules || {};
     summary.replaceChildren(
-      el("h3", { text: tour.id ?? tour.event }),
+      el("h3", { text: tour.name || tour.id }),
+      tour.name ? el("p", { class: "muted", text: tour.id }) : "",
       el("dl", {},
         el("dt", { text: t("ev_class") }), el("dd", { text: t(`class_${tour.class}`) }),
         el("dt", { text: t("ev_handicap") }), el("dd", { text: String(tour.handicap) }),
@@ -85,7 +90,7 @@ async function createEvent() {
   const form = $("#event-form");
   const f = form.elements;
   const body = {
-    event: f.event.value.trim(), class: f.class.value, handicap: numberOr(f.handicap.value),
+    event: f.event.value.trim(), name: f.name.value.trim() || null, class: f.class.value, handicap: numberOr(f.handicap.value),
     teams: [], rules: { left_early: f.left_early.value, third_offense_red_no_sub_ms: Number(f.third_red.value) },
   };
   await run(form, async () => {

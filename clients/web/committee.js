@@ -80,7 +80,7 @@ async function start() {
     if (!S.event && c.role === "admin" && S.events.length) {
       // An admin signing in runs the last event listed until it picks another (or "New event…").
       const last = S.events[S.events.length - 1];
-      S.event = last.id ?? last.event;
+      S.event = last.id;
       await reload();
     }
   } catch (err) {
@@ -118,11 +118,12 @@ function header() {
   const admin = c.role === "admin";
   pick.hidden = !admin;
   $("#event-name").hidden = admin;
-  $("#event-name").textContent = S.event || t("ev_none");
+  $("#event-name").textContent = S.tournament?.name || S.event || t("ev_none");
   if (admin) {
-    const ids = S.events.map((e) => e.id ?? e.event);
+    const ids = S.events.map((e) => e.id);
     if (S.event && !ids.includes(S.event)) ids.push(S.event);
-    pick.replaceChildren(new Option(t("ev_new"), ""), ...ids.map((id) => new Option(id, id, false, id === S.event)));
+    const names = Object.fromEntries(S.events.map((e) => [e.id, e.name]));
+    pick.replaceChildren(new Option(t("ev_new"), ""), ...ids.map((id) => new Option(names[id] || id, id, false, id === S.event)));
     pick.value = S.event;
   }
   $("#lang").textContent = S.lang === "es" ? "English" : "Español";

@@ -80,7 +80,7 @@ function render(live) {
   message("");
   body.dataset.ready = "true";
   body.dataset.status = v.status;
-  $("event").textContent = [label(v.event), v.arena ? label(v.arena) : ""].filter(Boolean).join(" · ");
+  $("event").textContent = [roster?.event_name || label(v.event), v.arena ? label(v.arena) : ""].filter(Boolean).join(" · ");
   for (const side of ["home", "away"]) {
     const team = v.teams[side];
     colours(side, team.team);

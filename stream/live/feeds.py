@@ -273,16 +273,19 @@ class Feeds(dict[str, GameFeed]):
         self.on_notices(game, frames)
 
     def registered(self, e: ev.Event) -> None:
-        """A committed event of no game: if it registers a team or a player, the viewers of
-        every game whose roster it changes get the new roster (this node's commits, and
-        other nodes' through the follower)."""
+        """A committed event of no game: if it registers a team or a player, or names the
+        tournament event of games set up before it, the viewers of every game whose roster
+        it changes get the new roster (this node's commits, and other nodes' through the
+        follower)."""
         if isinstance(e, ev.TeamRegistered):
-            key = e.team
+            games = self._engine().rosters_of(e.team)
         elif isinstance(e, ev.PlayerRegistered):
-            key = e.player
+            games = self._engine().rosters_of(e.player)
+        elif isinstance(e, ev.EventSetup):
+            games = self._engine().games_of_event(e.event)
         else:
             return
-        for gid in self._engine().rosters_of(key):
+        for gid in games:
             feed = self.get(gid)
             if feed is not None and feed.roster is not None:  # (else made when first needed)
                 self._changed(gid, feed.roster)
@@ -295,7 +298,8 @@ class Feeds(dict[str, GameFeed]):
 
     def _roster(self, game: str) -> Frames:
         r = self._engine().roster(game)
-        return Frames.of(pr.RosterFrame(game=game, home=r.home, away=r.away, players=r.players))
+        return Frames.of(pr.RosterFrame(game=game, home=r.home, away=r.away, players=r.players,
+                                        event_name=r.event_name))
 
     # ------------------------------------------------------------- viewers
 

@@ -231,12 +231,14 @@ class RosterFrame(_Frame, tag="roster", kw_only=True, frozen=True):
     """Who the game's displays name: both teams' and every player's current registration
     (a player not in ``players`` is shown by id). Sent after every snapshot of the game,
     after a resume's catch-up, and whenever a registration changes it; it replaces the
-    previous one whole."""
+    previous one whole. ``event_name``: what displays call the game's tournament event
+    (null: its id, made readable)."""
 
     game: str
     home: TeamEntry | None
     away: TeamEntry | None
     players: dict[str, PlayerEntry]
+    event_name: str | None = None
 
 
 #: The ``roster`` frame (named apart from the log's ``events.Roster``, a team sheet).

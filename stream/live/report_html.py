@@ -60,6 +60,12 @@ def _mark(r: Report, player: str) -> str:
     return shown if len(shown) <= 16 else shown[:15] + "…"
 
 
+def _event(r: Report) -> str:
+    """The event as displays name it: its name, with its id after it when they differ."""
+    name = r.roster.event_name if r.roster is not None else None
+    return r.event if not name else f"{name} ({r.event})" if name != r.event else name
+
+
 def _team_name(r: Report, team: str) -> str:
     for sheet in (r.home, r.away):
         if sheet.team == team and sheet.name:
@@ -382,7 +388,7 @@ def to_html(report: Report) -> str:
         f'<header>{_team_head(r.home)}'
         f'<div class="score">{r.home.score} – {r.away.score}</div>'
         f'{_team_head(r.away)}</header>'
-        f'<div class="meta"><span>Game <b>{g}</b></span><span>Event <b>{_e(r.event)}</b></span>'
+        f'<div class="meta"><span>Game <b>{g}</b></span><span>Event <b>{_e(_event(r))}</b></span>'
         f"<span>Arena <b>{_e(r.arena or '—')}</b></span><span>Handicap <b>{r.handicap}</b></span>"
         f"<span>Kind <b>{_e(r.kind)}</b></span><span>Status <b>{_e(status)}</b></span>"
         f"<span>Play <b>{mmss(r.play_ms)}</b> of {r.periods} × {mmss(r.period_ms)}</span>"

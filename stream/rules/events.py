@@ -56,6 +56,8 @@ PlayerId = Annotated[str, msgspec.Meta(min_length=1, max_length=64, pattern=r"^[
 Millis = Annotated[int, msgspec.Meta(ge=0, le=2**53)]
 Handicap = Annotated[int, msgspec.Meta(ge=-40, le=200)]
 Label = Annotated[str, msgspec.Meta(max_length=64)]
+#: A name as displays show it, in any script.
+DisplayName = Annotated[str, msgspec.Meta(min_length=1, max_length=80, pattern=r"\S")]
 Severity = Union[Label, Annotated[int, msgspec.Meta(ge=0, le=99)], None]
 
 
@@ -83,6 +85,8 @@ class Rules(msgspec.Struct, frozen=True, kw_only=True, gc=False):
 
 class EventSetup(EventBase, frozen=True, tag="event.setup", kw_only=True):
     event: Ident
+    # What displays call the event ("Copa de Otoño 2026"); None: its id, made readable.
+    name: DisplayName | None = None
     cls: EventClass = msgspec.field(name="class")
     handicap: Handicap
     teams: Annotated[list[Ident], msgspec.Meta(max_length=256)]
@@ -102,8 +106,6 @@ class TeamEliminated(EventBase, frozen=True, tag="team.eliminated", kw_only=True
 
 
 Hex = Annotated[str, msgspec.Meta(pattern=r"^#[0-9A-Fa-f]{6}$")]
-#: A name as displays show it, in any script.
-DisplayName = Annotated[str, msgspec.Meta(min_length=1, max_length=80, pattern=r"\S")]
 Revision = Annotated[int, msgspec.Meta(ge=0, le=2**31)]
 
 

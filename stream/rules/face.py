@@ -131,11 +131,16 @@ class Face:
 
     def roster(self, game: str) -> GameRoster:
         """What the game's displays name (``Refused`` ``unknown_game``)."""
-        return self.registry.roster(self._record(game).game)
+        g = self._record(game).game
+        return self.registry.roster(g, self.tournaments.name_of(g.event))
 
     def rosters_of(self, key: str) -> list[str]:
         """The games whose roster a registration of ``key`` (a team or player id) changes."""
         return [gid for gid, r in self.games.items() if involves(r.game, key)]
+
+    def games_of_event(self, event: str) -> list[str]:
+        """The games of a tournament event (whose roster its ``event.setup`` names)."""
+        return [gid for gid, r in self.games.items() if r.game.event == event]
 
     def _record(self, game: str) -> GameRecord:
         rec = self.games.get(game)

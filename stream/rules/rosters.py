@@ -71,13 +71,15 @@ class PlayerEntry(msgspec.Struct, kw_only=True):
 
 
 class GameRoster(msgspec.Struct, kw_only=True):
-    """What a game's displays name: its teams, and every player of its team sheets
-    who is registered (a player not in ``players`` is shown by id)."""
+    """What a game's displays name: its teams, every player of its team sheets
+    who is registered (a player not in ``players`` is shown by id), and its
+    tournament event's name (None: show the event's id)."""
 
     game: str
     home: TeamEntry | None
     away: TeamEntry | None
     players: dict[str, PlayerEntry]
+    event_name: str | None = None
 
 
 E = TypeVar("E", TeamEntry, PlayerEntry)
@@ -158,11 +160,12 @@ class Registry:
 
     # ------------------------------------------------------------- reading
 
-    def roster(self, g: Game) -> GameRoster:
+    def roster(self, g: Game, event_name: str | None = None) -> GameRoster:
         # Every player of its team sheets (``g.players`` keeps sheet order).
         players = {pid: p for pid in g.players if (p := self.players.current(pid)) is not None}
         return GameRoster(game=g.id, home=self.teams.current(g.home.team),
-                          away=self.teams.current(g.away.team), players=players)
+                          away=self.teams.current(g.away.team), players=players,
+                          event_name=event_name)
 
 
 def involves(g: Game, key: str) -> bool:

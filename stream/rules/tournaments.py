@@ -22,6 +22,7 @@ class Tournament(msgspec.Struct):
     completed: bool
     eliminated: list[str] = msgspec.field(default_factory=list)
     rules: ev.Rules = msgspec.field(default_factory=ev.Rules)
+    name: str | None = None  # what displays call it; None: its id
 
 
 class Tournaments:
@@ -34,7 +35,7 @@ class Tournaments:
         if e.event in self.by_id:
             raise Refused("duplicate_event", f"event {e.event!r} is already set up", "L1")
         self.by_id[e.event] = Tournament(e.event, e.cls, e.handicap, list(e.teams), e.completed, [],
-                                         e.rules)
+                                         e.rules, e.name)
 
     def check_enter(self, event: str) -> Tournament:
         """The event a registration may enter a team in; ``Refused`` if none may."""
@@ -78,6 +79,11 @@ class Tournaments:
         if t is not None and e.cls is not None and e.cls != t.cls:
             raise Refused("class_mismatch", f"event {e.event!r} is a {t.cls} event", "R16")
         return t.rules if t is not None else ev.Rules()
+
+    def name_of(self, event: str) -> str | None:
+        """What displays call the event (None: not set up, or set up with no name)."""
+        t = self.by_id.get(event)
+        return None if t is None else t.name
 
     def event_class(self, event: str) -> str:
         t = self.by_id.get(event)

@@ -124,12 +124,16 @@ async def test_the_committee_runs_a_day_from_the_console(browser: Browser, serve
     await sign_in(c, server, token)
 
     # 1. The event, then the rosters: a bad CSV first (nothing imported), then the good one.
+    await page.fill("#event-form [name=name]", "Copa de Otoño")  # what the displays call it
+    await expect(page.locator("#event-form [name=event]")).to_have_value(EVENT)  # the token's event
     await page.select_option("#event-form [name=class]", "club")
     await page.fill("#event-form [name=handicap]", "8")
     await shot_page(page, "02-event-form")
     await page.click("#event-form [type=submit]")
     await expect(page.locator("#event-summary")).to_be_visible()
+    await expect(page.locator("#event-summary h3")).to_have_text("Copa de Otoño")
     await expect(page.locator("#event-summary")).to_contain_text(EVENT)
+    await expect(page.locator("#event-name")).to_have_text("Copa de Otoño")
     await expect(page.locator("#csv-template")).to_have_attribute("href", "/api/rosters/template.csv")
 
     await page.set_input_files("#csv-form [name=file]", files=[

@@ -160,7 +160,8 @@ async def busy_game(server: Server) -> list[Any]:
     mount is being replaced. Both teams registered: the home one in a colour that needs a
     plate. Returns the devices (to close)."""
     status, reply = await server.api("POST", "/api/events", {
-        "id": "ev", "event": "cup", "class": "uspa", "handicap": 8, "teams": ["g1-home", "g1-away"]})
+        "id": "ev", "event": "cup", "name": "Copa de Otoño", "class": "uspa", "handicap": 8,
+        "teams": ["g1-home", "g1-away"]})
     assert status == 201, reply
     await server.setup_game("g1")
     tk1 = await server.device("timekeeper", "g1")
@@ -199,6 +200,7 @@ async def test_every_text_reads_from_the_stands(server: Server, board: Page) -> 
     await expect(board.locator("#mounts .mount-row")).to_have_count(1)
     await expect(board.locator("#carried .carried-row")).to_have_count(1)
     await expect(board.locator("#last-event")).to_contain_text("Mount replacement · #8 Beck")
+    await expect(board.locator("#event")).to_have_text("Copa de Otoño · A1")  # the event's name
 
     texts = await audit(board, "1080p")
     # What the issue named is there, and checked: ≥ 36 px and ≥ 7:1 at 1080p.

@@ -75,7 +75,8 @@ async def test_a_registration_reaches_a_watcher_as_a_roster_frame(server: Server
     viewer = await Viewer.open(server.watch_url, game="g1")
     first = await frames_until(viewer, "presence")
     assert [f["type"] for f in first] == ["snapshot", "roster", "presence"]
-    assert first[1] == {"type": "roster", "game": "g1", "home": None, "away": None, "players": {}}
+    assert first[1] == {"type": "roster", "game": "g1", "home": None, "away": None, "players": {},
+                        "event_name": None}
 
     status, ack = await server.api("POST", "/api/teams", {**AGUADA, "id": "reg-aguada"})
     assert status == 201 and ack["log_id"] == "admin/reg-aguada" and ack["game"] is None
@@ -100,6 +101,40 @@ async def test_a_registration_reaches_a_watcher_as_a_roster_frame(server: Server
     assert doc["roster"] == {k: v for k, v in roster.items() if k != "type"}
     _, games = await server.api("GET", "/api/games")
     assert games[0]["roster"]["players"]["h2"]["name"] == "Martín Ortega"
+    await viewer.close()
+
+
+async def test_an_event_s_name_reaches_its_games_displays_and_its_listing(server: Server) -> None:
+    # A Club game of an event not set up yet: its displays show the event's id until the
+    # committee sets the event up with a name, and then its roster names it at once.
+    await server.setup_game()
+    viewer = await Viewer.open(server.watch_url, game="g1")
+    first = await frames_until(viewer, "roster")
+    assert first[-1]["event_name"] is None
+    status, ack = await server.api("POST", "/api/events", {
+        "id": "setup-cup", "event": "cup", "name": "Copa de Otoño", "class": "club", "handicap": 8,
+        "teams": ["g1-home", "g1-away"]})
+    assert status == 201, ack
+    roster = await viewer.next("roster")
+    assert roster["event_name"] == "Copa de Otoño" and roster["game"] == "g1"
+    _, events = await server.api("GET", "/api/events")
+    assert [(e["id"], e["name"]) for e in events] == [("cup", "Copa de Otoño")]
+    # A game set up later in the named event: its first roster names it; another event's
+    # game does not.
+    await server.setup_game("g2")
+    await server.setup_game("g3", event="other")
+    _, doc = await server.api("GET", "/api/games/g2")
+    assert doc["roster"]["event_name"] == "Copa de Otoño"
+    _, doc = await server.api("GET", "/api/games/g3")
+    assert doc["roster"]["event_name"] is None
+    # The game report names the event by its name, its id beside it.
+    status, _, html = await raw(server, "GET", "/games/g1/report")
+    assert status == 200 and "Copa de Otoño (cup)" in html.decode()
+    # A name is display text: an empty one is refused, by field, with nothing set up.
+    status, err = await server.api("POST", "/api/events", {
+        "event": "blank", "name": " ", "class": "club", "handicap": 8, "teams": []})
+    assert status == 400 and err["code"] == "invalid_field" and "$.name" in err["detail"], err
+    assert not server.svc.hub.engine.has_event("blank")
     await viewer.close()
 
 
