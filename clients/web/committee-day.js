@@ -128,8 +128,9 @@ function tile(id, v, roster) {
   }
   const side = (s) => {
     const entry = nameOf(roster, s, v.teams[s].team);
-    return el("div", { class: `side ${s}`, style: entry ? `--c1:${entry.colors.primary};--c2:${entry.colors.secondary}` : "" },
-      entry ? swatch(entry.colors) : "",
+    const kit = (roster && roster.kits && roster.kits[s]) || (entry && entry.colors);  // this game's kit first
+    return el("div", { class: `side ${s}`, style: kit ? `--c1:${kit.primary};--c2:${kit.secondary}` : "" },
+      kit ? swatch(kit) : "",
       el("span", { class: "tname", text: entry ? entry.name : v.teams[s].team }),
       el("span", { class: "score", "data-score": s, text: String(v.score[s]) }));
   };

@@ -1,6 +1,8 @@
 // Section 2, schedule games: the two teams from those registered, each side's three in the
 // lineup and its substitutes from that team's registered players (numbers and names shown),
 // the kind of game, the 5.c(2) shootout option, handicap, arena, periods and period length.
+// When the two teams' registered colours clash, the form says so and offers the away team
+// another kit for this game (its set-up's `colors`), which every display then shows.
 
 import { submit } from "./committee-api.js";
 import { S, bus, t, el, option, run, reload, formMessage, playerName, teamName, parseMmss } from "./committee-ui.js";
@@ -13,7 +15,10 @@ export function init() {
   const form = $("#game-form");
   form.addEventListener("submit", (e) => { e.preventDefault(); schedule(); });
   for (const side of SIDES) {
-    form.elements[`${side}_team`].addEventListener("change", () => fillSide(side, true));
+    form.elements[`${side}_team`].addEventListener("change", () => { fillSide(side, true); kits(true); });
+    for (const name of ["kit", "kit_primary", "kit_secondary"]) {
+      form.elements[`${side}_${name}`].addEventListener("input", () => kits(false));
+    }
     for (const select of form.querySelectorAll(`[data-side=${side}] select.lineup`)) {
       select.addEventListener("change", () => markLineup(side));
     }
@@ -34,6 +39,7 @@ function render() {
     select.value = keep;
     fillSide(side, false);
   }
+  kits(false);
   const kind = f.kind.value || "regular";
   f.kind.replaceChildren(...KINDS.map((k) => option(k, t(`kind_${k}`), k === kind)));
   if (!f.handicap.value && S.tournament) f.handicap.value = String(S.tournament.handicap);
@@ -77,6 +83,52 @@ function fillSide(side, reset) {
   markLineup(side);
 }
 
+/** How far apart two colours look (0: the same; RGB distance, 0-441). */
+function apart(a, b) {
+  const rgb = (c) => [1, 3, 5].map((i) => parseInt(c.slice(i, i + 2), 16));
+  const [x, y] = [rgb(a), rgb(b)];
+  return Math.hypot(x[0] - y[0], x[1] - y[1], x[2] - y[2]);
+}
+
+const CLASH = 90;  // main colours closer than this read as one team from the stands
+
+/** The colours each side wears in this game: a kit where its box is ticked, else its registered ones. */
+function worn(side) {
+  const f = $("#game-form").elements;
+  if (f[`${side}_kit`].checked) return { primary: f[`${side}_kit_primary`].value, secondary: f[`${side}_kit_secondary`].value };
+  return S.teams.find((x) => x.team === f[`${side}_team`].value)?.colors || null;
+}
+
+/** The kit boxes: a clash of the two teams' colours is named on the away side, and a team just
+ * picked into a clash is offered its colours the other way round (or white on its main colour). */
+function kits(picked) {
+  const f = $("#game-form").elements;
+  const registered = (side) => S.teams.find((x) => x.team === f[`${side}_team`].value)?.colors || null;
+  const [home, away] = [registered("home"), registered("away")];
+  const clashes = Boolean(home && away && apart(home.primary, away.primary) < CLASH);
+  if (picked && clashes && !f.away_kit.checked) {
+    f.away_kit.checked = true;
+    const swapped = apart(away.secondary, home.primary) >= CLASH;
+    f.away_kit_primary.value = swapped ? away.secondary : "#ffffff";
+    f.away_kit_secondary.value = swapped ? away.primary : home.primary;
+  }
+  for (const side of SIDES) {
+    const box = $(`#game-form [data-side=${side}] .kit`);
+    box.querySelector(".kit-pick").hidden = !f[`${side}_kit`].checked;
+    const own = registered(side);
+    if (!f[`${side}_kit`].checked && own) {
+      f[`${side}_kit_primary`].value = own.primary;
+      f[`${side}_kit_secondary`].value = own.secondary;
+    }
+  }
+  const still = Boolean(home && away && apart(worn("home").primary, worn("away").primary) < CLASH);
+  const warn = $("#game-form [data-side=away] .kit-clash");
+  warn.hidden = !clashes && !still;
+  warn.dataset.resolved = String(!still);
+  const names = { home: teamName(f.home_team.value), away: teamName(f.away_team.value) };
+  warn.textContent = warn.hidden ? "" : t(still ? "gm_clash" : "gm_clash_kit", names);
+}
+
 /** A player in the lineup is not also a substitute. */
 function markLineup(side) {
   const picked = new Set([...document.querySelectorAll(`#game-form [data-side=${side}] select.lineup`)].map((s) => s.value));
@@ -96,6 +148,7 @@ async function schedule() {
     const subs = [...form.querySelectorAll(`[data-side=${side}] .subs input:checked`)].map((i) => i.value)
       .filter((p) => !players.includes(p));
     teams[side] = { team: f[`${side}_team`].value, players, subs };
+    if (f[`${side}_kit`].checked) teams[side].colors = worn(side);
   }
   const periodMs = parseMmss(f.period.value);
   const body = {

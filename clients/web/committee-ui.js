@@ -31,6 +31,7 @@ export function setLang(lang) {
   localStorage.setItem("arena.committee.lang", S.lang);
   for (const node of document.querySelectorAll("[data-i18n]")) node.textContent = t(node.dataset.i18n);
   for (const node of document.querySelectorAll("[data-i18n-ph]")) node.placeholder = t(node.dataset.i18nPh);
+  for (const node of document.querySelectorAll("[data-i18n-label]")) node.setAttribute("aria-label", t(node.dataset.i18nLabel));
   bus.dispatchEvent(new Event("lang"));
 }
 

@@ -70,7 +70,8 @@ export function pairedToken(key) {
 /** The frame's roster, kept as a display uses it (null: no roster frame yet). */
 export function rosterOf(frame) {
   if (!frame || typeof frame !== "object") return null;
-  return { home: frame.home || null, away: frame.away || null, players: frame.players || {} };
+  return { home: frame.home || null, away: frame.away || null, players: frame.players || {},
+    event_name: frame.event_name || null, kits: frame.kits || {} };
 }
 
 /** A registered player as displays show him: "#2 Ortega" (number and name), "Ortega" (no
@@ -127,7 +128,8 @@ export function inkOn(hex) {
  * secondary)}, or null when the team is not registered. */
 export function teamColors(roster, side, team) {
   const entry = teamEntry(roster, side, team);
-  const c = entry && entry.colors;
+  // The kit this game's set-up chose (a clash with the other team) wins over the registered colours.
+  const c = (roster && roster.kits && roster.kits[side]) || (entry && entry.colors);
   if (!c || luminance(c.primary) === null || luminance(c.secondary) === null) return null;
   return { primary: c.primary, secondary: c.secondary, ink: inkOn(c.primary), accentInk: inkOn(c.secondary) };
 }

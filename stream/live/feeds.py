@@ -299,7 +299,7 @@ class Feeds(dict[str, GameFeed]):
     def _roster(self, game: str) -> Frames:
         r = self._engine().roster(game)
         return Frames.of(pr.RosterFrame(game=game, home=r.home, away=r.away, players=r.players,
-                                        event_name=r.event_name))
+                                        event_name=r.event_name, kits=r.kits))
 
     # ------------------------------------------------------------- viewers
 

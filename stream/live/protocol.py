@@ -16,6 +16,7 @@ from typing import Annotated, Any, Literal, Union
 
 import msgspec
 
+from ..rules.events import Colors
 from ..rules.notices import Notice
 from ..rules.rosters import PlayerEntry, TeamEntry
 from ..rules.view import GameView
@@ -232,13 +233,15 @@ class RosterFrame(_Frame, tag="roster", kw_only=True, frozen=True):
     (a player not in ``players`` is shown by id). Sent after every snapshot of the game,
     after a resume's catch-up, and whenever a registration changes it; it replaces the
     previous one whole. ``event_name``: what displays call the game's tournament event
-    (null: its id, made readable)."""
+    (null: its id, made readable). ``kits``: by side, the colours a team wears in this
+    game instead of its registered ones (a kit clash the set-up resolved)."""
 
     game: str
     home: TeamEntry | None
     away: TeamEntry | None
     players: dict[str, PlayerEntry]
     event_name: str | None = None
+    kits: dict[str, Colors] = msgspec.field(default_factory=dict)
 
 
 #: The ``roster`` frame (named apart from the log's ``events.Roster``, a team sheet).

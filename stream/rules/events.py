@@ -149,6 +149,9 @@ class Roster(msgspec.Struct, frozen=True, kw_only=True):
     # Three a side; fewer when the team has no eligible player (A3, "All substitution rules apply").
     players: Annotated[list[PlayerId], msgspec.Meta(min_length=1, max_length=3)]
     subs: Annotated[list[PlayerId], msgspec.Meta(max_length=16)] = []
+    # The colours the team wears in this game when they differ from its registered ones
+    # (a kit clash with the other team): every display of the game shows these.
+    colors: Colors | None = None
 
 
 class Teams(msgspec.Struct, frozen=True, kw_only=True):

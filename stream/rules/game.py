@@ -327,6 +327,10 @@ def tick(g: Game, e: ev.Tick, out: Out) -> None:
 # Setup
 
 
+def _team(r: ev.Roster) -> Team:
+    return Team(r.team, list(r.players), list(r.subs), r.colors)
+
+
 def new_game(e: ev.GameSetup, rules: ev.Rules) -> Game:
     """A game as ``game.setup`` describes it, under its event's ``rules``.
     Refuses rosters that repeat a player."""
@@ -346,8 +350,7 @@ def new_game(e: ev.GameSetup, rules: ev.Rules) -> Game:
         id=e.game, event=e.event, arena=e.arena, handicap=e.handicap, kind=e.kind,
         shootout_option=e.shootout_option, periods=e.periods, period_ms=e.period_ms,
         stops_on_whistle=e.clock_stops_on_whistle, stops_on_goal=e.clock_stops_on_goal,
-        home=Team(e.teams.home.team, list(e.teams.home.players), list(e.teams.home.subs)),
-        away=Team(e.teams.away.team, list(e.teams.away.players), list(e.teams.away.subs)),
+        home=_team(e.teams.home), away=_team(e.teams.away),
         players=players, rules=rules, interval_ms=e.interval_ms, long_interval_ms=e.long_interval_ms,
     )
 

@@ -80,6 +80,9 @@ class GameRoster(msgspec.Struct, kw_only=True):
     away: TeamEntry | None
     players: dict[str, PlayerEntry]
     event_name: str | None = None
+    # By side, the colours a team wears in this game instead of its registered ones
+    # (the game's set-up chose them for a kit clash); a side not in it wears its own.
+    kits: dict[str, ev.Colors] = msgspec.field(default_factory=dict)
 
 
 E = TypeVar("E", TeamEntry, PlayerEntry)
@@ -165,7 +168,9 @@ class Registry:
         players = {pid: p for pid in g.players if (p := self.players.current(pid)) is not None}
         return GameRoster(game=g.id, home=self.teams.current(g.home.team),
                           away=self.teams.current(g.away.team), players=players,
-                          event_name=event_name)
+                          event_name=event_name,
+                          kits={side: t.kit for side, t in (("home", g.home), ("away", g.away))
+                                if t.kit is not None})
 
 
 def involves(g: Game, key: str) -> bool:

@@ -11,7 +11,7 @@ from typing import Literal
 import msgspec
 
 from .clock import Clock
-from .events import Rules, Side
+from .events import Colors, Rules, Side
 
 
 class Sitout(msgspec.Struct, gc=False):
@@ -52,6 +52,7 @@ class Team(msgspec.Struct):
     team: str
     lineup: list[str]                  # the three slots; a sent-off player holds his until replaced
     bench: list[str]
+    kit: Colors | None = None          # the colours worn in this game, if not the registered ones
 
 
 class Carried(msgspec.Struct):

@@ -76,7 +76,7 @@ async def test_a_registration_reaches_a_watcher_as_a_roster_frame(server: Server
     first = await frames_until(viewer, "presence")
     assert [f["type"] for f in first] == ["snapshot", "roster", "presence"]
     assert first[1] == {"type": "roster", "game": "g1", "home": None, "away": None, "players": {},
-                        "event_name": None}
+                        "event_name": None, "kits": {}}
 
     status, ack = await server.api("POST", "/api/teams", {**AGUADA, "id": "reg-aguada"})
     assert status == 201 and ack["log_id"] == "admin/reg-aguada" and ack["game"] is None
@@ -135,6 +135,37 @@ async def test_an_event_s_name_reaches_its_games_displays_and_its_listing(server
         "event": "blank", "name": " ", "class": "club", "handicap": 8, "teams": []})
     assert status == 400 and err["code"] == "invalid_field" and "$.name" in err["detail"], err
     assert not server.svc.hub.engine.has_event("blank")
+    await viewer.close()
+
+
+async def test_a_kit_chosen_at_the_set_up_reaches_every_display_of_that_game_only(server: Server) -> None:
+    # Two teams registered in the same red: the game's set-up gives the away team a kit.
+    for team in ("g1-home", "g1-away"):
+        await server.api("POST", "/api/teams", {**AGUADA, "team": team, "short": team[-4:].replace("-", ""),
+                                                "colors": {"primary": "#c8102e", "secondary": "#ffffff"}})
+    kit = {"primary": "#ffffff", "secondary": "#c8102e"}
+    # A kit is colours like a registration's: a bad one is refused by its field, nothing set up.
+    bad = {"home": {"team": "g1-home", "players": ["h1", "h2", "h3"]},
+           "away": {"team": "g1-away", "players": ["a1", "a2", "a3"], "colors": {"primary": "white",
+                                                                                "secondary": "#000000"}}}
+    status, _ = await server.api("POST", "/api/games", {"game": "g1", "event": "cup", "class": "club",
+                                                        "handicap": 8, "teams": bad})
+    assert status == 400 and not server.svc.hub.engine.has_game("g1")
+    await server.setup_game(teams={"home": {"team": "g1-home", "players": ["h1", "h2", "h3"]},
+                                   "away": {"team": "g1-away", "players": ["a1", "a2", "a3"], "colors": kit}})
+    await server.setup_game("g2", teams={"home": {"team": "g1-home", "players": ["h1", "h2", "h3"]},
+                                         "away": {"team": "g1-away", "players": ["a1", "a2", "a3"]}})
+    viewer = await Viewer.open(server.watch_url, game="g1")
+    roster = (await frames_until(viewer, "roster"))[-1]
+    assert roster["kits"] == {"away": kit}
+    assert roster["away"]["colors"]["primary"] == "#c8102e"   # the registration itself is unchanged
+    _, doc = await server.api("GET", "/api/games/g2")
+    assert doc["roster"]["kits"] == {}                        # another game of the same teams: their own
+    # A later registration of the team keeps the game's kit.
+    await server.api("POST", "/api/teams", {**AGUADA, "team": "g1-away", "short": "AWAY",
+                                            "colors": {"primary": "#c8102e", "secondary": "#000000"}})
+    roster = await viewer.next("roster")
+    assert roster["kits"] == {"away": kit} and roster["away"]["colors"]["secondary"] == "#000000"
     await viewer.close()
 
 

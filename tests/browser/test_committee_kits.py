@@ -1,0 +1,82 @@
+"""A kit clash, as a committee meets it in a real Chromium: two teams registered in the same
+colours; the games form names the clash on the away side and offers that team its colours the
+other way round for this game; the game is scheduled with that kit, and the scoreboard shows
+the away team in it while the home team keeps its own. Screenshot: committee-kit-clash.png."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.async_api import Browser, expect
+
+from ..service.conftest import Server
+from .test_committee import EVENT, TABLET, Console, committee_token, console, shot_page, sign_in
+
+__all__ = ["console"]  # the console fixture, shared
+
+pytestmark = pytest.mark.browser
+
+RED = {"primary": "#c8102e", "secondary": "#ffffff"}
+RED_TOO = {"primary": "#d0142a", "secondary": "#1a1a1a"}   # not the same hex: the same red all the same
+
+
+async def register(server: Server) -> None:
+    status, ack = await server.api("POST", "/api/events", {
+        "event": EVENT, "class": "club", "handicap": 8, "teams": []})
+    assert status == 201, ack
+    teams = (("aiken", "Aiken Arena", "AIK", RED), ("palm", "Palm Beach", "PBP", RED_TOO))
+    for team, name, short, colors in teams:
+        status, ack = await server.api("POST", "/api/teams", {"team": team, "name": name, "short": short,
+                                                              "colors": colors, "event": EVENT})
+        assert status == 201, ack
+        for n in range(1, 4):
+            status, ack = await server.api("POST", "/api/players", {
+                "player": f"{team}{n}", "name": f"{name.split()[0]} {n}", "number": n, "team": team})
+            assert status == 201, ack
+
+
+async def test_a_kit_clash_is_named_and_every_display_shows_the_kit_chosen(browser: Browser, server: Server,
+                                                                          console: Console) -> None:
+    await register(server)
+    page = console.page
+    await sign_in(console, server, await committee_token(server))
+    await console.tab("games")
+    form = page.locator("#game-form")
+    await form.locator("[name=home_team]").select_option("aiken")
+    warn = form.locator("[data-side=away] .kit-clash")
+    await expect(warn).to_be_hidden()                      # one team: nothing to clash with
+    await form.locator("[name=away_team]").select_option("palm")
+    await expect(warn).to_be_visible()
+    await expect(form.locator("[name=away_kit]")).to_be_checked()
+    # The away team is offered its colours the other way round, and that resolves it: said so.
+    await expect(form.locator("[name=away_kit_primary]")).to_have_value(RED_TOO["secondary"])
+    await expect(warn).to_have_attribute("data-resolved", "true")
+    await expect(warn).to_contain_text("Palm Beach wears the colours below in this game")
+    # Back to its own colours: the clash is named again, in the committee's language too.
+    await form.locator("[name=away_kit]").uncheck()
+    await expect(warn).to_have_attribute("data-resolved", "false")
+    await expect(warn).to_contain_text("Aiken Arena and Palm Beach wear the same colours")
+    await page.click("#lang")
+    await expect(warn).to_contain_text("Aiken Arena y Palm Beach usan los mismos colores")
+    await page.click("#lang")
+    await form.locator("[name=away_kit]").check()
+    await form.locator("[name=away_kit_primary]").evaluate(
+        "(i) => { i.value = '#f2c200'; i.dispatchEvent(new Event('input', {bubbles: true})); }")
+    await expect(warn).to_have_attribute("data-resolved", "true")
+    await form.locator("[name=game]").fill("kits-g1")
+    await shot_page(page, "kit-clash")
+    await page.click("#game-form [type=submit]")
+    await expect(form.locator(".form-msg.ok")).to_be_visible()
+
+    _, doc = await server.api("GET", "/api/games/kits-g1")
+    assert doc["roster"]["kits"] == {"away": {"primary": "#f2c200", "secondary": RED_TOO["secondary"]}}
+
+    context = await browser.new_context(**TABLET)
+    try:
+        board = await context.new_page()
+        await board.goto(f"{server.http}/scoreboard?game=kits-g1")
+        await expect(board.locator("body")).to_have_attribute("data-ready", "true")
+        bg = "(side) => getComputedStyle(document.getElementById(side)).getPropertyValue('--team-bg').trim()"
+        assert await board.evaluate(bg, "away") == "#f2c200"        # the kit this game chose
+        assert await board.evaluate(bg, "home") == RED["primary"]   # the home team's own
+    finally:
+        await context.close()
