@@ -6,6 +6,7 @@
 
 import { submit } from "./committee-api.js";
 import { S, bus, t, el, option, run, reload, formMessage, playerName, teamName, parseMmss } from "./committee-ui.js";
+import { fromLocal, officialsOf } from "./committee-order.js";
 
 const $ = (sel, root = document) => root.querySelector(sel);
 const SIDES = ["home", "away"];
@@ -156,6 +157,10 @@ async function schedule() {
     shootout_option: f.shootout_option.checked, periods: Number(f.periods.value || 4),
     period_ms: Number.isNaN(periodMs) ? f.period.value : periodMs, arena: f.arena.value.trim(), teams,
   };
+  // Its place in the order of play, when given: the start time and the officials by name.
+  const officials = officialsOf(form);
+  if (fromLocal(f.starts_at.value) !== null) body.starts_at = fromLocal(f.starts_at.value);
+  if (officials.umpires.length || officials.referee || officials.timekeeper) body.officials = officials;
   await run(form, async () => {
     for (const side of SIDES) {
       if (!teams[side].team) {

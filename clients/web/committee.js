@@ -1,7 +1,7 @@
 // The tournament committee's console: /committee[?lang=es]. Sign in by pasting a committee
 // token (kept in this browser's localStorage and sent only in the Authorization header); then
-// six sections, one per tab: the event and its rosters, the games, the handhelds' pairing,
-// the day live, the suspension ledger, and the exports. Each section is its own module
+// seven sections, one per tab: the event and its rosters, the games, the handhelds' pairing,
+// the order of play, the day live, the suspension ledger, and the exports. Each section is its own module
 // (committee-*.js); committee-ui.js holds what they share.
 
 import { api, restore, signIn, signOut, session, ApiError } from "./committee-api.js";
@@ -9,18 +9,19 @@ import { S, bus, t, setLang, reload, run, flash, errorText } from "./committee-u
 import * as eventSection from "./committee-event.js";
 import * as gamesSection from "./committee-games.js";
 import * as pairSection from "./committee-pair.js";
+import * as orderSection from "./committee-order.js";
 import * as daySection from "./committee-day.js";
 import * as ledgerSection from "./committee-ledger.js";
 import * as exportSection from "./committee-export.js";
 
 const $ = (sel) => document.querySelector(sel);
-const TABS = ["event", "games", "pair", "day", "ledger", "export"];
+const TABS = ["event", "games", "pair", "order", "day", "ledger", "export"];
 const REFRESH_MS = 15000;
 
 const params = new URLSearchParams(location.search);
 setLang(params.get("lang") || localStorage.getItem("arena.committee.lang") || navigator.language);
 
-for (const m of [eventSection, gamesSection, pairSection, daySection, ledgerSection, exportSection]) m.init();
+for (const m of [eventSection, gamesSection, pairSection, orderSection, daySection, ledgerSection, exportSection]) m.init();
 
 $("#lang").addEventListener("click", () => setLang(S.lang === "es" ? "en" : "es"));
 $("#signout").addEventListener("click", () => {

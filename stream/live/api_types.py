@@ -19,6 +19,7 @@ HTTP API (docs/protocol-http.md, OpenAPI at ``/openapi.json``):
     GET  /api/obligations?status=served      the ledger, or its history
     POST /api/games/preview            what a game would apply to its rosters (admin)
     POST /api/committee/increase       the committee increases a penalty    (admin)
+    POST /api/games/{game}/schedule    a game's start time and officials by name (admin)
     POST /api/committee/rescind        the committee rescinds an obligation (admin)
     POST /api/committee/decrease       the committee lowers the play time owed (admin)
     POST /api/admin/store/accept       take the history the store holds as the log (unscoped admin)
@@ -133,6 +134,7 @@ class GameSummary(msgspec.Struct, kw_only=True):
     score: Score
     seq: int
     roster: GameRoster          # who its displays name (the ``roster`` frame's document)
+    kind: str = "regular"       # the game's kind (R16): regular, consolation, ...
 
 
 class GameDocument(msgspec.Struct, kw_only=True):

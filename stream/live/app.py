@@ -137,7 +137,7 @@ async def games(request: web.Request) -> web.Response:
     hub = request.app[Service.KEY].hub
     return _send([api_types.GameSummary(game=gid, event=v.event, arena=v.arena, status=v.status,
                                         home=v.teams.home.team, away=v.teams.away.team, score=v.score,
-                                        seq=feed.seq, roster=hub.engine.roster(gid))
+                                        seq=feed.seq, roster=hub.engine.roster(gid), kind=v.kind)
                   for gid, feed in hub.feeds.items() if (v := feed.view) is not None])
 
 
@@ -318,6 +318,13 @@ async def preview_game(request: web.Request) -> web.Response:
     return _send(api_types.GamePreview(game=event.game, applies=taken))
 
 
+async def schedule_game(request: web.Request) -> web.Response:
+    """A game's place in the order of play: its start time and its officials, by name."""
+    _staff(request)
+    body = await _json_body(request)
+    return await _submit(request, "game.scheduled", {**body, "game": request.match_info["game"]})
+
+
 async def committee_increase(request: web.Request) -> web.Response:
     """The committee increases a penalty: logged with who and why (R6)."""
     _staff(request)
@@ -452,6 +459,7 @@ def build_app(config: Config, *, store: Store | None = None, secret: bytes | Non
         web.get("/api/players/{player}/obligations", player_obligations),
         web.get("/api/obligations", obligations),
         web.post("/api/games/preview", preview_game),
+        web.post("/api/games/{game}/schedule", schedule_game),
         web.post("/api/committee/increase", committee_increase),
         web.post("/api/committee/rescind", committee_rescind),
         web.post("/api/committee/decrease", committee_decrease),

@@ -273,16 +273,18 @@ class Feeds(dict[str, GameFeed]):
         self.on_notices(game, frames)
 
     def registered(self, e: ev.Event) -> None:
-        """A committed event of no game: if it registers a team or a player, or names the
-        tournament event of games set up before it, the viewers of every game whose roster
-        it changes get the new roster (this node's commits, and other nodes' through the
-        follower)."""
+        """A committed event of no game: if it registers a team or a player, names the
+        tournament event of games set up before it, or schedules a game, the viewers of every
+        game whose roster it changes get the new roster (this node's commits, and other
+        nodes' through the follower)."""
         if isinstance(e, ev.TeamRegistered):
             games = self._engine().rosters_of(e.team)
         elif isinstance(e, ev.PlayerRegistered):
             games = self._engine().rosters_of(e.player)
         elif isinstance(e, ev.EventSetup):
             games = self._engine().games_of_event(e.event)
+        elif isinstance(e, ev.GameScheduled):
+            games = [e.game]
         else:
             return
         for gid in games:
@@ -299,7 +301,7 @@ class Feeds(dict[str, GameFeed]):
     def _roster(self, game: str) -> Frames:
         r = self._engine().roster(game)
         return Frames.of(pr.RosterFrame(game=game, home=r.home, away=r.away, players=r.players,
-                                        event_name=r.event_name, kits=r.kits))
+                                        event_name=r.event_name, kits=r.kits, schedule=r.schedule))
 
     # ------------------------------------------------------------- viewers
 

@@ -331,6 +331,12 @@ def openapi() -> dict[str, Any]:
         "/api/committee/increase": {"post": _op(
             "committeeIncrease", "The committee increases a penalty (a `committee.increase` event)",
             "admin", _submit_responses(), admin=True, body="CommitteeIncreaseRequest")},
+        "/api/games/{game}/schedule": {"post": _op(
+            "scheduleGame", "Set a game's place in the order of play (a `game.scheduled` event)",
+            "admin", _submit_responses(), admin=True, body="GameScheduledRequest", params=["game"],
+            description="`starts_at` (Unix ms) and `officials` (`umpires`: up to two names, "
+                        "`referee`, `timekeeper`) replace the game's schedule whole; the game's "
+                        "viewers get a new `roster` frame with it. Refused `unknown_game`.")},
         "/api/committee/rescind": {"post": _op(
             "committeeRescind", "The committee rescinds an obligation (a `committee.rescind` event)",
             "admin", _submit_responses(), admin=True, body="CommitteeRescindRequest",

@@ -19,6 +19,7 @@ import msgspec
 from ..rules.events import Colors
 from ..rules.notices import Notice
 from ..rules.rosters import PlayerEntry, TeamEntry
+from ..rules.schedule import ScheduleEntry
 from ..rules.view import GameView
 
 
@@ -234,7 +235,8 @@ class RosterFrame(_Frame, tag="roster", kw_only=True, frozen=True):
     after a resume's catch-up, and whenever a registration changes it; it replaces the
     previous one whole. ``event_name``: what displays call the game's tournament event
     (null: its id, made readable). ``kits``: by side, the colours a team wears in this
-    game instead of its registered ones (a kit clash the set-up resolved)."""
+    game instead of its registered ones (a kit clash the set-up resolved). ``schedule``: its
+    place in the order of play, start time and officials by name (null: none given)."""
 
     game: str
     home: TeamEntry | None
@@ -242,6 +244,7 @@ class RosterFrame(_Frame, tag="roster", kw_only=True, frozen=True):
     players: dict[str, PlayerEntry]
     event_name: str | None = None
     kits: dict[str, Colors] = msgspec.field(default_factory=dict)
+    schedule: ScheduleEntry | None = None
 
 
 #: The ``roster`` frame (named apart from the log's ``events.Roster``, a team sheet).

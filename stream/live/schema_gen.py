@@ -38,6 +38,7 @@ REQUEST_BODIES = {
     "CommitteeDecrease": "CommitteeDecreaseRequest",
     "TeamRegistered": "TeamRegisteredRequest",
     "PlayerRegistered": "PlayerRegisteredRequest",
+    "GameScheduled": "GameScheduledRequest",
 }
 #: The routes that can mean an event only once make up its id from the path (``app._derived_id``).
 _DERIVED_ID = {
@@ -153,7 +154,8 @@ def generated() -> dict[str, Any]:
     # without `at` (the receive time is used), and with `id` optional.
     for src, name in REQUEST_BODIES.items():
         in_path = src in ("EventComplete", "TeamEliminated")  # the route names the event
-        drop = frozenset({"type", "at", *(["event"] if in_path else [])})
+        drop = frozenset({"type", "at", *(["event"] if in_path else []),
+                          *(["game"] if src == "GameScheduled" else [])})  # ... or the game
         note = _DERIVED_ID.get(src, "optional: without one the server makes up `api-<hex>`, so send "
                                     "your own to make a retry idempotent")
         comps[name] = _relaxed(comps[src], title=name, optional={"id"}, drop=drop, id_note=note)

@@ -49,6 +49,7 @@ from .book import Book, Derived
 from .face import Face
 from .records import CHECKPOINT_EVERY, EngineImage, GameRecord, Savepoint, refold
 from .rosters import PlayerEntry, Registry, TeamEntry
+from .schedule import ScheduleEntry, Schedules
 from .state import Game
 from .tournaments import Tournament, Tournaments
 from .view import GameView, diff, game_view
@@ -76,6 +77,7 @@ class EngineState(msgspec.Struct):
     ledger: dict[str, list[lg.Obligation]]
     teams: dict[str, list[TeamEntry]] = {}
     players: dict[str, list[PlayerEntry]] = {}
+    schedules: dict[str, list[ScheduleEntry]] = {}
 
 
 def _alert_key(n: nt.Alert) -> tuple[object, ...]:
@@ -88,6 +90,7 @@ class Engine(Face):
         self.tournaments = Tournaments()
         self.book = Book()               # the carry-over ledger
         self.registry = Registry()       # who the displays name (L2)
+        self.schedules = Schedules()     # the order of play: start times and officials by name
         # Every accepted event id -> the game it belongs to (None: not a game's).
         self.owner: dict[str, str | None] = {}
         self.voids: set[str] = set()     # ids of accepted voids
@@ -229,6 +232,7 @@ class Engine(Face):
             games={gid: game_view(r.game, r.now) for gid, r in self.games.items()},
             ledger={p: list(ledger[p]) for p in sorted(ledger) if ledger[p]},
             teams=self.registry.teams.by_id, players=self.registry.players.by_id,
+            schedules=self.schedules.by_game,
         )
 
     def preview_setup(self, e: ev.GameSetup) -> list[lg.Obligation]:
@@ -302,7 +306,8 @@ class Engine(Face):
                            sources=b.sources, voids=sorted(self.voids), voided=sorted(self.voided),
                            decisions=b.decisions, withdrawn=b.withdrawn, decreases=b.decreases,
                            teams=self.registry.teams.by_id,
-                           players=self.registry.players.by_id)
+                           players=self.registry.players.by_id,
+                           schedules=self.schedules.by_game)
 
     @classmethod
     def from_image(cls, image: EngineImage) -> Engine:
@@ -313,6 +318,7 @@ class Engine(Face):
         engine.book = Book(image.ledger, image.sources, image.decisions, image.withdrawn, image.decreases)
         engine.voids, engine.voided = set(image.voids), set(image.voided)
         engine.registry = Registry(image.teams, image.players)
+        engine.schedules = Schedules(image.schedules)
         engine.begun_by = max((r.game.began_at or 0 for r in engine.games.values()), default=0)
         return engine
 
@@ -498,7 +504,13 @@ class Engine(Face):
                 out.append(nt.Alert(cause=e.id, at=e.at, game=g.id, clause="A3", code="short_lineup",
                                     side=side, detail=f"{len(team.lineup)} starters"))
         self.games[e.game] = GameRecord(g, e.at, out)
+        self.schedules.set_up(e)
         return out
+
+    def _game_scheduled(self, e: ev.GameScheduled) -> list[nt.Notice]:
+        self._record(e.game)  # a game set up (``unknown_game``), ended or not
+        self.schedules.schedule(e)
+        return []
 
     def _event_setup(self, e: ev.EventSetup) -> list[nt.Notice]:
         self.tournaments.setup(e)
@@ -549,4 +561,5 @@ class Engine(Face):
         ev.CommitteeDecrease: lambda self, e: self.book.decrease(e),
         ev.TeamRegistered: _team_registered,
         ev.PlayerRegistered: lambda self, e: self.registry.register_player(e),
+        ev.GameScheduled: _game_scheduled,
     }

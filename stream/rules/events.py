@@ -159,6 +159,14 @@ class Teams(msgspec.Struct, frozen=True, kw_only=True):
     away: Roster
 
 
+class Officials(msgspec.Struct, frozen=True, kw_only=True, gc=False):
+    """Who officiates a game, by name: its two mounted umpires, the referee and the timekeeper."""
+
+    umpires: Annotated[list[DisplayName], msgspec.Meta(max_length=2)] = []
+    referee: DisplayName | None = None
+    timekeeper: DisplayName | None = None
+
+
 class GameSetup(GameEventBase, frozen=True, tag="game.setup", kw_only=True):
     event: Ident
     # Only for a game whose event was never set up: it must say it is a Club game.
@@ -179,6 +187,10 @@ class GameSetup(GameEventBase, frozen=True, tag="game.setup", kw_only=True):
     long_interval_ms: Annotated[int, msgspec.Meta(ge=0, le=3_600_000)] = 600_000
     # The arena (venue) the game is played in: device tokens can be scoped to one.
     arena: Label = ""
+    # The order of play: when the game is due to start (Unix ms), and who officiates it.
+    # ``game.scheduled`` changes both later.
+    starts_at: Millis | None = None
+    officials: Officials | None = None
 
 
 class ClockStart(GameEventBase, frozen=True, tag="clock.start", kw_only=True):
@@ -276,6 +288,16 @@ class Tick(GameEventBase, frozen=True, tag="tick", kw_only=True):
     changes no state."""
 
 
+class GameScheduled(EventBase, frozen=True, tag="game.scheduled", kw_only=True):
+    """A game's place in the order of play, as the committee sets it from this point of the
+    log on: when it is due to start and who officiates it, by name. Like a registration it
+    changes nothing in the game's state; each one replaces the one before, whole."""
+
+    game: Ident
+    starts_at: Millis | None = None
+    officials: Officials = Officials()
+
+
 class CommitteeIncrease(EventBase, frozen=True, tag="committee.increase", kw_only=True):
     """The Host Tournament Committee or the Association increases a penalty (R6:
     "This penalty may be increased"): more games of suspension, or a sit-out,
@@ -339,6 +361,7 @@ Event = Union[
     CommitteeIncrease,
     CommitteeRescind,
     CommitteeDecrease,
+    GameScheduled,
     Void,
 ]
 

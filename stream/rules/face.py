@@ -9,6 +9,7 @@ from . import ledger as lg
 from .book import Book
 from .records import GameRecord
 from .rosters import GameRoster, PlayerEntry, Registry, TeamEntry, involves, player_events, team_events
+from .schedule import Schedules
 from .tournaments import Tournament, Tournaments
 
 
@@ -17,6 +18,7 @@ class Face:
     tournaments: Tournaments
     book: Book
     registry: Registry
+    schedules: Schedules
     owner: dict[str, str | None]
     voided: set[str]
 
@@ -132,7 +134,7 @@ class Face:
     def roster(self, game: str) -> GameRoster:
         """What the game's displays name (``Refused`` ``unknown_game``)."""
         g = self._record(game).game
-        return self.registry.roster(g, self.tournaments.name_of(g.event))
+        return self.registry.roster(g, self.tournaments.name_of(g.event), self.schedules.current(game))
 
     def rosters_of(self, key: str) -> list[str]:
         """The games whose roster a registration of ``key`` (a team or player id) changes."""

@@ -22,6 +22,7 @@ from . import ledger as lg
 from . import notices as nt
 from .notices import Notice
 from .rosters import PlayerEntry, TeamEntry
+from .schedule import ScheduleEntry
 from .state import Game
 from .tournaments import Tournament
 
@@ -177,3 +178,4 @@ class EngineImage(msgspec.Struct, array_like=True, gc=False):
     players: dict[str, list[PlayerEntry]] = {}
     withdrawn: dict[str, str] = {}
     decreases: dict[str, lg.Decrease] = {}
+    schedules: dict[str, list[ScheduleEntry]] = {}

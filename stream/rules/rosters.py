@@ -38,6 +38,7 @@ import msgspec
 from ..errors import Refused
 from . import events as ev
 from .notices import Notice
+from .schedule import ScheduleEntry
 from .state import Game
 from .tournaments import Tournament
 
@@ -83,6 +84,8 @@ class GameRoster(msgspec.Struct, kw_only=True):
     # By side, the colours a team wears in this game instead of its registered ones
     # (the game's set-up chose them for a kit clash); a side not in it wears its own.
     kits: dict[str, ev.Colors] = msgspec.field(default_factory=dict)
+    # The game's place in the order of play: its start time and officials by name (None: none given).
+    schedule: ScheduleEntry | None = None
 
 
 E = TypeVar("E", TeamEntry, PlayerEntry)
@@ -163,14 +166,16 @@ class Registry:
 
     # ------------------------------------------------------------- reading
 
-    def roster(self, g: Game, event_name: str | None = None) -> GameRoster:
+    def roster(self, g: Game, event_name: str | None = None,
+               schedule: ScheduleEntry | None = None) -> GameRoster:
         # Every player of its team sheets (``g.players`` keeps sheet order).
         players = {pid: p for pid in g.players if (p := self.players.current(pid)) is not None}
         return GameRoster(game=g.id, home=self.teams.current(g.home.team),
                           away=self.teams.current(g.away.team), players=players,
                           event_name=event_name,
                           kits={side: t.kit for side, t in (("home", g.home), ("away", g.away))
-                                if t.kit is not None})
+                                if t.kit is not None},
+                          schedule=schedule)
 
 
 def involves(g: Game, key: str) -> bool:

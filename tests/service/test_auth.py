@@ -195,6 +195,7 @@ EVENTS: dict[str, dict[str, Any]] = {
     "committee.rescind": {"obligation": "nothing-owed", "by": "committee", "reason": "r"},  # ditto
     "committee.decrease": {"obligation": "nothing-owed", "owed_ms": 1000, "by": "committee",
                            "reason": "r"},
+    "game.scheduled": {"game": "g1", "starts_at": 1796148000000, "officials": {"umpires": ["M. Pérez"]}},
     "tick": {"game": "g1"},  # the service's own: no role may send it
     "team.registered": {"team": "g1-home", "name": "Aiken Arena", "short": "AIK",
                         "colors": {"primary": "#0B3D91", "secondary": "#FFD100"}, "event": "cup"},
@@ -203,7 +204,7 @@ EVENTS: dict[str, dict[str, Any]] = {
 #: The cells that, when allowed, are acked in that state (the others are refused by the rules).
 ACKED = {"event.setup", "event.complete", "team.eliminated", "game.setup", "clock.start", "clock.stop",
          "whistle", "goal", "horn", "game.end", "card", "arena.left", "substitution", "mount.removed", "void",
-         "team.registered", "player.registered"}
+         "team.registered", "player.registered", "game.scheduled"}
 #: A committee token runs ``cup``: it sets up its own event (here already set up: refused by
 #: the rules), never another (test_committee_scope.py has the scope itself).
 COMMITTEE = {"event.setup": {"event": "cup", "class": "club", "handicap": 8, "teams": ["t1", "t2"]}}

@@ -50,6 +50,7 @@ ALLOWED = [
     ("player.registered", {"player": "Z1", "team": "Z"}),
     ("game.setup", {"event": "cup", "game": "g9", "teams": {"home": {"team": "A"}, "away": {"team": "Z"}}}),
     ("committee.increase", {"origin_game": "g1"}),
+    ("game.scheduled", {"game": "g1"}),
     ("card", {"game": "g1"}),
     ("void", {"target": "nothing-yet", "game": "g1"}),
     ("clock.start", {"game": "g1"}),
@@ -69,6 +70,7 @@ REFUSED = [
     ("game.setup", {"event": "cup", "game": "g9", "teams": {"home": {"team": "A"}, "away": {"team": "C"}}}),
     ("event.setup", {"event": "cup", "teams": ["A", "D"]}),
     ("committee.increase", {"origin_game": "o1"}),
+    ("game.scheduled", {"game": "o1"}),     # another event's game: not rescheduled, nor re-officiated
     ("card", {"game": "o1"}),
     ("clock.start", {"game": "o1"}),
 ]

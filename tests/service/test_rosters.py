@@ -76,7 +76,7 @@ async def test_a_registration_reaches_a_watcher_as_a_roster_frame(server: Server
     first = await frames_until(viewer, "presence")
     assert [f["type"] for f in first] == ["snapshot", "roster", "presence"]
     assert first[1] == {"type": "roster", "game": "g1", "home": None, "away": None, "players": {},
-                        "event_name": None, "kits": {}}
+                        "event_name": None, "kits": {}, "schedule": None}
 
     status, ack = await server.api("POST", "/api/teams", {**AGUADA, "id": "reg-aguada"})
     assert status == 201 and ack["log_id"] == "admin/reg-aguada" and ack["game"] is None
