@@ -301,6 +301,7 @@ class Engine(Face):
                            tournaments=self.tournaments.by_id, owner=self.owner, ledger=b.ledger,
                            sources=b.sources, voids=sorted(self.voids), voided=sorted(self.voided),
                            decisions=b.decisions, withdrawn=b.withdrawn, decreases=b.decreases,
+                           rescinds=b.rescinds,
                            teams=self.registry.teams.by_id,
                            players=self.registry.players.by_id)
 
@@ -310,7 +311,8 @@ class Engine(Face):
         engine.games = {gid: GameRecord.from_image(g) for gid, g in image.games.items()}
         engine.tournaments = Tournaments(image.tournaments)
         engine.owner = image.owner
-        engine.book = Book(image.ledger, image.sources, image.decisions, image.withdrawn, image.decreases)
+        engine.book = Book(image.ledger, image.sources, image.decisions, image.withdrawn, image.decreases,
+                           image.rescinds)
         engine.voids, engine.voided = set(image.voids), set(image.voided)
         engine.registry = Registry(image.teams, image.players)
         engine.begun_by = max((r.game.began_at or 0 for r in engine.games.values()), default=0)
