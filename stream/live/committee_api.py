@@ -328,13 +328,19 @@ async def events(request: web.Request) -> web.Response:
     return _send(request.app[Service.KEY].hub.engine.tournaments_all())
 
 
-def event_games(request: web.Request) -> tuple[str, list[str]] | web.Response:
+def _event_games(request: web.Request) -> tuple[str, list[str]] | web.Response:
+    """The path's event and its games (in set-up order), for a token that may read it: an admin
+    or committee token (``staff``), a committee token's own event only (403 ``out_of_scope``);
+    404 ``unknown_event`` for an event never set up that no game names."""
+    claims = staff(request)
     hub = request.app[Service.KEY].hub
     event = request.match_info["event"]
     games = [g for g, feed in hub.feeds.items()
              if feed.view is not None and hub.engine.event_of(g) == event]
     if not games and hub.engine.tournament(event) is None:
         return _problem(404, "unknown_event", f"no event {event!r} has been set up, and no game names it")
+    if (refusal := event_refusal(claims, event)) is not None:
+        return refusal
     return event, games
 
 
@@ -342,14 +348,11 @@ async def event_reports_csv(request: web.Request) -> web.Response:
     """Every game report of the event as one CSV: the game's id first, then the columns of
     ``GET /games/{game}/report.csv``; the games in the order they were set up. A committee
     token: its own event's only."""
-    claims = staff(request)
     hub = request.app[Service.KEY].hub
-    found = event_games(request)
+    found = _event_games(request)
     if isinstance(found, web.Response):
         return found
     event, games = found
-    if (refusal := event_refusal(claims, event)) is not None:
-        return refusal
     buf = io.StringIO()
     out = report_csv.SafeWriter(buf)
     out.writerow(["game", *report_csv.ENTRY_COLUMNS])
@@ -362,28 +365,22 @@ async def event_reports_csv(request: web.Request) -> web.Response:
 async def event_log(request: web.Request) -> web.Response:
     """The event's records as JSON Lines, in log order (``event_records``). A committee token:
     its own event's only."""
-    claims = staff(request)
     hub = request.app[Service.KEY].hub
-    found = event_games(request)
+    found = _event_games(request)
     if isinstance(found, web.Response):
         return found
     event, _ = found
-    if (refusal := event_refusal(claims, event)) is not None:
-        return refusal
     body = _jsonl(event_records(hub.engine, await hub.store.records(), event))
     return web.Response(body=body, content_type="application/x-ndjson", headers={
         "Content-Disposition": f'attachment; filename="{filename(event)}.jsonl"'})
 
 
 async def _decisions(request: web.Request) -> list[api_types.CommitteeDecision] | web.Response:
-    claims = staff(request)
     hub = request.app[Service.KEY].hub
-    found = event_games(request)
+    found = _event_games(request)
     if isinstance(found, web.Response):
         return found
     event, _ = found
-    if (refusal := event_refusal(claims, event)) is not None:
-        return refusal
     return audit.of_records(hub.engine, event_records(hub.engine, await hub.store.records(), event))
 
 

@@ -459,23 +459,32 @@ async def test_the_day_view_shows_a_late_card_in_the_game_it_suspends_from(serve
             await dev.close()
 
 
-async def test_a_decrease_shows_who_why_and_that_it_goes_beyond_rule_14(server: Server,
-                                                                        console: Console) -> None:
-    """R6 grants an increase, not a decrease: the ledger's decrease dialog says so, and the
-    obligation decreased keeps, on its row, what it owed before, who decided and why."""
+async def game_one_ended(server: Server, card: dict[str, Any], *, before_end: bool = False) -> None:
+    """Event spring-cup (Club, handicap 8); game 1 played and ended; the umpire's ``card``
+    sent before the end (``before_end``) or after it (a post-game card)."""
     status, _ = await server.api("POST", "/api/events", {"event": EVENT, "class": "club", "handicap": 8,
                                                          "teams": []})
     assert status == 201
     await server.setup_game(G1, arena="main", event=EVENT)
-    tk = await server.device("timekeeper", G1, name="tk-dec")
-    ump = await server.device("umpire", G1, name="ump-dec")
+    tk = await server.device("timekeeper", G1, name="tk-1")
+    ump = await server.device("umpire", G1, name="ump-1")
     try:
         await tk.send({"type": "clock.start", "game": G1})
+        if before_end:
+            assert (await ump.send(card))["type"] == "ack"
         await tk.send({"type": "game.end", "game": G1})
-        await ump.send({"type": "postgame.card", "game": G1, "player": "h2", "level": "3y"})
+        if not before_end:
+            assert (await ump.send(card))["type"] == "ack"
     finally:
         await tk.close()
         await ump.close()
+
+
+async def test_a_decrease_shows_who_why_and_that_it_goes_beyond_rule_14(server: Server,
+                                                                        console: Console) -> None:
+    """R6 grants an increase, not a decrease: the ledger's decrease dialog says so, and the
+    obligation decreased keeps, on its row, what it owed before, who decided and why."""
+    await game_one_ended(server, {"type": "postgame.card", "game": G1, "player": "h2", "level": "3y"})
     page = console.page
     await page.goto(f"{server.http}/committee")
     await page.fill("#token-input", server.admin)
@@ -493,6 +502,7 @@ async def test_a_decrease_shows_who_why_and_that_it_goes_beyond_rule_14(server: 
     await expect(decided).to_contain_text("Decreased from 4:00 to 2:00 by")
     await expect(decided).to_contain_text("appeal upheld: one foul was not his (beyond Rule 14)")
     status, owed = await server.api("GET", "/api/players/h2/obligations")
+    assert status == 200
     (ob,) = owed["obligations"]
     assert (ob["owed_ms"], ob["decreased"]["from_ms"], ob["decreased"]["reason"]) == (
         120_000, 240_000, "appeal upheld: one foul was not his")
@@ -502,19 +512,8 @@ async def test_a_rescinded_suspension_stays_struck_through_with_who_when_and_why
                                                                                  console: Console) -> None:
     """A rescind leaves the suspension in the ledger, struck through, with who rescinded it,
     when and why, in English and in Spanish; and nothing is owed any more."""
-    status, _ = await server.api("POST", "/api/events", {"event": EVENT, "class": "club", "handicap": 8,
-                                                         "teams": []})
-    assert status == 201
-    await server.setup_game(G1, arena="main", event=EVENT)
-    tk = await server.device("timekeeper", G1, name="tk-res")
-    ump = await server.device("umpire", G1, name="ump-res")
-    try:
-        await tk.send({"type": "clock.start", "game": G1})
-        await ump.send({"type": "card", "game": G1, "player": "h2", "color": "red", "conduct": "striking"})
-        await tk.send({"type": "game.end", "game": G1})
-    finally:
-        await tk.close()
-        await ump.close()
+    await game_one_ended(server, {"type": "card", "game": G1, "player": "h2", "color": "red",
+                                  "conduct": "striking"}, before_end=True)
     page = console.page
     await page.goto(f"{server.http}/committee")
     await page.fill("#token-input", await committee_token(server))
@@ -537,6 +536,7 @@ async def test_a_rescinded_suspension_stays_struck_through_with_who_when_and_why
     await expect(decided).to_contain_text(": shown to the wrong player")
     await expect(row.locator("[data-act]")).to_have_count(0)        # nothing more to decide
     status, owed = await server.api("GET", "/api/players/h2/obligations")
+    assert status == 200
     (ob,) = owed["obligations"]
     assert ob["status"] == "rescinded" and ob["rescinded"]["by"] == "M. Pérez"
     when = await decided.locator("time").get_attribute("datetime")

@@ -12,23 +12,14 @@ import io
 import aiohttp
 
 from .conftest import Server
+from .test_ledger_api import _red_in_game_one as red_in_game_one
 
 BY = "Host Tournament Committee"
 
 
 async def _red_in_game_one(server: Server) -> str:
     """Event ``cup``; game g1: a2 (team g1-away) shown a red; g1 ends. The committee's token."""
-    status, _ = await server.api("POST", "/api/events", {
-        "id": "ev", "event": "cup", "class": "uspa", "handicap": 8, "teams": ["g1-home", "g1-away"]})
-    assert status == 201
-    await server.setup_game("g1")
-    tk = await server.device("timekeeper", "g1")
-    ump = await server.device("umpire", "g1")
-    await tk.send({"type": "clock.start", "game": "g1"})
-    await ump.send({"type": "card", "game": "g1", "player": "a2", "color": "red", "conduct": "striking"})
-    await ump.send({"type": "game.end", "game": "g1"})
-    await tk.close()
-    await ump.close()
+    await red_in_game_one(server)
     return server.token("committee", "htc-cup", event="cup", official=BY)
 
 
