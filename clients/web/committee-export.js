@@ -1,5 +1,5 @@
 // Section 6, export: each game's report (printable HTML, CSV: public links), the day's reports
-// in one CSV and the event's log as JSON Lines (these need the token: fetched with the header
+// in one CSV, the committee's decisions in one CSV and the event's log as JSON Lines (these need the token: fetched with the header
 // and saved as a file, so the token never appears in a link).
 
 import { download } from "./committee-api.js";
@@ -10,6 +10,7 @@ const $ = (sel, root = document) => root.querySelector(sel);
 export function init() {
   $("#export-csv").addEventListener("click", () => save(`/api/events/${encodeURIComponent(S.event)}/reports.csv`, `${S.event}-reports.csv`));
   $("#export-log").addEventListener("click", () => save(`/api/events/${encodeURIComponent(S.event)}/log`, `${S.event}.jsonl`));
+  $("#export-decisions").addEventListener("click", () => save(`/api/events/${encodeURIComponent(S.event)}/decisions.csv`, `${S.event}-decisions.csv`));
   bus.addEventListener("data", render);
   bus.addEventListener("lang", render);
 }
@@ -37,5 +38,5 @@ function render() {
         el("a", { href: `/games/${id}/report.json`, target: "_blank", "data-link": "report-json", text: "JSON" }), " · ",
         el("a", { href: `/api/games/${id}/log`, download: `${x.game}.jsonl`, "data-link": "game-log", text: t("ex_game_log") })));
   }));
-  for (const b of [$("#export-csv"), $("#export-log")]) b.disabled = !S.event;
+  for (const b of [$("#export-csv"), $("#export-log"), $("#export-decisions")]) b.disabled = !S.event;
 }

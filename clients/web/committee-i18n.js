@@ -73,7 +73,7 @@ export const DICT = {
     ld_decision: "Committee", ld_empty: "No one owes anything.", ld_no_sub: "no substitute for {time}",
     ld_rescind: "Rescind", ld_decrease: "Decrease", ld_rescind_title: "Rescind {player}'s {what} from {game}",
     ld_decrease_title: "Decrease {player}'s {what} from {game} (beyond Rule 14, which grants only an increase)",
-    ld_decreased_by: "Decreased from {from} by {by}: {reason} (beyond Rule 14)", ld_rescind_do: "Rescind it", ld_decrease_do: "Decrease it",
+    ld_decreased_by: "Decreased from {from} to {to} by {by} on {when}: {reason} (beyond Rule 14)", ld_rescind_do: "Rescind it", ld_decrease_do: "Decrease it",
     ld_rescinded: "Rescinded: no game will apply it.", ld_decreased: "Decreased.", ld_owed: "Play time owed (m:ss)",
     ld_reason: "Reason", ld_previews: "What each scheduled game will apply when it begins",
     ld_preview_none: "Nothing: every player starts free.", ld_begun: "This game has begun.",
@@ -89,6 +89,8 @@ export const DICT = {
     ex_title: "The day's files", ex_csv: "Every game's report (CSV)", ex_log: "The event's log (JSON Lines)",
     ex_reports: "Report", ex_html: "Printable", ex_game_log: "Log", ex_saved: "{name} saved ({kb} KB).",
     ex_print: "The HTML report prints on A4: use the browser's Print (or Save as PDF).",
+    ob_st_rescinded: "Rescinded", ld_rescinded_by: "Rescinded by {by} on {when}: {reason}",
+    ld_increased_by: "Increased by {by} on {when}: {reason}", ex_decisions: "The committee's decisions (CSV)",
   },
   es: {
     title: "Comité del torneo", lang: "English", loading: "Cargando…", connecting: "Conectando…",
@@ -161,7 +163,7 @@ export const DICT = {
     ld_decision: "Comité", ld_empty: "Nadie debe nada.", ld_no_sub: "sin sustituto durante {time}",
     ld_rescind: "Anular", ld_decrease: "Reducir", ld_rescind_title: "Anular {what} de {player} del partido {game}",
     ld_decrease_title: "Reducir {what} de {player} del partido {game} (fuera de la Regla 14, que solo prevé aumentarla)",
-    ld_decreased_by: "Reducida desde {from} por {by}: {reason} (fuera de la Regla 14)", ld_rescind_do: "Anularla", ld_decrease_do: "Reducirla",
+    ld_decreased_by: "Reducida de {from} a {to} por {by} el {when}: {reason} (fuera de la Regla 14)", ld_rescind_do: "Anularla", ld_decrease_do: "Reducirla",
     ld_rescinded: "Anulada: ningún partido la aplicará.", ld_decreased: "Reducida.", ld_owed: "Tiempo de juego debido (m:ss)",
     ld_reason: "Motivo", ld_previews: "Lo que cada partido programado aplicará al comenzar",
     ld_preview_none: "Nada: todos los jugadores empiezan libres.", ld_begun: "Este partido ya comenzó.",
@@ -177,6 +179,8 @@ export const DICT = {
     ex_title: "Los archivos de la jornada", ex_csv: "Informe de cada partido (CSV)", ex_log: "El registro del evento (JSON Lines)",
     ex_reports: "Informe", ex_html: "Para imprimir", ex_game_log: "Registro", ex_saved: "{name} guardado ({kb} KB).",
     ex_print: "El informe HTML se imprime en A4: use Imprimir del navegador (o Guardar como PDF).",
+    ob_st_rescinded: "Anulada", ld_rescinded_by: "Anulada por {by} el {when}: {reason}",
+    ld_increased_by: "Aumentada por {by} el {when}: {reason}", ex_decisions: "Las decisiones del comité (CSV)",
   },
 };
 

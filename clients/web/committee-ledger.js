@@ -1,7 +1,8 @@
 // Section 5, the suspension ledger: who owes what (a sit-out, a suspension, a yellow status),
 // from which game and clause, its status and the game that takes it; what each scheduled game
-// will apply when it begins; the committee's increase, decrease and rescind, each with who and
-// why; and the event's end (completed) or a team's (eliminated).
+// will apply when it begins; the committee's increase, decrease and rescind, each with who, when
+// and why (a rescinded obligation stays listed, struck through); and the event's end (completed)
+// or a team's (eliminated).
 
 import { api, submit } from "./committee-api.js";
 import { S, bus, t, el, option, run, reload, formMessage, playerName, teamName, mmss, parseMmss, errorText } from "./committee-ui.js";
@@ -50,23 +51,36 @@ function kindText(o) {
   return t(`ob_${o.kind}`);
 }
 
+/** One decision of the committee on a row: what, who, when (a <time>) and why. */
+function decided(kind, key, d, vars = {}) {
+  const when = new Date(d.at);
+  const [before, after] = t(key, { ...vars, by: d.by, reason: d.reason, when: "\u0000" }).split("\u0000");
+  return el("span", { class: `decided ${kind}`, "data-decided": kind, "data-cause": d.cause }, before,
+    el("time", { dateTime: when.toISOString(), text: when.toLocaleString(S.lang, { dateStyle: "short", timeStyle: "short" }) }),
+    after ?? "");
+}
+
 function draw() {
   const rows = obligations.filter(ofEvent);
   $("#ledger-empty").hidden = rows.length > 0;
   $("#ledger-table").hidden = !rows.length;
   $("#ledger-table tbody").replaceChildren(...rows.map((o) => {
     const open = o.status === "pending";
-    return el("tr", { "data-obligation": o.id, "data-player": o.player, "data-status": o.status },
+    // A rescinded obligation stays listed, struck through, with who rescinded it, when and why.
+    const gone = o.status === "rescinded";
+    return el("tr", { "data-obligation": o.id, "data-player": o.player, "data-status": o.status, class: gone ? "rescinded" : "" },
       el("td", {}, el("b", { text: playerName(o.player) }), el("br"), el("span", { class: "muted", text: teamName(o.team) })),
-      el("td", { "data-kind": o.kind, text: kindText(o) }),
+      el("td", { "data-kind": o.kind }, gone ? el("del", { text: kindText(o) }) : kindText(o)),
       el("td", {}, o.origin_game, el("span", { class: "clause", text: ` ${o.clause}` })),
       el("td", { class: `st st-${o.status}`, text: t(`ob_st_${o.status}`) }),
       el("td", { "data-applied": o.applied_in || "", text: o.applied_in || "—" }),
-      el("td", { class: "muted", "data-decided": o.decreased ? "decreased" : "" },
-        o.by ? `${o.by}: ${o.reason || ""}` : "",
-        // A decrease goes beyond Rule 14 (R6 grants only an increase): who, why, from what.
-        o.decreased ? el("span", { class: "decreased", text: t("ld_decreased_by", {
-          from: mmss(o.decreased.from_ms), by: o.decreased.by, reason: o.decreased.reason }) }) : ""),
+      el("td", { class: "muted decisions" },
+        o.increased ? decided("increased", "ld_increased_by", o.increased)
+          : o.by ? `${o.by}: ${o.reason || ""}` : "",
+        // A decrease goes beyond Rule 14 (R6 grants only an increase): who, when, why, from what.
+        o.decreased ? decided("decreased", "ld_decreased_by", o.decreased,
+          { from: mmss(o.decreased.from_ms), to: mmss(o.owed_ms) }) : "",
+        gone && o.rescinded ? decided("rescinded", "ld_rescinded_by", o.rescinded) : ""),
       el("td", { class: "actions" },
         open ? el("button", { type: "button", class: "small danger", "data-act": "rescind", text: t("ld_rescind"), onclick: () => openDecision(o, "rescind") }) : "",
         open && o.owed_ms > 0 ? el("button", { type: "button", class: "small", "data-act": "decrease", text: t("ld_decrease"), onclick: () => openDecision(o, "decrease") }) : ""));

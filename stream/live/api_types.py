@@ -51,6 +51,7 @@ from typing import Annotated, Literal
 
 import msgspec
 
+from ..rules import notices as nt
 from ..rules.ledger import Obligation
 from ..rules.rosters import GameRoster, PlayerEntry, TeamEntry
 from ..rules.tournaments import Tournament
@@ -173,6 +174,31 @@ class PlayerObligations(msgspec.Struct, kw_only=True):
     obligations: list[Obligation]
 
 
+class CommitteeDecision(msgspec.Struct, kw_only=True):
+    """One decision of a tournament committee (``GET /api/events/{event}/decisions``, and a
+    game report's ``decisions``): what it was, when, who took it and why, and what it changed."""
+
+    type: str                      # the event's type: committee.rescind, team.eliminated, ...
+    id: str                        # the event's id in the log
+    at: int                        # the event's ``at`` (ms)
+    by: str                        # who: a committee decision's own ``by``; else the official (or
+    #                                device) of the token that sent it
+    device: str = ""               # the token subject that sent it ("" in a game report)
+    official: str = ""             # the official that token names
+    reason: str | None = None      # why (a committee.rescind, .decrease or .increase)
+    event: str | None = None       # the tournament event it concerns
+    game: str | None = None        # the game: an obligation's origin game
+    team: str | None = None
+    player: str | None = None
+    obligation: str | None = None  # the obligation it rescinded or decreased
+    kind: str | None = None        # that obligation's kind
+    from_ms: int | None = None     # a decrease: the play time owed before ...
+    owed_ms: int | None = None     # ... and after
+    games: int | None = None       # an increase: the games of suspension it added ...
+    sit_out_ms: int | None = None  # ... and the sit-out
+    text: nt.Text                  # what it changed, in English and Spanish
+
+
 class GamePreview(msgspec.Struct, kw_only=True):
     """``POST /api/games/preview``: the obligations the game would apply to its
     rosters if it were set up now; ``GET /api/games/{game}/preview``: those a game
@@ -271,4 +297,5 @@ class RosterImported(msgspec.Struct, kw_only=True):
 SHAPES: tuple[type, ...] = (TokenRequest, TokenIssued, RevokeRequest, GameSummary, GameDocument, Problem,
                             Revoked, Health, Ready, PlayerObligations, GamePreview, StateDigest,
                             AcceptRequest, StoreAccepted, PairingRequest, Pairing, TokenInfo, Tournament,
-                            TeamDocument, PlayerDocument, LogoStored, InvalidCsv, RosterImported)
+                            TeamDocument, PlayerDocument, LogoStored, InvalidCsv, RosterImported,
+                            CommitteeDecision)

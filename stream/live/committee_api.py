@@ -11,9 +11,11 @@ device tokens of its games. Every route here takes an admin or a committee token
     GET  /api/events                    the tournament events
     GET  /api/events/{event}/reports.csv   every game report of the event, one CSV (a game column first)
     GET  /api/events/{event}/log        the event's records, JSON Lines
+    GET  /api/events/{event}/decisions  every committee decision of the event, oldest first (audit.py)
+    GET  /api/events/{event}/decisions.csv   the same, as CSV
 
 A committee token reads and changes its own event only (docs/security.md has the whole
-table): another event's preview, reports or log is 403 ``out_of_scope``, as is
+table): another event's preview, reports, log or decisions is 403 ``out_of_scope``, as is
 ``POST /api/games/preview`` of a game of another event or naming a team entered only in
 other events (``preview_refusal``, which ``app.preview_game`` asks first).
 
@@ -40,7 +42,7 @@ from aiohttp import web
 from ..errors import AuthError, Refused
 from ..rules.engine import Engine
 from ..store import Record
-from . import api_types, auth, report, report_csv
+from . import api_types, audit, auth, report, report_csv
 from .hub import now_ms
 from .service import Service
 
@@ -63,7 +65,7 @@ def _problem(status: int, code: str, detail: str,
     return _send(api_types.Problem(code=code, detail=detail, clause=clause), status)
 
 
-def _filename(name: str) -> str:
+def filename(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]", "_", name)
 
 
@@ -327,12 +329,18 @@ async def events(request: web.Request) -> web.Response:
 
 
 def _event_games(request: web.Request) -> tuple[str, list[str]] | web.Response:
+    """The path's event and its games (in set-up order), for a token that may read it: an admin
+    or committee token (``staff``), a committee token's own event only (403 ``out_of_scope``);
+    404 ``unknown_event`` for an event never set up that no game names."""
+    claims = staff(request)
     hub = request.app[Service.KEY].hub
     event = request.match_info["event"]
     games = [g for g, feed in hub.feeds.items()
              if feed.view is not None and hub.engine.event_of(g) == event]
     if not games and hub.engine.tournament(event) is None:
         return _problem(404, "unknown_event", f"no event {event!r} has been set up, and no game names it")
+    if (refusal := event_refusal(claims, event)) is not None:
+        return refusal
     return event, games
 
 
@@ -340,37 +348,64 @@ async def event_reports_csv(request: web.Request) -> web.Response:
     """Every game report of the event as one CSV: the game's id first, then the columns of
     ``GET /games/{game}/report.csv``; the games in the order they were set up. A committee
     token: its own event's only."""
-    claims = staff(request)
     hub = request.app[Service.KEY].hub
     found = _event_games(request)
     if isinstance(found, web.Response):
         return found
     event, games = found
-    if (refusal := event_refusal(claims, event)) is not None:
-        return refusal
     buf = io.StringIO()
     out = report_csv.SafeWriter(buf)
     out.writerow(["game", *report_csv.ENTRY_COLUMNS])
     for gid in games:
         out.writerows([gid, *row] for row in report_csv.rows(await report.build(hub, gid)))
     return web.Response(text=buf.getvalue(), content_type="text/csv", charset="utf-8", headers={
-        "Content-Disposition": f'attachment; filename="{_filename(event)}-reports.csv"'})
+        "Content-Disposition": f'attachment; filename="{filename(event)}-reports.csv"'})
 
 
 async def event_log(request: web.Request) -> web.Response:
     """The event's records as JSON Lines, in log order (``event_records``). A committee token:
     its own event's only."""
-    claims = staff(request)
     hub = request.app[Service.KEY].hub
     found = _event_games(request)
     if isinstance(found, web.Response):
         return found
     event, _ = found
-    if (refusal := event_refusal(claims, event)) is not None:
-        return refusal
     body = _jsonl(event_records(hub.engine, await hub.store.records(), event))
     return web.Response(body=body, content_type="application/x-ndjson", headers={
-        "Content-Disposition": f'attachment; filename="{_filename(event)}.jsonl"'})
+        "Content-Disposition": f'attachment; filename="{filename(event)}.jsonl"'})
+
+
+async def _decisions(request: web.Request) -> list[api_types.CommitteeDecision] | web.Response:
+    hub = request.app[Service.KEY].hub
+    found = _event_games(request)
+    if isinstance(found, web.Response):
+        return found
+    event, _ = found
+    return audit.of_records(hub.engine, event_records(hub.engine, await hub.store.records(), event))
+
+
+async def decisions(request: web.Request) -> web.Response:
+    """Every committee decision of the event, oldest first. A committee token: its own event's."""
+    rows = await _decisions(request)
+    if isinstance(rows, web.Response):
+        return rows
+    return _send(rows)
+
+
+async def decisions_csv(request: web.Request) -> web.Response:
+    """The same as CSV (``COLUMNS``), every cell neutralised as every CSV of the service is."""
+    rows = await _decisions(request)
+    if isinstance(rows, web.Response):
+        return rows
+    buf = io.StringIO()
+    out = report_csv.SafeWriter(buf)
+    out.writerow(audit.COLUMNS)
+    for d in rows:
+        doc = msgspec.structs.asdict(d)
+        out.writerow([*("" if doc[c] is None else doc[c] for c in audit.COLUMNS[:-2]), d.text.en, d.text.es])
+    event = request.match_info["event"]
+    return web.Response(text=buf.getvalue(), content_type="text/csv", charset="utf-8", headers={
+        "Content-Disposition": f'attachment; filename="{filename(event)}-decisions.csv"'})
 
 
 def add_routes(app: web.Application) -> None:
@@ -382,4 +417,6 @@ def add_routes(app: web.Application) -> None:
         web.get("/api/events", events),
         web.get("/api/events/{event}/reports.csv", event_reports_csv),
         web.get("/api/events/{event}/log", event_log),
+        web.get("/api/events/{event}/decisions", decisions),
+        web.get("/api/events/{event}/decisions.csv", decisions_csv),
     ])

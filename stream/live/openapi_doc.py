@@ -266,6 +266,24 @@ def openapi() -> dict[str, Any]:
                 "403": _scoped("`out_of_scope`: a committee token asking for another event's reports"),
                 "404": _json("Problem", "`unknown_event`: never set up, and no game names it")}),
             admin=True, params=["event"])},
+        "/api/events/{event}/decisions": {"get": _op(
+            "eventDecisions", "Every decision of a tournament event's committee, oldest first", "admin",
+            _admin_responses(**{
+                "200": _list("CommitteeDecision", "its set-up, completion, eliminations, roster changes and "
+                                                  "the committee's increases, rescinds and decreases, each "
+                                                  "with who (`by`), when (`at`), why and what it changed"),
+                "403": _scoped("`out_of_scope`: a committee token asking for another event's decisions"),
+                "404": _json("Problem", "`unknown_event`: never set up, and no game names it")}),
+            admin=True, params=["event"])},
+        "/api/events/{event}/decisions.csv": {"get": _op(
+            "eventDecisionsCsv", "The same decisions, as CSV", "admin",
+            _admin_responses(**{
+                "200": {"description": "one row per decision, the fields of `CommitteeDecision` with "
+                                       "`text_en` and `text_es` (a download)",
+                        "content": {"text/csv": {"schema": {"type": "string"}}}},
+                "403": _scoped("`out_of_scope`: a committee token asking for another event's decisions"),
+                "404": _json("Problem", "`unknown_event`: never set up, and no game names it")}),
+            admin=True, params=["event"])},
         "/api/events/{event}/log": {"get": _op(
             "eventLog", "A tournament event's records as JSON Lines", "log",
             _admin_responses(**{

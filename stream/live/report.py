@@ -1,7 +1,7 @@
 """The game report: every card (to players and to team officials), penalty, box
 trip, release and alert of one game, each with its clause, the obligations the
-game created for later games, and a timeline of play time, as HTML (printable),
-JSON and CSV.
+game created for later games (rescinded ones too, marked) and the committee's
+decisions about them, and a timeline of play time, as HTML (printable), JSON and CSV.
 
 It is a function of the log. The game's records are read from the store and
 decoded; the events the rules still hold (not voids, not voided targets) are
@@ -31,7 +31,6 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections.abc import Sequence
-from datetime import UTC, datetime
 from typing import Any
 
 import msgspec
@@ -44,6 +43,8 @@ from ..rules.ledger import Obligation
 from ..rules.rosters import GameRoster
 from ..rules.text import mmss, render
 from ..rules.view import CarriedView, GameView, PostgameView
+from . import audit
+from .api_types import CommitteeDecision
 from .hub import SYSTEM, Hub, now_ms
 
 # ------------------------------------------------------------------ the document
@@ -137,10 +138,13 @@ class Report(msgspec.Struct, kw_only=True):
     goals: list[Entry]
     alerts: list[Entry]      # where the record and the rules disagreed, and what the officials were told
     entries: list[Entry]     # every notice worth a line, in time order (cards, box, goals, ...)
-    obligations: list[Obligation]   # created by this game, as the ledger holds them now
+    obligations: list[Obligation]   # created by this game, as the ledger holds them now (rescinded too)
     carried: list[CarriedView]      # obligations from earlier games this game served
     postgame: list[PostgameView]
     roster: GameRoster | None = None  # the names, numbers and colours registered now
+    # The committee's decisions about the obligations this game created: rescinds, decreases
+    # and increases, oldest first, with who, when and why (``audit.of_obligations``).
+    decisions: list[CommitteeDecision] = []
 
 
 #: Notices that are not lines of the report (they show elsewhere, or say nothing new).
@@ -254,11 +258,6 @@ def citation(clause: str) -> str:
     return cite(clause) if clause in CLAUSES else clause
 
 
-def iso(ms: int) -> str:
-    """Wall time in ms as ISO 8601, UTC, to the millisecond: ``2024-05-01T14:03:07.250Z``."""
-    return datetime.fromtimestamp(ms / 1000, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
 async def build(hub: Hub, game: str) -> Report:
     """Fold ``game``'s log again and collect its report. ``KeyError`` if there is no such game."""
     feed = hub.feeds[game]
@@ -344,6 +343,7 @@ async def build(hub: Hub, game: str) -> Report:
     trips = _box_trips(entries)
     for trip in trips:
         _named(roster, trip)
+    obligations = sorted(hub.engine.all_obligations(origin_game=game), key=lambda o: (o.order, o.player))
 
     return Report(
         game=game, event=final.event, arena=final.arena, kind=final.kind, handicap=final.handicap,
@@ -363,10 +363,11 @@ async def build(hub: Hub, game: str) -> Report:
         goals=[x for x in entries if x.kind == "goal.scored"],
         alerts=[x for x in entries if x.kind == "alert"],
         entries=entries,
-        obligations=sorted(hub.engine.all_obligations(origin_game=game), key=lambda o: (o.order, o.player)),
+        obligations=obligations,
         carried=list(final.carried),
         postgame=list(final.postgame),
         roster=roster,
+        decisions=audit.of_obligations(hub.engine, obligations),
     )
 
 

@@ -1,5 +1,6 @@
 """The game report as CSV (``GET /games/{game}/report.csv``): one row per entry of
-the report (``report.build``), then one per obligation the game created. Ids stay in
+the report (``report.build``), then one per obligation the game created (rescinded ones
+too), then one per committee decision about those. Ids stay in
 ``player`` and ``team``; ``player_name``, ``number`` and ``team_name`` are what the
 roster registers (empty when nothing is).
 
@@ -17,7 +18,9 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from ..rules.text import mmss
-from .report import Report, citation, iso
+from . import audit
+from .report import Report, citation
+from .wallclock import iso
 
 ENTRY_COLUMNS = ["kind", "seq", "at", "period", "clock", "play", "player", "player_name", "number", "side",
                  "team", "team_name", "detail", "clause", "citation", "official", "voided", "cause",
@@ -53,7 +56,9 @@ def _opt(value: object) -> str:
 
 def to_csv(report: Report) -> str:
     """One row per entry (cards, penalties, box trips, releases, goals, ...), then one per obligation
-    created by the game (``kind`` ``obligation``, ``detail`` its kind and status)."""
+    created by the game (``kind`` ``obligation``, ``detail`` its kind and status, ``official`` who
+    decided on it and ``text_en``/``text_es`` what: "Rescinded by … at …: why"), then one per
+    committee decision about them (``kind`` its type: ``committee.rescind``, …; ``cause`` its id)."""
     buf = io.StringIO()
     w = SafeWriter(buf)
     w.writerow(ENTRY_COLUMNS)
@@ -75,6 +80,16 @@ def rows(report: Report) -> Iterator[list[object]]:
         where = f" · in {o.applied_in}" if o.applied_in else ""
         detail = f"{o.kind} {mmss(o.owed_ms)} · {o.status}{where}"
         p = roster.players.get(o.player) if roster is not None else None
+        decided = audit.note(o)
+        by = o.rescinded.by if o.rescinded else o.decreased.by if o.decreased else o.by or ""
         yield ["obligation", "", "", "", "", "", o.player, p.name if p else "",
                _opt(p.number if p else None), "", o.team, teams.get(o.team, ""), detail, o.clause,
-               citation(o.clause), o.by or "", "", o.cause, o.reason or "", ""]
+               citation(o.clause), by, "", o.cause, decided.en if decided else o.reason or "",
+               decided.es if decided else ""]
+    for d in report.decisions:
+        p = roster.players.get(d.player) if roster is not None and d.player else None
+        change = f"{mmss(d.from_ms)} → {mmss(d.owed_ms or 0)}" if d.from_ms is not None else ""
+        detail = " · ".join(x for x in (d.kind or "", change, d.obligation or "") if x)
+        yield [d.type, "", iso(d.at), "", "", "", d.player or "", p.name if p else "",
+               _opt(p.number if p else None), "", d.team or "", teams.get(d.team or "", ""), detail, "", "",
+               d.by, "", d.id, d.text.en, d.text.es]

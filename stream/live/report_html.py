@@ -12,7 +12,9 @@ from collections.abc import Iterable, Sequence
 
 from ..rules.ledger import Obligation
 from ..rules.text import mmss
-from .report import BoxTrip, Entry, Moment, Report, TeamSheet, citation, iso, stoppage, who
+from . import audit
+from .report import BoxTrip, Entry, Moment, Report, TeamSheet, citation, stoppage, who
+from .wallclock import iso
 
 _HOME, _AWAY = "#1d64c8", "#d9730d"
 _YELLOW, _RED, _GREEN = "#f0c000", "#d32f2f", "#2e9d57"
@@ -247,6 +249,8 @@ th { text-align: left; font-size: .78em; letter-spacing: .08em; text-transform: 
 td { border-bottom: 1px solid var(--line); padding: 6px 8px 6px 0; vertical-align: top; }
 tr { break-inside: avoid; }
 tr.voided td { color: var(--muted); text-decoration: line-through; }
+tr.rescinded td { color: var(--muted); }
+.decided { font-weight: 600; }
 .when { display: block; font-weight: 700; white-space: nowrap; }
 .play { display: block; font-size: .86em; color: var(--muted); white-space: nowrap; }
 .side { font-weight: 700; }
@@ -301,9 +305,18 @@ def _ob_clause(o: Obligation) -> str:
 
 
 def _ob_source(o: Obligation) -> str:
-    if o.by:
-        return f"committee: {o.by}" + (f" — {o.reason}" if o.reason else "")
-    return o.cause
+    """Where it came from, and what the committee decided about it (EN, then ES beneath)."""
+    decided = audit.note(o)
+    source = _e(o.cause if o.increased or not o.by else f"committee: {o.by}" + (f" — {o.reason}" if o.reason
+                                                                                else ""))
+    if decided is None:
+        return source
+    return f'{source}<div class="decided">{_e(decided.en)}</div><div class="text">{_e(decided.es)}</div>'
+
+
+def _ob_what(o: Obligation) -> str:
+    what = f"{_e(o.kind.replace('_', ' '))}{' ' + mmss(o.owed_ms) + ' of play' if o.owed_ms else ''}"
+    return f"<del>{what}</del>" if o.status == "rescinded" else what
 
 
 def _card_icon(x: Entry) -> str:
@@ -359,13 +372,19 @@ def to_html(report: Report) -> str:
         "No alerts: the record and the rules agreed throughout.")
     obligations = _table(
         ["Player", "Team", "Obligation", "Clause", "Status", "Served in", "From"],
-        (f'<tr><td>{_player(r, o.player)}</td><td>{_e(_team_name(r, o.team))}</td>'
-         f"<td>{_e(o.kind.replace('_', ' '))}{' ' + mmss(o.owed_ms) + ' of play' if o.owed_ms else ''}"
-         f'<div class="text">{_e(o.id)}</div></td>'
+        (f'<tr class="{_e(o.status)}" data-obligation="{_e(o.id)}"><td>{_player(r, o.player)}</td>'
+         f"<td>{_e(_team_name(r, o.team))}</td>"
+         f'<td>{_ob_what(o)}<div class="text">{_e(o.id)}</div></td>'
          f"<td>{_ob_clause(o)}</td><td>{_e(o.status)}</td><td>{_e(o.applied_in or '—')}</td>"
-         f"<td>{_e(_ob_source(o))}</td></tr>"
+         f"<td>{_ob_source(o)}</td></tr>"
          for o in r.obligations),
         "This game created no obligations for later games.")
+    decisions = _table(
+        ["When", "Decision", "Player", "By", "What it changed"],
+        (f'<tr data-decision="{_e(d.id)}"><td>{_e(iso(d.at))}</td><td><b>{_e(d.type)}</b></td>'
+         f"<td>{_player(r, d.player, '—')}</td><td>{_e(d.by)}</td>"
+         f'<td>{_e(d.text.en)}<div class="text">{_e(d.text.es)}</div></td></tr>' for d in r.decisions),
+        "The committee has decided nothing about this game's obligations.")
     carried = _table(
         ["Player", "Obligation", "Clause", "From game"],
         (f"<tr><td>{_player(r, c.player)}</td><td>{_e(c.kind.replace('_', ' '))} {mmss(c.owed_ms)}</td>"
@@ -403,6 +422,7 @@ def to_html(report: Report) -> str:
         f"<h2>Goals</h2>{goals}"
         f"<h2>Alerts <small>({len(r.alerts)})</small></h2>{alerts}"
         f"<h2>Obligations created by this game <small>— the ledger now</small></h2>{obligations}"
+        f"<h2>The committee's decisions <small>({len(r.decisions)})</small></h2>{decisions}"
         f"<h2>Carried into this game</h2>{carried}"
         f'<p class="links">Also as <a href="/games/{g}/report.json">JSON</a> · '
         f'<a href="/games/{g}/report.csv">CSV</a> · <a href="/api/games/{g}/log">the log</a> · '

@@ -19,10 +19,16 @@ from . import notices as nt
 from .clock import play_at
 from .state import Game
 
-#: A committee's decision on one obligation: ("rescind", 0) or ("decrease", owed_ms).
+#: A committee's decision on one obligation: ("decrease", owed_ms), or ("rescind", owed_ms as it
+#: stood then); who, when and why are in ``Book.decreases`` and ``Book.rescinds``.
 Decision = tuple[str, int]
 #: What a game's end implies (new) against what the ledger had from it (old).
 Derived = tuple[list[lg.Obligation], list[lg.Obligation]]
+
+
+def _closed(o: lg.Obligation) -> bool:
+    """A game has begun serving it: it is part of that game's record (R16)."""
+    return o.status in ("serving", "served")
 
 
 def _notice(cls: Any, o: lg.Obligation, cause: str, at: int, game: str, clause: str | None = None,
@@ -36,7 +42,8 @@ class Book:
                  sources: dict[str, int] | None = None,
                  decisions: dict[str, Decision] | None = None,
                  withdrawn: dict[str, str] | None = None,
-                 decreases: dict[str, lg.Decrease] | None = None) -> None:
+                 decreases: dict[str, lg.Decrease] | None = None,
+                 rescinds: dict[str, lg.Decision] | None = None) -> None:
         self.ledger: dict[str, list[lg.Obligation]] = {} if ledger is None else ledger  # player -> in order
         # A game (when it first ended) or an increase -> its turn: the serving order across games.
         self.sources: dict[str, int] = {} if sources is None else sources
@@ -44,10 +51,14 @@ class Book:
         # obligations again (after a correction) keeps it too.
         self.decisions: dict[str, Decision] = {} if decisions is None else decisions
         # A rescinded obligation's id -> the tournament event of its origin game: who may
-        # read its rescind (a committee runs one event), once it is gone from the ledger.
+        # read its rescind (a committee runs one event), even once a correction of its
+        # origin game has taken it out of the ledger.
         self.withdrawn: dict[str, str] = {} if withdrawn is None else withdrawn
-        # A decreased obligation's id -> who decreased it, why, and from what.
+        # A decreased obligation's id -> who decreased it, when, why, and from what.
         self.decreases: dict[str, lg.Decrease] = {} if decreases is None else decreases
+        # A rescinded obligation's id -> who rescinded it, when and why. A rescinded
+        # obligation stays in the ledger (status ``rescinded``): no game takes it.
+        self.rescinds: dict[str, lg.Decision] = {} if rescinds is None else rescinds
         # Team -> the players who have owed it something: where a game looks for what its
         # teams' unlisted players owe (R13). Derived from the ledger.
         self.by_team: dict[str, set[str]] = {}
@@ -73,6 +84,10 @@ class Book:
         for obs in self.ledger.values():
             for o in obs:
                 if o.id == oid:
+                    if o.rescinded is not None:
+                        r = o.rescinded
+                        raise Refused("unknown_obligation", f"obligation {oid!r} was rescinded by {r.by} "
+                                      f"({r.reason}): nothing is owed", "R16")
                     return o
         raise Refused("unknown_obligation", f"no obligation {oid!r} is owed", "R16")
 
@@ -112,17 +127,20 @@ class Book:
 
     # ----------------------------------------------------- a game ends with them
 
-    def _decided(self, o: lg.Obligation) -> lg.Obligation | None:
-        """``o`` as the committee's decisions leave it (None: rescinded)."""
+    def _decided(self, o: lg.Obligation) -> lg.Obligation:
+        """``o`` as the committee's decisions leave it: decreased, rescinded (kept, marked)."""
         d = self.decisions.get(o.id)
         if d is None:
             return o
-        if d[0] == "rescind":
-            return None
-        o.owed_ms = d[1]
-        o.decreased = self.decreases.get(o.id)
-        if o.kind == "sit_out":
-            o.severity = d[1]
+        dec = self.decreases.get(o.id)
+        if dec is not None:
+            o.decreased = dec
+            o.owed_ms = d[1]
+            if o.kind == "sit_out":
+                o.severity = d[1]
+        r = self.rescinds.get(o.id)
+        if r is not None:
+            o.status, o.rescinded = "rescinded", r
         return o
 
     def check(self, g: Game, any_team: dict[str, bool], event_class: str, at: int) -> Derived:
@@ -134,13 +152,13 @@ class Book:
         if g.status == "ended":
             play_end = play_at(g.clock, g.period_ms, g.ended_at or at)
             derived = lg.derive(g, g.ended_by or g.id, play_end, event_class, any_team)
-            new = [o for o in map(self._decided, derived) if o is not None]
+            new = [self._decided(o) for o in derived]
             turn = self.sources.setdefault(g.id, len(self.sources))
             for i, o in enumerate(new):
                 o.order = turn * 1000 + i
         fresh = {o.id: o for o in new}
         for o in old:
-            if o.status != "pending":
+            if _closed(o):
                 n = fresh.get(o.id)
                 if n is None or (n.kind, n.owed_ms) != (o.kind, o.owed_ms):
                     raise Refused("record_closed", f"game {o.applied_in!r} has already begun serving "
@@ -152,20 +170,20 @@ class Book:
         """Keep what ``check`` found; and what ``g`` serves is served once it has ended."""
         new, old = derived
         out: list[nt.Notice] = []
-        kept = {o.id for o in old if o.status != "pending"}
+        kept = {o.id for o in old if _closed(o)}
         new_ids = {o.id for o in new}
         old_ids = {o.id for o in old}
         for o in old:
-            if o.status == "pending":
+            if not _closed(o):
                 self.ledger[o.player].remove(o)
-                if o.id not in new_ids:
+                if o.id not in new_ids and o.status == "pending":  # (a rescinded one was withdrawn then)
                     out.append(_notice(nt.ObligationWithdrawn, o, o.cause, at, g.id))
         for o in new:
             if o.id not in kept:
                 self.by_team.setdefault(o.team, set()).add(o.player)
                 self.ledger.setdefault(o.player, []).append(o)
                 self.ledger[o.player].sort(key=lambda x: x.order)
-                if o.id not in old_ids:
+                if o.id not in old_ids and o.status == "pending":
                     out.append(_notice(nt.ObligationCreated, o, o.cause, at, g.id))
         for c in g.carried:
             for o in self.ledger.get(c.player, ()):
@@ -189,7 +207,8 @@ class Book:
         base: dict[str, Any] = dict(
             player=p.id, origin_game=g.id, origin_event=g.event, origin_class=event_class,
             handicap=g.handicap, team=g.team(p.side).team, any_team=any_team[p.side], postgame=True,
-            by=e.by, reason=e.reason, cause=e.id, clause="R6")
+            by=e.by, reason=e.reason, cause=e.id, clause="R6",
+            increased=lg.Decision(by=e.by, reason=e.reason, cause=e.id, at=e.at))
         turn = self.sources.setdefault(e.id, len(self.sources)) * 1000
         added = [lg.Obligation(id=f"{e.id}:{p.id}:suspension:{n}", kind="suspension", owed_ms=0,
                                severity=lg.FULL, order=turn + n, **base)
@@ -210,10 +229,13 @@ class Book:
         return o
 
     def rescind(self, e: ev.CommitteeRescind) -> list[nt.Notice]:
+        """The obligation stays in the ledger, marked ``rescinded`` with who, when and why:
+        no game takes it, and a correction of its origin game keeps it rescinded."""
         o = self._pending(e.obligation)
-        self.ledger[o.player].remove(o)
-        self.decisions[o.id] = ("rescind", 0)
+        self.decisions[o.id] = ("rescind", o.owed_ms) if o.decreased is None else self.decisions[o.id]
+        self.rescinds[o.id] = lg.Decision(by=e.by, reason=e.reason, cause=e.id, at=e.at)
         self.withdrawn[o.id] = o.origin_event
+        self._decided(o)
         return [_notice(nt.ObligationWithdrawn, o, e.id, e.at, o.origin_game)]
 
     def decrease(self, e: ev.CommitteeDecrease) -> list[nt.Notice]:
@@ -225,7 +247,7 @@ class Book:
             raise Refused("not_a_decrease", f"{o.id!r} owes {o.owed_ms} ms of play: a decrease "
                           "owes less (a sit-out, more than none)", "R6")
         self.decisions[o.id] = ("decrease", e.owed_ms)
-        self.decreases[o.id] = lg.Decrease(by=e.by, reason=e.reason, cause=e.id, from_ms=o.owed_ms)
+        self.decreases[o.id] = lg.Decrease(by=e.by, reason=e.reason, cause=e.id, at=e.at, from_ms=o.owed_ms)
         self._decided(o)
         return [_notice(nt.ObligationUpdated, o, e.id, e.at, o.origin_game, any_team=o.any_team,
                         by=e.by, reason=e.reason)]

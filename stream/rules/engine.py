@@ -305,6 +305,7 @@ class Engine(Face):
                            tournaments=self.tournaments.by_id, owner=self.owner, ledger=b.ledger,
                            sources=b.sources, voids=sorted(self.voids), voided=sorted(self.voided),
                            decisions=b.decisions, withdrawn=b.withdrawn, decreases=b.decreases,
+                           rescinds=b.rescinds,
                            teams=self.registry.teams.by_id,
                            players=self.registry.players.by_id,
                            schedules=self.schedules.by_game)
@@ -315,7 +316,8 @@ class Engine(Face):
         engine.games = {gid: GameRecord.from_image(g) for gid, g in image.games.items()}
         engine.tournaments = Tournaments(image.tournaments)
         engine.owner = image.owner
-        engine.book = Book(image.ledger, image.sources, image.decisions, image.withdrawn, image.decreases)
+        engine.book = Book(image.ledger, image.sources, image.decisions, image.withdrawn, image.decreases,
+                           image.rescinds)
         engine.voids, engine.voided = set(image.voids), set(image.voided)
         engine.registry = Registry(image.teams, image.players)
         engine.schedules = Schedules(image.schedules)

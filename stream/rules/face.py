@@ -80,10 +80,14 @@ class Face:
     def tournaments_all(self) -> list[Tournament]:
         return [self.tournaments.by_id[k] for k in sorted(self.tournaments.by_id)]
 
+    def obligation(self, oid: str) -> lg.Obligation | None:
+        """The obligation of the ledger with this id, rescinded ones included."""
+        return next((o for os in self.book.ledger.values() for o in os if o.id == oid), None)
+
     def obligation_event(self, oid: str) -> str | None:
-        """The tournament event of an obligation's origin game, rescinded ones included;
-        None if there is no such obligation."""
-        o = next((o for os in self.book.ledger.values() for o in os if o.id == oid), None)
+        """The tournament event of an obligation's origin game, rescinded ones included (even
+        once a correction has taken a rescinded one out); None if there is no such obligation."""
+        o = self.obligation(oid)
         return self.book.withdrawn.get(oid) if o is None else o.origin_event
 
     # ------------------------------------------------------------ rosters (L2)

@@ -56,14 +56,21 @@ POSTGAME = {"2y": ("sit_out", 120_000, 120_000), "3y": ("sit_out", 240_000, 240_
             "red": ("suspension", 240_000, 2 * FULL)}
 
 
-class Decrease(msgspec.Struct, frozen=True, kw_only=True):
-    """A committee's decrease of an obligation: who, why, by which event, and what it owed
-    before. Rule 14 grants an increase (R6) and no decrease; a decrease is a committee
-    correction beyond the rule, so it always carries its reason."""
+class Decision(msgspec.Struct, frozen=True, kw_only=True):
+    """A committee's decision on an obligation, as the ledger keeps it: who (as the
+    decision names them), why, by which event, and when (the event's ``at``)."""
 
     by: str
     reason: str
-    cause: str          # the committee.decrease event
+    cause: str          # the committee.rescind, committee.decrease or committee.increase event
+    at: int = 0         # the decision's ``at`` (ms)
+
+
+class Decrease(Decision, frozen=True, kw_only=True):
+    """A committee's decrease of an obligation, and what it owed before. Rule 14 grants an
+    increase (R6) and no decrease; a decrease is a committee correction beyond the rule,
+    so it always carries its reason."""
+
     from_ms: int        # the play time owed before it
 
 
@@ -83,11 +90,14 @@ class Obligation(msgspec.Struct, kw_only=True):
     postgame: bool
     severity: int                  # the sequence rule: higher is served first
     order: int = 0                 # serving order: when its source arose, then the sequence rule
-    status: Literal["pending", "serving", "served"] = "pending"
+    # rescinded: by the committee before any game took it; never applied, kept with who and why
+    status: Literal["pending", "serving", "served", "rescinded"] = "pending"
     applied_in: str | None = None  # the game it was (or is being) served in
     by: str | None = None          # a committee increase: who ...
     reason: str | None = None      # ... and why
     decreased: Decrease | None = None  # the committee's decrease (beyond Rule 14), with its reason
+    rescinded: Decision | None = None  # the committee's rescind (status ``rescinded``)
+    increased: Decision | None = None  # a committee increase's who, why and when
 
 
 class GameInfo(msgspec.Struct, frozen=True):

@@ -178,4 +178,5 @@ class EngineImage(msgspec.Struct, array_like=True, gc=False):
     players: dict[str, list[PlayerEntry]] = {}
     withdrawn: dict[str, str] = {}
     decreases: dict[str, lg.Decrease] = {}
+    rescinds: dict[str, lg.Decision] = {}
     schedules: dict[str, list[ScheduleEntry]] = {}

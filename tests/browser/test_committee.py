@@ -18,6 +18,7 @@ import re
 import struct
 import zlib
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -271,6 +272,8 @@ async def test_the_committee_runs_a_day_from_the_console(browser: Browser, serve
     await shot_page(page, "12-rescind")
     await page.click("#decision-form [type=submit]")
     await expect(page.locator("#ledger-table tr[data-player=ortega][data-status=pending]")).to_have_count(0)
+    await expect(owed).to_have_attribute("data-status", "rescinded")   # still listed, struck through
+    await expect(owed.locator("[data-decided=rescinded]")).to_contain_text("mistaken identity")
     await expect(preview.locator("[data-empty=true]")).to_be_visible()
     await shot_page(page, "13-rescinded")
     status, after = await server.api("GET", f"/api/games/{G2}/preview", token=token)
@@ -290,6 +293,11 @@ async def test_the_committee_runs_a_day_from_the_console(browser: Browser, serve
     types = [r["type"] for r in records]
     assert "Ignacio Ortega" in {r.get("name") for r in records}, types
     assert types.count("game.setup") == 2 and "card" in types and "game.end" in types, types
+    async with page.expect_download() as dl:
+        await page.click("#export-decisions")
+    decisions = (await (await dl.value).path()).read_text(encoding="utf-8")
+    assert decisions.startswith("type,id,at,by,") and "committee.rescind" in decisions, decisions
+    assert "mistaken identity: the video shows no strike" in decisions
     report = page.locator(f"#export-table tr[data-game={G1}] a[data-link=report-html]")
     await expect(report).to_have_attribute("href", f"/games/{G1}/report")
     await shot_page(page, "14-export")
@@ -455,23 +463,32 @@ async def test_the_day_view_shows_a_late_card_in_the_game_it_suspends_from(serve
             await dev.close()
 
 
-async def test_a_decrease_shows_who_why_and_that_it_goes_beyond_rule_14(server: Server,
-                                                                        console: Console) -> None:
-    """R6 grants an increase, not a decrease: the ledger's decrease dialog says so, and the
-    obligation decreased keeps, on its row, what it owed before, who decided and why."""
+async def game_one_ended(server: Server, card: dict[str, Any], *, before_end: bool = False) -> None:
+    """Event spring-cup (Club, handicap 8); game 1 played and ended; the umpire's ``card``
+    sent before the end (``before_end``) or after it (a post-game card)."""
     status, _ = await server.api("POST", "/api/events", {"event": EVENT, "class": "club", "handicap": 8,
                                                          "teams": []})
     assert status == 201
     await server.setup_game(G1, arena="main", event=EVENT)
-    tk = await server.device("timekeeper", G1, name="tk-dec")
-    ump = await server.device("umpire", G1, name="ump-dec")
+    tk = await server.device("timekeeper", G1, name="tk-1")
+    ump = await server.device("umpire", G1, name="ump-1")
     try:
         await tk.send({"type": "clock.start", "game": G1})
+        if before_end:
+            assert (await ump.send(card))["type"] == "ack"
         await tk.send({"type": "game.end", "game": G1})
-        await ump.send({"type": "postgame.card", "game": G1, "player": "h2", "level": "3y"})
+        if not before_end:
+            assert (await ump.send(card))["type"] == "ack"
     finally:
         await tk.close()
         await ump.close()
+
+
+async def test_a_decrease_shows_who_why_and_that_it_goes_beyond_rule_14(server: Server,
+                                                                        console: Console) -> None:
+    """R6 grants an increase, not a decrease: the ledger's decrease dialog says so, and the
+    obligation decreased keeps, on its row, what it owed before, who decided and why."""
+    await game_one_ended(server, {"type": "postgame.card", "game": G1, "player": "h2", "level": "3y"})
     page = console.page
     await page.goto(f"{server.http}/committee")
     await page.fill("#token-input", server.admin)
@@ -486,9 +503,58 @@ async def test_a_decrease_shows_who_why_and_that_it_goes_beyond_rule_14(server: 
     await page.fill("#decision-form [name=reason]", "appeal upheld: one foul was not his")
     await page.click("#decision-form [type=submit]")
     decided = row.locator("[data-decided=decreased]")
-    await expect(decided).to_contain_text("Decreased from 4:00 by")
+    await expect(decided).to_contain_text("Decreased from 4:00 to 2:00 by")
     await expect(decided).to_contain_text("appeal upheld: one foul was not his (beyond Rule 14)")
     status, owed = await server.api("GET", "/api/players/h2/obligations")
+    assert status == 200
     (ob,) = owed["obligations"]
     assert (ob["owed_ms"], ob["decreased"]["from_ms"], ob["decreased"]["reason"]) == (
         120_000, 240_000, "appeal upheld: one foul was not his")
+
+
+async def test_a_rescinded_suspension_stays_struck_through_with_who_when_and_why(server: Server,
+                                                                                 console: Console) -> None:
+    """A rescind leaves the suspension in the ledger, struck through, with who rescinded it,
+    when and why, in English and in Spanish; and nothing is owed any more."""
+    await game_one_ended(server, {"type": "card", "game": G1, "player": "h2", "color": "red",
+                                  "conduct": "striking"}, before_end=True)
+    page = console.page
+    await page.goto(f"{server.http}/committee")
+    await page.fill("#token-input", await committee_token(server))
+    await page.click("#signin-form [type=submit]")
+    await console.tab("ledger")
+    await page.fill("#ledger-by", "M. Pérez")
+    await page.click("#ledger-refresh")
+    row = page.locator("#ledger-table tr[data-player=h2]")
+    await expect(row).to_have_attribute("data-status", "pending")
+    await row.locator("[data-act=rescind]").click()
+    await page.fill("#decision-form [name=reason]", "shown to the wrong player")
+    await page.click("#decision-form [type=submit]")
+
+    await expect(row).to_have_attribute("data-status", "rescinded")
+    struck = row.locator("[data-kind] del")
+    await expect(struck).to_have_text("Suspension")
+    assert "line-through" in await struck.evaluate("n => getComputedStyle(n).textDecorationLine")
+    decided = row.locator("[data-decided=rescinded]")
+    await expect(decided).to_contain_text("Rescinded by M. Pérez on ")
+    await expect(decided).to_contain_text(": shown to the wrong player")
+    await expect(row.locator("[data-act]")).to_have_count(0)        # nothing more to decide
+    status, owed = await server.api("GET", "/api/players/h2/obligations")
+    assert status == 200
+    (ob,) = owed["obligations"]
+    assert ob["status"] == "rescinded" and ob["rescinded"]["by"] == "M. Pérez"
+    when = await decided.locator("time").get_attribute("datetime")
+    assert when is not None and when.startswith(iso_prefix(ob["rescinded"]["at"]))
+    await shot_page(page, "ledger-rescinded-struck-through")
+
+    await page.click("#lang")
+    await expect(row.locator(".st")).to_have_text("Anulada")
+    await expect(decided).to_contain_text("Anulada por M. Pérez el ")
+    await expect(decided).to_contain_text(": shown to the wrong player")
+    await expect(struck).to_have_text("Suspensión")
+    await shot_page(page, "ledger-rescinded-spanish")
+
+
+def iso_prefix(ms: int) -> str:
+    """The ISO 8601 (UTC) of ``ms`` to the second, as a page's ``toISOString`` starts."""
+    return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%dT%H:%M:%S")

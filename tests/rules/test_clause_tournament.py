@@ -217,8 +217,8 @@ def r15_games_already_played_never_change(s: Season) -> None:
 def r6_committee_rescinds_a_red_shown_to_the_wrong_player(s: Season) -> None:
     """R6/R16: a red shown to the wrong player, noticed after the next game was set
     up: the committee rescinds the suspension (``committee.rescind``, with who
-    and why): ``obligation.withdrawn``, and the next game takes nothing. A later
-    correction of the origin game does not bring it back."""
+    and why): ``obligation.withdrawn``, and the next game takes nothing. It stays in
+    the ledger, marked rescinded; a later correction of the origin game keeps it so."""
     s.event("cup", teams=["A", "B"])
     red_in(s)
     s.setup("g2")
@@ -226,10 +226,10 @@ def r6_committee_rescinds_a_red_shown_to_the_wrong_player(s: Season) -> None:
     out = s.must("committee.rescind", obligation=ob.id, by="HTC", reason="shown to the wrong player")
     w = one(out, nt.ObligationWithdrawn)
     assert (w.obligation, w.cause, w.game) == (ob.id, s.last_id(), "g1")
-    assert s.obligations() == []
+    assert s.pending() == [] and [o.status for o in s.obligations()] == ["rescinded"]
     assert s.engine.obligation_event(ob.id) == "cup"  # whose rescind it was, for a committee
     s.postgame("g1", "2y", player="b1")          # the ledger of g1 is derived again
-    assert s.obligations() == []
+    assert s.pending() == [] and [o.status for o in s.obligations()] == ["rescinded"]
     assert [a for a in applied(s.start("g2")) if a[0] == P] == []
     r = s.refused("committee.rescind", obligation=ob.id, by="HTC", reason="again")
     assert (r.reason, r.clause) == ("unknown_obligation", "R16")

@@ -158,7 +158,7 @@ async def test_committee_rescind_withdraws_a_pending_obligation(server: Server) 
     assert withdrawn["cause"] == "admin/rescind-1"
     assert withdrawn["text"]["en"].startswith("a2: the suspension")
     status, doc = await server.api("GET", "/api/players/a2/obligations")
-    assert doc["obligations"] == []
+    assert [(o["id"], o["status"]) for o in doc["obligations"]] == [(ob["id"], "rescinded")]
     logged = json.loads(server.log_rows()[-1][4])  # in the audit trail: the log, with who and why
     assert (logged["type"], logged["obligation"], logged["by"], logged["reason"]) == (
         "committee.rescind", ob["id"], body["by"], body["reason"])
@@ -255,6 +255,7 @@ async def test_every_json_answer_is_its_declared_shape_byte_for_byte(server: Ser
         ("GET", "/api/state", None, api_types.StateDigest, 200, None),
         ("GET", "/api/players/a2/obligations", None, api_types.PlayerObligations, 200, None),
         ("GET", "/api/obligations?status=pending", None, list[Obligation], 200, None),
+        ("GET", "/api/events/cup/decisions", None, list[api_types.CommitteeDecision], 200, None),
         ("POST", "/api/games/preview", g2, api_types.GamePreview, 200, None),
         ("POST", "/api/games/preview", {**g2, "game": "g1"}, api_types.Problem, 409, None),
         ("POST", "/api/games/preview", {"game": 5}, api_types.Problem, 400, None),

@@ -98,6 +98,7 @@ async def test_admin_routes_need_the_bearer_token(server: Server) -> None:
              ("/api/admin/store/accept", "post"), ("/api/pairings", "post"), ("/api/tokens", "get"),
              ("/api/games/{game}/preview", "get"), ("/api/events", "get"),
              ("/api/events/{event}/reports.csv", "get"), ("/api/events/{event}/log", "get"),
+             ("/api/events/{event}/decisions", "get"), ("/api/events/{event}/decisions.csv", "get"),
              ("/api/teams", "get"), ("/api/teams", "post"), ("/api/teams/{team}", "get"),
              ("/api/teams/{team}/logo", "post"), ("/api/players", "get"), ("/api/players", "post"),
              ("/api/players/{player}", "get"), ("/api/rosters/import", "post")}
