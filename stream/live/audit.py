@@ -3,7 +3,8 @@ what ``GET /api/events/{event}/decisions`` (and its CSV) lists, and a game repor
 
 A decision is an event of the log that a committee (or an administrator) takes: the
 event's set-up and completion, a team's elimination, a team's or player's registration
-(a roster change), and the committee's increase, rescind and decrease of obligations.
+(a roster change), a game's schedule and officials (``game.scheduled``), and the
+committee's increase, rescind and decrease of obligations.
 The listing (``of_records``) reads the event's records as its log does
 (``committee_api.event_records``, scoped the same way) and says who took each: a
 committee decision's own ``by``; for the others, the official named by the token that
@@ -33,7 +34,7 @@ from .api_types import CommitteeDecision
 from .wallclock import iso
 
 TYPES = frozenset({"event.setup", "event.complete", "team.eliminated", "team.registered", "player.registered",
-                   "committee.increase", "committee.rescind", "committee.decrease"})
+                   "committee.increase", "committee.rescind", "committee.decrease", "game.scheduled"})
 #: The CSV's columns (``GET /api/events/{event}/decisions.csv``): a decision's fields.
 COLUMNS = ["type", "id", "at", "by", "device", "official", "reason", "event", "game", "team", "player",
            "obligation", "kind", "from_ms", "owed_ms", "games", "sit_out_ms", "text_en", "text_es"]
@@ -191,6 +192,20 @@ def _roster_or_event(engine: Face, e: ev.EventBase, who: str,
         look = f"{e.name} ({e.short.upper()}, {e.colors.primary}/{e.colors.secondary})"
         en = f"Team {look} registered" + (f"; entered in {e.event}" if e.event else "")
         es = f"Equipo {look} registrado" + (f"; inscrito en {e.event}" if e.event else "")
+    elif isinstance(e, ev.GameScheduled):
+        base.update(event=engine.event_of(e.game), game=e.game)
+        when = iso(e.starts_at) if e.starts_at is not None else None
+        o = e.officials
+        crew = "; ".join([*(f"umpire {u}" for u in o.umpires),
+                          *([f"referee {o.referee}"] if o.referee else []),
+                          *([f"timekeeper {o.timekeeper}"] if o.timekeeper else [])])
+        crew_es = "; ".join([*(f"árbitro {u}" for u in o.umpires),
+                             *([f"tercer árbitro {o.referee}"] if o.referee else []),
+                             *([f"cronometrista {o.timekeeper}"] if o.timekeeper else [])])
+        en = (f"Game {e.game} scheduled" + (f" for {when}" if when else " with no start time")
+              + f"; officials: {crew or 'none named'}")
+        es = (f"Partido {e.game} programado" + (f" para {when}" if when else " sin hora")
+              + f"; oficiales: {crew_es or 'ninguno nombrado'}")
     elif isinstance(e, ev.PlayerRegistered):
         shown = e.name if e.number is None else f"#{e.number} {e.name}"
         team = _team(engine, e.team) if e.team else None

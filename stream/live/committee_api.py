@@ -236,6 +236,8 @@ def _record_events(engine: Engine, record: Record) -> frozenset[str] | bool:
         event = engine.obligation_event(oid)
     elif isinstance(origin := fields.get("origin_game"), str):
         event = engine.event_of(origin)
+    elif isinstance(game := fields.get("game"), str):   # a game's schedule (game.scheduled)
+        event = engine.event_of(game)
     else:
         return False
     return frozenset({event}) if event is not None else False
@@ -243,9 +245,9 @@ def _record_events(engine: Engine, record: Record) -> frozenset[str] | bool:
 
 def event_records(engine: Engine, records: Iterable[Record], event: str) -> list[Record]:
     """The records of ``event``: those of its games, its own game-less ones (set-up, completion,
-    eliminations, committee decisions on obligations from its games), the registrations of
-    its teams and players (as they are now: a team or player of several events is in each
-    one's), and the registrations of teams and players of no event."""
+    eliminations, committee decisions on obligations from its games, its games' schedules),
+    the registrations of its teams and players (as they are now: a team or player of several
+    events is in each one's), and the registrations of teams and players of no event."""
     return [r for r in records if (e := _record_events(engine, r)) is True or (e and event in e)]
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from stream.tools.harness import Device, Viewer
 
 from .conftest import RunningServer
-from .test_rosters import frames_until
+from .test_rosters import frames_until, raw
 
 T = 1_796_148_000_000   # 2026-12-01 14:00 UTC, say
 CREW = {"umpires": ["Marta Pérez", "J. Lee"], "referee": "Ana Soto", "timekeeper": "Raúl Díaz"}
@@ -67,3 +67,23 @@ async def test_a_schedule_and_officials_reach_the_game_s_displays_and_survive_a_
         _, doc = await again.api("GET", "/api/games/g1")
         assert doc["roster"]["schedule"]["officials"]["referee"] == "Lucía Vega"
         assert again.svc.hub.engine.state().schedules == state_before.schedules
+
+
+async def test_a_schedule_change_is_a_decision_in_the_event_s_trail_and_log(tmp_path: Path) -> None:
+    """Who moved a game or changed its officials is kept: the event's decisions and its log."""
+    async with RunningServer(tmp_path) as server:
+        status, _ = await server.api("POST", "/api/events", {"event": "cup", "class": "club", "handicap": 8,
+                                                             "teams": ["g1-home", "g1-away"]})
+        assert status == 201
+        await server.setup_game()
+        committee = server.token("committee", "htc-1", official="M. Ortiz", event="cup")
+        status, ack = await server.api("POST", "/api/games/g1/schedule",
+                                       {"id": "move", "starts_at": T, "officials": CREW}, token=committee)
+        assert status == 201, ack
+        _, rows = await server.api("GET", "/api/events/cup/decisions", token=committee)
+        moved = [r for r in rows if r["type"] == "game.scheduled"]
+        assert [(r["game"], r["by"], r["event"]) for r in moved] == [("g1", "M. Ortiz", "cup")]
+        text = moved[0]["text"]
+        assert "umpire Marta Pérez" in text["en"] and "árbitro Marta Pérez" in text["es"]
+        status, _, log = await raw(server, "GET", "/api/events/cup/log", token=committee)
+        assert status == 200 and b'"game.scheduled"' in log
