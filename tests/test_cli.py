@@ -129,6 +129,11 @@ def test_demo_lines_name_players_and_teams_as_the_log_registers_them() -> None:
            "(Regla 14 · Cada tarjeta: un penal)" in es
     assert "Penalty to Aiken Arena. (Rule 14 · Every card: a penalty)" in en
     assert "Penal a favor de Aiken Arena. (Regla 14 · Cada tarjeta: un penal)" in es
+    # docs/demo.md quotes the first lines exactly
+    doc = (Path(__file__).parents[1] / "docs" / "demo.md").read_text()
+    quoted = doc.split("as the handheld's feed and the console read them:\n\n```\n", 1)[1].split("```", 1)[0]
+    notices = [x for x in en if x and not x.startswith(" ")]  # the board's lines are indented
+    assert quoted.splitlines() == notices[:len(quoted.splitlines())]
     ids = {e.get(k) for e in demo.demo_events() for k in ("player", "team") if e.get(k)} - {"home", "away"}
     assert ids and "aiken-arena" in ids
     for line in en + es:
