@@ -6,7 +6,7 @@ The notices' fields keep their ids, and the fold does not change."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import msgspec
 import pytest
@@ -33,7 +33,7 @@ def registered(s: Script, *, players: bool = True, teams: bool = True) -> None:
 
 def texts(s: Script, out: list[Any], kind: type) -> tuple[str, str]:
     (n,) = [n for n in out if isinstance(n, kind)]
-    t = describe(n, s.engine.names())
+    t = describe(cast(nt.Notice, n), s.engine.names())
     return t.en, t.es
 
 
@@ -134,7 +134,7 @@ def test_a_notice_names_people_as_registered_and_ids_where_nothing_is(
     bare = Script()
     out = play(bare)
     assert texts(bare, out, kind) == ids
-    (n,) = [n for n in out if isinstance(n, kind)]
+    (n,) = [cast(nt.Notice, n) for n in out if isinstance(n, kind)]
     assert describe(n) == describe(n, NO_NAMES) == describe(n, bare.engine.names())
 
 
@@ -145,7 +145,7 @@ def test_the_fields_keep_their_ids_and_the_fold_is_the_same() -> None:
     registered(s)
     out = yellow(s)
     card = next(n for n in out if isinstance(n, nt.CardRecorded))
-    named = render(card, s.engine.names())
+    named = cast(nt.CardRecorded, render(card, s.engine.names()))
     assert (named.player, named.side) == ("h2", "home") and card.text is None
     assert msgspec.structs.replace(named, text=None) == card
 
