@@ -37,9 +37,10 @@ def replay(log: IO[bytes], out: IO[bytes], *, state: bool, digest: bool = False)
                                         "detail": item.detail}) + b"\n")
             continue
         notices = engine.feed(item)
-        if not (state or digest):
+        if not (state or digest) and notices:
+            names = engine.names()  # the roster as of this event: what the live service said
             for n in notices:
-                out.write(codec.encode_notice(n) + b"\n")
+                out.write(codec.encode_notice(n, names) + b"\n")
     if state:
         out.write(_json.encode(engine.state()) + b"\n")
     if digest:
@@ -84,8 +85,9 @@ def _cmd_demo(args: argparse.Namespace) -> int:
             if isinstance(item, MalformedEvent):  # pragma: no cover - the bundled log is tested
                 raise SystemExit(f"bundled demo is damaged: {item}")
             notices = [n for n in engine.feed(item) if not isinstance(n, ClockChanged)]
+            names = engine.names()
             for n in notices:
-                text = describe(n)
+                text = describe(n, names)
                 print(text.en if args.lang == "en" else text.es)
             if notices and engine.has_game(demo.GAME):
                 print(render_board(engine.view(demo.GAME), engine.roster(demo.GAME), args.lang))

@@ -112,8 +112,33 @@ def test_missing_file_is_a_clear_error() -> None:
 def test_demo_prints_the_scoreboard_in_both_languages() -> None:
     en = run("demo", check=True).stdout
     es = run("demo", "--lang", "es", check=True).stdout
-    assert "aiken-arena" in en and "BOX" in en and "released from the penalty box" in en
+    assert "BOX" in en and "released from the penalty box" in en
     assert "sale del área de castigo" in es
+
+
+def test_demo_lines_name_players_and_teams_as_the_log_registers_them() -> None:
+    """The demo's log registers its teams and players: every line names them, "#1 Beck
+    (Wellington Blue)", in English and Spanish, never by id."""
+    en = run("demo", check=True).stdout.splitlines()
+    es = run("demo", "--lang", "es", check=True).stdout.splitlines()
+    assert en[0] == "Game set up: Aiken Arena v Wellington Blue. (Arena · Teams and substitutes)"
+    assert es[0] == "Partido preparado: Aiken Arena contra Wellington Blue. (Arena · Equipos y sustitutos)"
+    assert "Yellow card to #1 Beck (Wellington Blue): 1 yellow in this game, offense 1. " \
+           "(Rule 14 · Every card: a penalty)" in en
+    assert "Tarjeta amarilla para #1 Beck (Wellington Blue): 1 amarilla(s) en el partido, infracción 1. " \
+           "(Regla 14 · Cada tarjeta: un penal)" in es
+    assert "Penalty to Aiken Arena. (Rule 14 · Every card: a penalty)" in en
+    assert "Penal a favor de Aiken Arena. (Regla 14 · Cada tarjeta: un penal)" in es
+    # docs/demo.md quotes the first lines exactly
+    doc = (Path(__file__).parents[1] / "docs" / "demo.md").read_text()
+    quoted = doc.split("as the handheld's feed and the console read them:\n\n```\n", 1)[1].split("```", 1)[0]
+    notices = [x for x in en if x and not x.startswith(" ")]  # the board's lines are indented
+    assert quoted.splitlines() == notices[:len(quoted.splitlines())]
+    ids = {e.get(k) for e in demo.demo_events() for k in ("player", "team") if e.get(k)} - {"home", "away"}
+    assert ids and "aiken-arena" in ids
+    for line in en + es:
+        for word in line.replace("(", " ").replace(")", " ").split():
+            assert word not in ids, line
 
 
 def test_demo_in_spanish_prints_the_board_in_spanish_too() -> None:

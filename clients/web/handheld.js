@@ -40,12 +40,12 @@ export const CONDUCTS = [
 // stream/rules/clauses.py: the heading each refusal cites.
 const CLAUSES = {
   R1: ["Rule 14 · Unsportsmanlike conduct", "Regla 14 · Conducta antideportiva"],
-  R2: ["Rule 14 · Yellow cards: penalty", "Regla 14 · Tarjetas amarillas: penal"],
+  R2: ["Rule 14 · Every card: a penalty", "Regla 14 · Cada tarjeta: un penal"],
   R3: ["Rule 14 · Second yellow: penalty box", "Regla 14 · Segunda amarilla: área de castigo"],
   R4: ["Rule 14 · Third offense", "Regla 14 · Tercera infracción"],
   R5: ["Rule 14 · Fourth offense: red", "Regla 14 · Cuarta infracción: roja"],
   R6: ["Rule 14 · Red card", "Regla 14 · Tarjeta roja"],
-  R7: ["Rule 14 · Umpire discretion", "Regla 14 · Criterio del umpire"],
+  R7: ["Rule 14 · Two or three yellows at once", "Regla 14 · Dos o tres amarillas a la vez"],
   R8: ["Rule 14 · Leaving the penalty box early", "Regla 14 · Abandonar el área de castigo antes de tiempo"],
   R9: ["Rule 14 · Cards after the game", "Regla 14 · Tarjetas después del partido"],
   R10: ["Rule 14 · Box time carried into the next game", "Regla 14 · Tiempo de castigo trasladado"],

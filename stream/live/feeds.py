@@ -351,13 +351,15 @@ class Feeds(dict[str, GameFeed]):
             # Loaded again meanwhile (Hub.recover): the new feed is the one to rebuild.
         if feed.first_seq != held_from or feed.complete:
             return  # rebuilt meanwhile
-        fork = self._engine().fork_game(game)
+        engine = self._engine()
+        fork, along = engine.fork_game(game), engine.names_along(game)
         deltas: list[Frames] = []
         before = GameFeed()
         for r in records:
             e = codec.decode_event(r.body)
             out = fork.setup_notices(game) if isinstance(e, ev.GameSetup) else fork.feed(e)
-            deltas.append(_delta(game, r.seq or 0, [render(n) for n in out], fork.view(game), before))
+            names = along.at(e.id)  # the names its viewers read then
+            deltas.append(_delta(game, r.seq or 0, [render(n, names) for n in out], fork.view(game), before))
         feed.deltas = deltas + feed.deltas
         feed.first_seq = 1
         feed.complete = True

@@ -100,7 +100,8 @@ def fold(hub: Hub, r: Record) -> bool:
     hub.seqs[r.game] = r.seq
     hub.races.advanced(r.game)
     view = hub.engine.view(r.game)
-    delta = hub.feeds.delta(r.game, r.seq, [render(n) for n in notices], view)
+    names = hub.engine.names()
+    delta = hub.feeds.delta(r.game, r.seq, [render(n, names) for n in notices], view)
     ack = pr.Ack(id=r.client_id, log_id=e.id, game=r.game, seq=r.seq, at=e.at, duplicate=True)
     hub.committed(Pending(r, ack, delta, view, hub.generation))
     return True

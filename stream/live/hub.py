@@ -229,7 +229,8 @@ class Hub:
         if shared and self.engine.wide_changes != wide:
             self.wide.add(key)
         seq = delta = view = None
-        rendered = [render(n) for n in notices]
+        names = self.engine.names()  # the roster as of this event, once for every viewer
+        rendered = [render(n, names) for n in notices]
         if game is not None:
             seq = self.seqs[game] = self.seqs.get(game, 0) + 1
             view = self.engine.view(game)

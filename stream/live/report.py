@@ -40,6 +40,7 @@ from ..rules import events as ev
 from ..rules import notices as nt
 from ..rules.clauses import CLAUSES, cite
 from ..rules.ledger import Obligation
+from ..rules.names import NO_NAMES, Names, Words, shirt
 from ..rules.rosters import GameRoster
 from ..rules.text import mmss, render
 from ..rules.view import CarriedView, GameView, PostgameView
@@ -223,9 +224,7 @@ def _detail(n: Any) -> str:
 def who(roster: GameRoster | None, player: str) -> str:
     """A player as the report shows him: ``"#2 Ortega"``, ``"Ortega"`` (no number), or his id."""
     p = roster.players.get(player) if roster is not None else None
-    if p is None:
-        return player
-    return p.name if p.number is None else f"#{p.number} {p.name}"
+    return player if p is None else shirt(p)
 
 
 def _named(roster: GameRoster, x: Entry | BoxTrip) -> None:
@@ -266,10 +265,13 @@ async def build(hub: Hub, game: str) -> Report:
     seqs: dict[str, int] = {}
     held: list[tuple[int, int, Any]] = []        # (at, log order, event): what the rules still hold
     dropped: list[tuple[Any, int]] = []          # voided events, with their seq
+    along = hub.engine.names_along(game)
+    names: dict[str, Names] = {}                 # the roster as of each event, in log order
     for order, r in enumerate(records):
         e = codec.decode_event(r.body)
         officials[e.id] = "the service" if r.device == SYSTEM else r.official or r.device
         seqs[e.id] = r.seq or 0
+        names[e.id] = along.at(e.id)
         if isinstance(e, ev.GameSetup | ev.Void):
             continue
         if hub.engine.is_voided(e.id):
@@ -286,12 +288,14 @@ async def build(hub: Hub, game: str) -> Report:
     first = fork.view(game)
     clock.add(first)
     teams = {"home": first.teams.home.team, "away": first.teams.away.team}
-    # (notice, where it happened, the logged event that brought it: a card, a whistle, a tick)
-    out: list[tuple[Any, Moment, str]] = [(n, clock.at(n.at), n.cause) for n in fork.setup_notices(game)]
+    # (notice, where it happened, the logged event that brought it: a card, a whistle, a tick),
+    # its text in the names of the roster as of that event, as its viewers read it then
+    out: list[tuple[Any, Moment, str]] = [
+        (render(n, names.get(n.cause, NO_NAMES)), clock.at(n.at), n.cause) for n in fork.setup_notices(game)]
     for _, _, e in held:
         notices = fork.feed(e)
         clock.add(fork.view(game))
-        out.extend((n, clock.at(n.at), e.id) for n in notices)
+        out.extend((render(n, names[e.id]), clock.at(n.at), e.id) for n in notices)
     final = fork.view(game)
     sides = {p.id: p.side for p in final.players}
 
@@ -316,17 +320,18 @@ async def build(hub: Hub, game: str) -> Report:
             stoppage=getattr(n, "stoppage", None),
             role=n.role if isinstance(n, nt.OfficialCarded) else None,
             code=n.code if isinstance(n, nt.Alert) else None,
-            text=render(n).text or nt.Text("", ""),
+            text=n.text or nt.Text("", ""),
         ))
     for e, seq in dropped:
         if isinstance(e, ev.Card):
             color = e.color + (f" ×{e.count}" if e.count > 1 else "")
+            w = Words(names[e.id], game)
             if e.official is not None:  # a team official's card (R1)
-                side, whom = e.official.team, f"the {e.official.team} {e.official.role}"
-                whom_es = f"el {e.official.role} del {'local' if side == 'home' else 'visitante'}"
+                side, whom = e.official.team, f"the {w.side(e.official.team)} {e.official.role}"
+                whom_es = f"el {e.official.role} {w.de(side)}"
             else:
                 side = sides.get(e.player or "", "away")
-                whom = whom_es = e.player or ""
+                whom = whom_es = w.named(e.player or "")
             entries.append(Entry(
                 kind="official.carded" if e.official is not None else "card.recorded", seq=seq, cause=e.id,
                 moment=clock.at(e.at), player=e.player, side=side, team=teams[side],

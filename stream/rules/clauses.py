@@ -24,7 +24,7 @@ _CLAUSES = [
            "Unsportsmanlike conduct, including but not limited to the following, "
            "shall not be permitted. [...] Inappropriate behavior by any member of a team "
            "organization"),
-    Clause("R2", "Yellow cards: penalty", "Tarjetas amarillas: penal",
+    Clause("R2", "Every card: a penalty", "Cada tarjeta: un penal",
            "The player's first yellow card (offense) in a game will result in a penalty "
            "[...] Any subsequent yellow card or red card will also result in a penalty."),
     Clause("R3", "Second yellow: penalty box", "Segunda amarilla: área de castigo",
@@ -43,7 +43,7 @@ _CLAUSES = [
            "A red card in a game will result in suspension for the remainder of the game "
            "with no substitute allowed until the first play stoppage (including a goal) "
            "that occurs following the next four minutes of play."),
-    Clause("R7", "Umpire discretion", "Criterio del umpire",
+    Clause("R7", "Two or three yellows at once", "Dos o tres amarillas a la vez",
            "The Umpire(s), in their sole discretion, may assess two or three yellow cards "
            "or a red card [...] for a player's first, second or third offense."),
     Clause("R8", "Leaving the penalty box early", "Abandonar el área de castigo antes de tiempo",

@@ -15,6 +15,7 @@ import msgspec
 
 from ..errors import MalformedEvent
 from .events import TYPE_NAMES, TYPES_BY_NAME, Event, EventBase
+from .names import NO_NAMES, Names
 from .notices import Notice
 from .text import render
 
@@ -95,6 +96,6 @@ def encode_event(e: EventBase) -> bytes:
     return _json.encode(e)
 
 
-def encode_notice(n: Notice) -> bytes:
-    """A notice as JSON, with its bilingual text."""
-    return _json.encode(render(n) if n.text is None else n)
+def encode_notice(n: Notice, names: Names = NO_NAMES) -> bytes:
+    """A notice as JSON, with its bilingual text (in ``names``: the roster as of its event)."""
+    return _json.encode(render(n, names) if n.text is None else n)

@@ -7,6 +7,7 @@ from ..errors import Refused
 from . import events as ev
 from . import ledger as lg
 from .book import Book
+from .names import Along, Names, RosterNames
 from .records import GameRecord
 from .rosters import GameRoster, PlayerEntry, Registry, TeamEntry, involves, player_events, team_events
 from .schedule import Schedules
@@ -124,6 +125,15 @@ class Face:
         current = self.registry.players.current(player)
         return player_events(player, None if current is None else current.team,
                              self.tournaments.by_id.values(), (r.game for r in self.games.values()))
+
+    def names(self) -> Names:
+        """The roster as it stands now, to render the notices of the event just folded
+        (``text.render``)."""
+        return RosterNames(self.registry, self.games)
+
+    def names_along(self, game: str) -> Along:
+        """The roster as of each event of ``game``, for a fold of it again (``fork_game``)."""
+        return Along(self.registry, self.games, self.owner.items(), game)
 
     def check_registration(self, e: ev.TeamRegistered | ev.PlayerRegistered) -> None:
         """``Refused`` as applying ``e`` would be (a CSV import checks every row first);

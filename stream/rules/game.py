@@ -197,7 +197,8 @@ def card(g: Game, e: ev.Card, out: Out) -> None:
         p.yellows = yellows
         clause = "R7" if e.count > 1 else ("R2", "R3", "R4")[min(yellows, 3) - 1]
     else:
-        clause = "R5" if converted or offense >= 4 else "R4" if offense == 3 else "R7"
+        # R7 lets the umpires give a red at a first or second offense; R6 says what it is.
+        clause = "R5" if converted or offense >= 4 else "R4" if offense == 3 else "R6"
     out.append(nt.CardRecorded(cause=e.id, at=e.at, game=g.id, clause=clause, player=p.id,
                                side=p.side, color=color, count=e.count if color == "yellow" else 1,
                                yellows=p.yellows, offense=offense, conduct=e.conduct,
@@ -270,13 +271,16 @@ def substitution(g: Game, e: ev.Substitution, out: Out) -> None:
         raise Refused("player_suspended", f"{pi.id!r} is suspended for this game", "R13")
     if pi.box is not None:
         raise Refused("sitting_out", f"{pi.id!r} is sitting out a suspension", "R13")
+    # R13 governs it where the substitute would otherwise inherit something: the yellows of
+    # the player he replaces, or a teammate's box trip; an ordinary one is A3's.
+    r13 = po.yellows or po.carried_yellow or any(g.players[x].box is not None for x in team.lineup)
     team.lineup[team.lineup.index(e.out)] = e.in_
     team.bench.remove(e.in_)
     if not out_of_game:
         team.bench.append(e.out)
     out.append(nt.SubstitutionMade(cause=e.id, at=e.at, game=g.id,
-                                   clause=("R9" if po.suspended else "R6") if out_of_game else "R13",
-                                   side=e.team, out=e.out, in_=e.in_))
+                                   clause=("R9" if po.suspended else "R6") if out_of_game else
+                                   "R13" if r13 else "A3", side=e.team, out=e.out, in_=e.in_))
 
 
 def mount_removed(g: Game, e: ev.MountRemoved, out: Out) -> None:

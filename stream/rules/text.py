@@ -1,8 +1,10 @@
 """Display text for notices, in English and Spanish, each ending with its citation.
 
-``render(notice)`` returns the notice with ``text`` filled. It is called once
+``render(notice, names)`` returns the notice with ``text`` filled. It is called once
 per notice where notices leave the process (the replay printer, the
-broadcaster), never inside the fold.
+broadcaster, the game report), never inside the fold, with the names of the roster
+as of the event that raised it (``stream.rules.names``): "#4 José Díaz (Aiken Arena)",
+or the ids where nothing is registered.
 """
 
 from __future__ import annotations
@@ -14,8 +16,7 @@ import msgspec
 
 from . import notices as nt
 from .clauses import cite, cite_es
-
-_SIDE_ES = {"home": "local", "away": "visitante"}
+from .names import NO_NAMES, Names, Words
 
 #: Spanish for each refusal code (the English detail comes from the engine).
 REASONS_ES: dict[str, str] = {
@@ -71,40 +72,40 @@ _WHY_RED_ES = {"fourth_offense": " (cuarta infracción: roja sin excepción)",
                "left_arena": " (abandonó la arena sin permiso: roja automática)"}
 
 
-def _card(n: nt.CardRecorded) -> tuple[str, str]:
+def _card(n: nt.CardRecorded, w: Words) -> tuple[str, str]:
+    who, who_es = w.who(n.player, n.side), w.who_es(n.player, n.side)
     if n.color == "red":
         why = _WHY_RED.get(n.converted or "", "")
         why_es = _WHY_RED_ES.get(n.converted or "", "")
-        return (f"Red card to {n.player} ({n.side}), offense {n.offense}{why}",
-                f"Tarjeta roja para {n.player} ({_SIDE_ES[n.side]}), infracción {n.offense}{why_es}")
+        return (f"Red card to {who}, offense {n.offense}{why}",
+                f"Tarjeta roja para {who_es}, infracción {n.offense}{why_es}")
     many = f"{n.count} yellow cards" if n.count > 1 else "Yellow card"
     many_es = f"{n.count} tarjetas amarillas" if n.count > 1 else "Tarjeta amarilla"
-    return (f"{many} to {n.player} ({n.side}): {n.yellows} yellow in this game, offense {n.offense}",
-            f"{many_es} para {n.player} ({_SIDE_ES[n.side]}): {n.yellows} amarilla(s) en el partido, "
+    return (f"{many} to {who}: {n.yellows} yellow in this game, offense {n.offense}",
+            f"{many_es} para {who_es}: {n.yellows} amarilla(s) en el partido, "
             f"infracción {n.offense}")
 
 
-def _penalty(n: nt.PenaltyAwarded) -> tuple[str, str]:
+def _penalty(n: nt.PenaltyAwarded, w: Words) -> tuple[str, str]:
     sev = "" if n.severity is None else f" ({n.severity})"
-    return (f"Penalty{sev} to {n.to}",
-            f"Penal{sev} a favor del {_SIDE_ES[n.to]}")
+    return (f"Penalty{sev} to {w.side(n.to)}",
+            f"Penal{sev} a favor {w.de(n.to)}")
 
 
-def _box_enter(n: nt.BoxEnter) -> tuple[str, str]:
+def _box_enter(n: nt.BoxEnter, w: Words) -> tuple[str, str]:
     lead = {"card": "", "returned": "returned to the box after leaving early; ",
             "carried": "begins the game in the box; "}[n.kind]
     lead_es = {"card": "", "returned": "vuelve al área de castigo por salir antes; ",
                "carried": "empieza el partido en el área de castigo; "}[n.kind]
-    return (f"{n.player} ({n.side}) to the penalty box: {lead}out until the first stoppage "
+    return (f"{w.who(n.player, n.side)} to the penalty box: {lead}out until the first stoppage "
             f"after {mmss(n.owed_ms)} of play, no substitute",
-            f"{n.player} ({_SIDE_ES[n.side]}) al área de castigo: {lead_es}fuera hasta la primera "
+            f"{w.who_es(n.player, n.side)} al área de castigo: {lead_es}fuera hasta la primera "
             f"detención tras {mmss(n.owed_ms)} de juego, sin sustituto")
 
 
-def _alert(n: nt.Alert) -> tuple[str, str]:
-    who = f"{n.player} ({n.side})" if n.player else ""
-    who_es = f"{n.player} ({_SIDE_ES[n.side]})" if n.player and n.side else (n.player or "")
-    side_es = _SIDE_ES.get(n.side or "", "")
+def _alert(n: nt.Alert, w: Words) -> tuple[str, str]:
+    who = w.who(n.player, n.side) if n.player else ""
+    who_es = w.who_es(n.player, n.side) if n.player else ""
     owed = mmss(n.owed_ms or 0)
     c = n.code
     if c == "suspended_in_lineup":
@@ -152,9 +153,9 @@ def _alert(n: nt.Alert) -> tuple[str, str]:
                 f"{who_es} abandonó la arena durante un intervalo, no durante un período: sin tarjeta "
                 "(la Regla 14 lo prohíbe durante un período); umpires, ¿tenía su permiso?")
     if c == "slot_held":
-        held = (f"; he holds the slot of {n.other}, who goes to the bench" if n.other
+        held = (f"; he holds the slot of {w.p(n.other)}, who goes to the bench" if n.other
                 else "; he holds his team's empty slot")
-        held_es = (f"; ocupa el lugar de {n.other}, que pasa al banco" if n.other
+        held_es = (f"; ocupa el lugar de {w.p(n.other)}, que pasa al banco" if n.other
                    else "; ocupa el lugar libre de su equipo")
         if n.reason == "sit_out":
             return (f"{who} owes {owed} of play in the penalty box from game {n.origin_game} and was "
@@ -170,9 +171,11 @@ def _alert(n: nt.Alert) -> tuple[str, str]:
                 f"como titular: su equipo juega con uno menos hasta la primera detención tras {owed} de "
                 f"juego, y luego puede entrar un sustituto{held_es}")
     if c == "scorer_not_on_field":
-        return (f"Goal credited to {n.player}, who was not on the field for {n.side}: the goal counts; "
-                "umpires, check the scorer",
-                f"Gol atribuido a {n.player}, que no estaba en la cancha para el {side_es}: el gol vale; "
+        side = n.side or ""
+        return (f"Goal credited to {w.p(n.player or '')}, who was not on the field for {w.side(side)}: "
+                "the goal counts; umpires, check the scorer",
+                f"Gol atribuido a {w.p(n.player or '')}, que no estaba en la cancha para {w.el(side)}: "
+                "el gol vale; "
                 "umpires, verifiquen el autor")
     if c == "set_aside":
         return (f"{n.detail}: after this correction it can no longer apply and is set aside; "
@@ -180,8 +183,10 @@ def _alert(n: nt.Alert) -> tuple[str, str]:
                 f"{n.subject}: tras esta corrección ya no puede aplicarse "
                 f"({REASONS_ES.get(n.reason or '', n.reason)}) y queda en suspenso; confírmenlo o anúlenlo")
     if c == "short_lineup":
-        return (f"{n.side} lists {n.detail} with substitutes on the bench: check the team sheet",
-                f"El {side_es} presenta {n.detail.replace('starters', 'titulares')} con sustitutos en "
+        return (f"{w.side(n.side or '')} lists {n.detail} with substitutes on the bench: check the team "
+                "sheet",
+                f"{w.el(n.side or '', cap=True)} presenta {n.detail.replace('starters', 'titulares')} con "
+                "sustitutos en "
                 "el banco: revisen la planilla")
     return _ALERTS[c]
 
@@ -216,18 +221,18 @@ _ALERTS: dict[str, tuple[str, str]] = {
 }
 
 
-def _official(n: nt.OfficialCarded) -> tuple[str, str]:
+def _official(n: nt.OfficialCarded, w: Words) -> tuple[str, str]:
     what = ("Red card" if n.color == "red" else
             f"{n.count} yellow cards" if n.count > 1 else "Yellow card")
     what_es = ("Tarjeta roja" if n.color == "red" else
                f"{n.count} tarjetas amarillas" if n.count > 1 else "Tarjeta amarilla")
-    return (f"{what} to the {n.side} {n.role} (team organization)",
-            f"{what_es} al {n.role} del {_SIDE_ES[n.side]} (organización del equipo)")
+    return (f"{what} to the {w.side(n.side)} {n.role} (team organization)",
+            f"{what_es} al {n.role} {w.de(n.side)} (organización del equipo)")
 
 
-def _conduct_named(n: nt.ConductNamed) -> tuple[str, str]:
-    whom = n.player or "a team official"
-    whom_es = n.player or "un miembro de la organización del equipo"
+def _conduct_named(n: nt.ConductNamed, w: Words) -> tuple[str, str]:
+    whom = w.named(n.player) if n.player else "a team official"
+    whom_es = w.named(n.player) if n.player else "un miembro de la organización del equipo"
     what = n.conduct.replace("_", " ")
     return (f"The card to {whom} was for {what}", f"La tarjeta a {whom_es} fue por {what} ({n.conduct})")
 
@@ -241,95 +246,96 @@ def _decided_es(n: nt.ObligationUpdated) -> str:
                                     "fuera de la Regla 14)")
 
 
-_RENDER: dict[type, Callable[[Any], tuple[str, str]]] = {
+_RENDER: dict[type, Callable[[Any, Words], tuple[str, str]]] = {
     nt.Alert: _alert,
     nt.ConductNamed: _conduct_named,
     nt.OfficialCarded: _official,
-    nt.ObligationUpdated: lambda n: (
-        (f"{n.player}: the {_ob_en(n)} from game {n.origin_game} may now be served with any team"
-         if n.clause == "R15" else
-         f"{n.player}: the committee decreased the {_ob_en(n)} from game {n.origin_game}"
+    nt.ObligationUpdated: lambda n, w: (
+        (f"{w.named(n.player)}: the {_ob_en(n)} from game {n.origin_game} may now be served with any "
+         "team" if n.clause == "R15" else
+         f"{w.named(n.player)}: the committee decreased the {_ob_en(n)} from game {n.origin_game}"
          f"{_decided_en(n)}"),
-        (f"{n.player}: la {_ob_es(n)} del partido {n.origin_game} puede cumplirse ahora con cualquier "
-         "equipo" if n.clause == "R15" else
-         f"{n.player}: el Comité redujo la {_ob_es(n)} del partido {n.origin_game}"
+        (f"{w.named(n.player)}: la {_ob_es(n)} del partido {n.origin_game} puede cumplirse ahora con "
+         "cualquier equipo" if n.clause == "R15" else
+         f"{w.named(n.player)}: el Comité redujo la {_ob_es(n)} del partido {n.origin_game}"
          f"{_decided_es(n)}")),
     nt.CardRecorded: _card,
     nt.PenaltyAwarded: _penalty,
     nt.BoxEnter: _box_enter,
-    nt.BoxEligible: lambda n: (
-        f"{n.player} ({n.side}) has served the play time: returns at the next stoppage",
-        f"{n.player} ({_SIDE_ES[n.side]}) cumplió el tiempo de juego: vuelve en la próxima detención"),
-    nt.BoxRelease: lambda n: (
-        f"{n.player} ({n.side}) released from the penalty box",
-        f"{n.player} ({_SIDE_ES[n.side]}) sale del área de castigo"),
-    nt.SentOff: lambda n: (
-        f"{n.player} ({n.side}) sent off for the rest of the game; no substitute until the first "
+    nt.BoxEligible: lambda n, w: (
+        f"{w.who(n.player, n.side)} has served the play time: returns at the next stoppage",
+        f"{w.who_es(n.player, n.side)} cumplió el tiempo de juego: vuelve en la próxima detención"),
+    nt.BoxRelease: lambda n, w: (
+        f"{w.who(n.player, n.side)} released from the penalty box",
+        f"{w.who_es(n.player, n.side)} sale del área de castigo"),
+    nt.SentOff: lambda n, w: (
+        f"{w.who(n.player, n.side)} sent off for the rest of the game; no substitute until the first "
         f"stoppage after {mmss(n.no_sub_ms)} of play",
-        f"{n.player} ({_SIDE_ES[n.side]}) expulsado el resto del partido; sin sustituto hasta la "
+        f"{w.who_es(n.player, n.side)} expulsado el resto del partido; sin sustituto hasta la "
         f"primera detención tras {mmss(n.no_sub_ms)} de juego"),
-    nt.SubEligible: lambda n: (
-        f"{n.side} has played short for four minutes: a substitute for {n.player} at the next stoppage",
-        f"El {_SIDE_ES[n.side]} jugó cuatro minutos con uno menos: sustituto de {n.player} en la "
-        f"próxima detención"),
-    nt.SubAllowed: lambda n: (
-        f"{n.side} may now bring on a substitute for {n.player}",
-        f"El {_SIDE_ES[n.side]} ya puede hacer entrar un sustituto de {n.player}"),
-    nt.SubstitutionMade: lambda n: (
-        f"Substitution ({n.side}): {n.in_} on for {n.out}",
-        f"Sustitución ({_SIDE_ES[n.side]}): entra {n.in_} por {n.out}"),
-    nt.GoalScored: lambda n: (
-        f"Goal {n.side}{' by ' + n.player if n.player else ''}"
+    nt.SubEligible: lambda n, w: (
+        f"{w.side(n.side)} has played short for four minutes: a substitute for {w.p(n.player)} at the "
+        "next stoppage",
+        f"{w.el(n.side, cap=True)} jugó cuatro minutos con uno menos: sustituto de {w.p(n.player)} en "
+        "la próxima detención"),
+    nt.SubAllowed: lambda n, w: (
+        f"{w.side(n.side)} may now bring on a substitute for {w.p(n.player)}",
+        f"{w.el(n.side, cap=True)} ya puede hacer entrar un sustituto de {w.p(n.player)}"),
+    nt.SubstitutionMade: lambda n, w: (
+        f"Substitution ({w.side(n.side)}): {w.p(n.in_)} on for {w.p(n.out)}",
+        f"Sustitución ({w.side_es(n.side)}): entra {w.p(n.in_)} por {w.p(n.out)}"),
+    nt.GoalScored: lambda n, w: (
+        f"Goal {w.side(n.side)}{' by ' + w.p(n.player) if n.player else ''}"
         f"{' (2 points)' if n.points == 2 else ''}: {n.home}-{n.away}",
-        f"Gol del {_SIDE_ES[n.side]}{' de ' + n.player if n.player else ''}"
+        f"Gol {w.de(n.side)}{' de ' + w.p(n.player) if n.player else ''}"
         f"{' (2 puntos)' if n.points == 2 else ''}: {n.home}-{n.away}"),
-    nt.ClockChanged: lambda n: (
+    nt.ClockChanged: lambda n, w: (
         (f"Period {n.period} over" if n.period_over else
          f"Period {n.period} under way, {mmss(n.remaining_ms)} to play"),
         (f"Fin del período {n.period}" if n.period_over else
          f"Comienza el período {n.period}, {mmss(n.remaining_ms)} de juego")),
-    nt.GameReady: lambda n: (f"Game set up: {n.home} v {n.away}",
-                             f"Partido preparado: {n.home} contra {n.away}"),
-    nt.GameEnded: lambda n: (
+    nt.GameReady: lambda n, w: (f"Game set up: {w.team(n.home)} v {w.team(n.away)}",
+                                f"Partido preparado: {w.team(n.home)} contra {w.team(n.away)}"),
+    nt.GameEnded: lambda n, w: (
         f"Game over: {n.home}-{n.away}{' after a shootout' if n.shootout else ''}",
         f"Fin del partido: {n.home}-{n.away}{' tras un shootout' if n.shootout else ''}"),
-    nt.ShootoutExcluded: lambda n: (
-        f"{n.player} ({n.side}) had {mmss(n.owed_ms)} left in the box: excluded from the shootout, "
+    nt.ShootoutExcluded: lambda n, w: (
+        f"{w.who(n.player, n.side)} had {mmss(n.owed_ms)} left in the box: excluded from the shootout, "
         f"time deemed served",
-        f"{n.player} ({_SIDE_ES[n.side]}) tenía {mmss(n.owed_ms)} de castigo: excluido del shootout, "
+        f"{w.who_es(n.player, n.side)} tenía {mmss(n.owed_ms)} de castigo: excluido del shootout, "
         f"tiempo cumplido"),
-    nt.MountDeadline: lambda n: (
-        (f"Mount of {n.player} ({n.side}) removed: replacement due within 5:00"
+    nt.MountDeadline: lambda n, w: (
+        (f"Mount of {w.who(n.player, n.side)} removed: replacement due within 5:00"
          if n.status == "open" else
-         f"Mount replacement time for {n.player} ({n.side}) has run out"),
-        (f"Caballo de {n.player} ({_SIDE_ES[n.side]}) retirado: reemplazo en un máximo de 5:00"
+         f"Mount replacement time for {w.who(n.player, n.side)} has run out"),
+        (f"Caballo de {w.who_es(n.player, n.side)} retirado: reemplazo en un máximo de 5:00"
          if n.status == "open" else
-         f"Se agotó el tiempo de reemplazo del caballo de {n.player} ({_SIDE_ES[n.side]})")),
-    nt.MountReplacedNotice: lambda n: (
-        f"Mount of {n.player} ({n.side}) replaced",
-        f"Caballo de {n.player} ({_SIDE_ES[n.side]}) reemplazado"),
-    nt.PostgameRecorded: lambda n: (
-        f"After the game: {n.level} for {n.player} ({n.side}), carried to the next qualifying game",
-        f"Después del partido: {n.level} para {n.player} ({_SIDE_ES[n.side]}), para su siguiente "
+         f"Se agotó el tiempo de reemplazo del caballo de {w.who_es(n.player, n.side)}")),
+    nt.MountReplacedNotice: lambda n, w: (
+        f"Mount of {w.who(n.player, n.side)} replaced",
+        f"Caballo de {w.who_es(n.player, n.side)} reemplazado"),
+    nt.PostgameRecorded: lambda n, w: (
+        f"After the game: {n.level} for {w.who(n.player, n.side)}, carried to the next qualifying game",
+        f"Después del partido: {n.level} para {w.who_es(n.player, n.side)}, para su siguiente "
         f"partido válido"),
-    nt.ObligationCreated: lambda n: (
-        f"{n.player}: {_ob_en(n)} carried to the next qualifying game",
-        f"{n.player}: {_ob_es(n)} para el siguiente partido válido"),
-    nt.ObligationApplied: lambda n: (
-        f"{n.player} begins this game {_ob_start_en(n)} (from game {n.origin_game})",
-        f"{n.player} empieza este partido {_ob_start_es(n)} (del partido {n.origin_game})"),
-    nt.ObligationServed: lambda n: (
-        f"{n.player} has served the {_ob_en(n)} from game {n.origin_game}",
-        f"{n.player} cumplió la {_ob_es(n)} del partido {n.origin_game}"),
-    nt.ObligationWithdrawn: lambda n: (
-        f"{n.player}: the {_ob_en(n)} from game {n.origin_game} is withdrawn",
-        f"{n.player}: se retira la {_ob_es(n)} del partido {n.origin_game}"),
-    nt.Correction: lambda n: (
+    nt.ObligationCreated: lambda n, w: (
+        f"{w.named(n.player)}: {_ob_en(n)} carried to the next qualifying game",
+        f"{w.named(n.player)}: {_ob_es(n)} para el siguiente partido válido"),
+    nt.ObligationApplied: lambda n, w: (
+        f"{w.named(n.player)} begins this game {_ob_start_en(n)} (from game {n.origin_game})",
+        f"{w.named(n.player)} empieza este partido {_ob_start_es(n)} (del partido {n.origin_game})"),
+    nt.ObligationServed: lambda n, w: (
+        f"{w.named(n.player)} has served the {_ob_en(n)} from game {n.origin_game}",
+        f"{w.named(n.player)} cumplió la {_ob_es(n)} del partido {n.origin_game}"),
+    nt.ObligationWithdrawn: lambda n, w: (
+        f"{w.named(n.player)}: the {_ob_en(n)} from game {n.origin_game} is withdrawn",
+        f"{w.named(n.player)}: se retira la {_ob_es(n)} del partido {n.origin_game}"),
+    nt.Correction: lambda n, w: (
         f"Correction ({'voided' if n.reason == 'void' else 'late event'} {n.target}): "
         f"{len(n.changes)} change(s)",
         f"Corrección ({'anulado' if n.reason == 'void' else 'evento tardío'} {n.target}): "
         f"{len(n.changes)} cambio(s)"),
-    nt.Rejected: lambda n: (
+    nt.Rejected: lambda n, w: (
         f"Refused {n.event_type}: {n.detail}",
         f"Rechazado {n.event_type}: {REASONS_ES.get(n.reason, n.reason)}"),
 }
@@ -362,11 +368,14 @@ def _ob_start_es(n: Any) -> str:
             "suspension": "suspendido"}[n.kind]
 
 
-def describe(n: nt.Notice) -> nt.Text:
-    en, es = _RENDER[type(n)](n)
+def describe(n: nt.Notice, names: Names = NO_NAMES) -> nt.Text:
+    """The notice's text, naming players and teams as ``names`` registers them
+    (``stream.rules.names``; by id where they are not)."""
+    en, es = _RENDER[type(n)](n, Words(names, n.game))
     return nt.Text(en=f"{en}. ({cite(n.clause)})", es=f"{es}. ({cite_es(n.clause)})")
 
 
-def render(n: nt.Notice) -> nt.Notice:
-    """The notice with its bilingual ``text`` filled in."""
-    return msgspec.structs.replace(n, text=describe(n))
+def render(n: nt.Notice, names: Names) -> nt.Notice:
+    """The notice with its bilingual ``text`` filled in, in the names of the roster as of
+    the event that raised it (``Face.names()`` right after that event is folded)."""
+    return msgspec.structs.replace(n, text=describe(n, names))

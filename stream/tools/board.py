@@ -5,6 +5,7 @@ nothing is registered."""
 
 from __future__ import annotations
 
+from ..rules.names import shirt
 from ..rules.rosters import GameRoster
 from ..rules.text import mmss
 from ..rules.view import GameView, SitoutView
@@ -39,9 +40,7 @@ def _sitout(so: SitoutView, w: dict[str, str]) -> str:
 
 def _who(roster: GameRoster | None, player: str) -> str:
     p = roster.players.get(player) if roster is not None else None
-    if p is None:
-        return player
-    return p.name if p.number is None else f"#{p.number} {p.name}"
+    return player if p is None else shirt(p)
 
 
 def _team(roster: GameRoster | None, side: str, team: str) -> str:

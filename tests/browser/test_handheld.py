@@ -685,6 +685,48 @@ async def shot_page(page: Page, name: str) -> None:
 # ------------------------------------------------------------------ pairing, names and numbers
 
 
+async def test_the_last_line_and_the_feed_name_the_player_as_registered(server: Server,
+                                                                      handheld: Open) -> None:
+    """Notices in names: the "Last:" line, the feed and the outbox read "#4 José Díaz (Aiken
+    Arena)" and the teams by name, for this handheld's own card (its penalty to Wellington
+    Blue is the last line) and for another official's goal, in English and (with the toggle)
+    in Spanish."""
+    await server.setup_game(GAME)
+    await start_clock(server)
+    admin = await admin_device(server)
+    await admin.send({"type": "team.registered", "team": "g1-home", "name": "Aiken Arena", "short": "AIK",
+                      "colors": {"primary": "#0b3d2e", "secondary": "#f2c230"}})
+    await admin.send({"type": "team.registered", "team": "g1-away", "name": "Wellington Blue",
+                      "short": "WEL", "colors": {"primary": "#ffffff", "secondary": "#1f4e9c"}})
+    await admin.send({"type": "player.registered", "player": "h2", "name": "José Díaz", "number": 4,
+                      "team": "g1-home"})
+    await admin.close()
+    hh = await handheld()
+    page = hh.page
+    await expect(page.locator("[data-player=h2] .pid")).to_have_text("#4 José Díaz")
+    await hh.card("h2")
+    card_en = "Yellow card to #4 José Díaz (Aiken Arena): 1 yellow in this game, offense 1."
+    await expect(page.locator("#lastev")).to_contain_text("Penalty to Wellington Blue.")
+    await expect(page.locator("#outbox .entry[data-type=card] .sub")).to_have_text(card_en)
+    await expect(page.locator("#feed .notice.n-card-recorded")).to_contain_text(card_en)
+
+    other = await server.device("referee", GAME)
+    await other.send({"type": "goal", "game": GAME, "team": "home", "player": "h2"})
+    await other.close()
+    goal_en = "Goal Aiken Arena by #4 José Díaz: 1-0."
+    await expect(page.locator("#lastev")).to_contain_text(goal_en)
+    await expect(page.locator("#feed .notice.n-goal-scored")).to_contain_text(goal_en)
+    await shot_page(page, "handheld-notices-in-names")
+
+    await page.click("[data-act=lang]")
+    await expect(page.locator("#lastev")).to_contain_text("Gol de Aiken Arena de #4 José Díaz: 1-0.")
+    await expect(page.locator("#feed .notice.n-card-recorded")).to_contain_text(
+        "Tarjeta amarilla para #4 José Díaz (Aiken Arena): 1 amarilla(s) en el partido, infracción 1.")
+    await expect(page.locator("#feed .notice.n-penalty-awarded")).to_contain_text(
+        "Penal a favor de Wellington Blue.")
+    await shot_page(page, "handheld-notices-in-names-es")
+
+
 async def test_a_pairing_link_signs_in_and_players_show_by_number_and_name(server: Server,
                                                                            handheld: Open) -> None:
     """The committee's link /handheld?game=G#pair=<token>: the handheld keeps the token as it

@@ -627,11 +627,13 @@ def r7_three_yellows_at_first_offense(s: Script) -> None:
 
 
 def r7_red_at_first_offense(s: Script) -> None:
-    """R7: "[...] or a red card [...] for a player's first [...] offense"."""
+    """R7/R6: "[...] or a red card [...] for a player's first [...] offense"; the card
+    cites what a red card is (R6), as its sending off does."""
     s.start()
     out = s.card("h3", "red", conduct="striking")
     rec = one(out, nt.CardRecorded)
-    assert (rec.color, rec.offense, rec.yellows, rec.clause) == ("red", 1, 0, "R7")
+    assert (rec.color, rec.offense, rec.yellows, rec.clause) == ("red", 1, 0, "R6")
+    assert one(out, nt.SentOff).clause == "R6" and one(out, nt.PenaltyAwarded).clause == "R2"
     assert s.players["h3"].sent_off is True
 
 
