@@ -275,6 +275,23 @@ class FoldMachine(RuleBasedStateMachine):
                    "name": f"Jugador {number}", "number": number})
         assert self.engine.roster("g1").players[player].number == number
 
+    @rule(game=st.sampled_from(["g1", "g2", "nope"]), minutes=st.integers(0, 600),
+          referee=st.sampled_from([None, "Ana Soto", "Lucía Vega"]))
+    def game_scheduled(self, game: str, minutes: int, referee: str | None) -> None:
+        """The order of play: a game's schedule replaces the one before, whole, at any phase of
+        the game; it changes nothing in the game; a game never set up is refused."""
+        self.n += 1
+        before = self.engine.view(game) if game != "nope" else None
+        out = self.send({"type": "game.scheduled", "id": f"e{self.n}", "at": self.t, "game": game,
+                         "starts_at": T0 + minutes * 60_000, "officials": {"referee": referee}})
+        if game == "nope":
+            assert out and isinstance(out[0], nt.Rejected) and out[0].reason == "unknown_game"
+            return
+        sched = self.engine.roster(game).schedule
+        assert sched is not None
+        assert (sched.starts_at, sched.officials.referee) == (T0 + minutes * 60_000, referee)
+        assert self.engine.view(game) == before
+
     @precondition(lambda self: self.n > 30)  # late in the game, so that most runs play on
     @rule()
     def game_end(self) -> None:
