@@ -51,7 +51,7 @@ from .records import CHECKPOINT_EVERY, EngineImage, GameRecord, Savepoint, refol
 from .rosters import PlayerEntry, Registry, TeamEntry
 from .schedule import ScheduleEntry, Schedules
 from .state import Game
-from .tournaments import Tournament, Tournaments
+from .tournaments import Tournament, Tournaments, team_handicap
 from .view import GameView, diff, game_view
 
 __all__ = ["CHECKPOINT_EVERY", "Engine", "EngineState", "GameRecord", "Savepoint"]
@@ -500,11 +500,18 @@ class Engine(Face):
         plan = self.book.plan(g, self._info(g))
         if plan:
             lg.apply_plan(plan, _unpack_game.decode(_pack.encode(g)), e.id, e.at, out)
+        limits = self.tournaments.team_limits(g.event)
         for side in ("home", "away"):
             team = g.team(side)
             if len(team.lineup) < 3 and team.bench:
                 out.append(nt.Alert(cause=e.id, at=e.at, game=g.id, clause="A3", code="short_lineup",
                                     side=side, detail=f"{len(team.lineup)} starters"))
+            if limits is not None:  # the starters' handicaps as registered now, against the event's
+                found = team_handicap([p.handicap if (p := self.registry.players.current(pid)) else None
+                                       for pid in team.lineup], *limits, cause=e.id, at=e.at, game=g.id,
+                                      side=side)
+                if found is not None:
+                    out.append(found)
         self.games[e.game] = GameRecord(g, e.at, out)
         self.schedules.set_up(e)
         return out

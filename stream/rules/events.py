@@ -92,6 +92,11 @@ class EventSetup(EventBase, frozen=True, tag="event.setup", kw_only=True):
     teams: Annotated[list[Ident], msgspec.Meta(max_length=256)]
     completed: bool = False
     rules: Rules = Rules()
+    # The event's team handicap limits: the sum of a side's three starters' handicaps (from
+    # their registrations) must lie within them. The arena rulebook's figures are not at
+    # hand, so the committee sets them; None: no limit.
+    team_handicap_min: Handicap | None = None
+    team_handicap_max: Handicap | None = None
 
 
 class EventComplete(EventBase, frozen=True, tag="event.complete", kw_only=True):

@@ -57,6 +57,7 @@ REASONS_ES: dict[str, str] = {
     "unknown_obligation": "no hay ninguna sanción pendiente con ese id",
     "not_decreasable": "esa sanción no debe tiempo de juego; el Comité puede revocarla",
     "not_a_decrease": "una reducción debe dejar menos tiempo que el actual",
+    "bad_limits": "el hándicap de equipo mínimo es mayor que el máximo",
 }
 
 
@@ -182,6 +183,20 @@ def _alert(n: nt.Alert, w: Words) -> tuple[str, str]:
                 "confirm it, or void it",
                 f"{n.subject}: tras esta corrección ya no puede aplicarse "
                 f"({REASONS_ES.get(n.reason or '', n.reason)}) y queda en suspenso; confírmenlo o anúlenlo")
+    if c in ("team_handicap_over", "team_handicap_under"):
+        over = c == "team_handicap_over"
+        es_detail = n.detail.replace("goals", "goles").replace("limits", "límites")
+        return (f"{_starters(w, n.side or '')} add up to {n.detail}, "
+                f"{'over' if over else 'under'} the event's team handicap; check the team sheet",
+                f"Los titulares {w.de(n.side or '')} suman {es_detail}, "
+                f"{'por encima' if over else 'por debajo'} del hándicap de equipo del evento; revisen la "
+                "planilla")
+    if c == "team_handicap_unknown":
+        es_detail = n.detail.replace(" of ", " de ").replace("starters", "titulares")
+        return (f"{_starters(w, n.side or '')}: {n.detail} have no handicap registered, so the team "
+                "handicap can't be checked against the event's limits; register them",
+                f"{w.el(n.side or '', cap=True)}: {es_detail} no tienen hándicap inscrito y no se puede "
+                "comprobar el hándicap de equipo del evento; inscríbanlo")
     if c == "short_lineup":
         return (f"{w.side(n.side or '')} lists {n.detail} with substitutes on the bench: check the team "
                 "sheet",
@@ -189,6 +204,12 @@ def _alert(n: nt.Alert, w: Words) -> tuple[str, str]:
                 "sustitutos en "
                 "el banco: revisen la planilla")
     return _ALERTS[c]
+
+
+def _starters(w: Words, side: str) -> str:
+    """ "Aiken Arena's starters", or "The home starters" for a team not registered."""
+    name = w.side(side)
+    return f"The {side} starters" if name == side else f"{name}'s starters"
 
 
 #: The alerts whose text needs no field.

@@ -5,10 +5,14 @@ chose. What R15 and R16 ask of them is answered here.
 
 from __future__ import annotations
 
+from typing import Any
+
 import msgspec
 
 from ..errors import Refused
 from . import events as ev
+from .events import Side
+from .notices import Alert
 from .state import Game
 
 
@@ -23,6 +27,26 @@ class Tournament(msgspec.Struct):
     eliminated: list[str] = msgspec.field(default_factory=list)
     rules: ev.Rules = msgspec.field(default_factory=ev.Rules)
     name: str | None = None  # what displays call it; None: its id
+    team_handicap_min: int | None = None   # the limits of a side's starters' handicaps, summed
+    team_handicap_max: int | None = None
+
+
+def team_handicap(handicaps: list[int | None], low: int | None, high: int | None, *, cause: str,
+                  at: int, game: str, side: Side) -> Alert | None:
+    """A3: a side's starters' handicaps (None: not registered) against the event's team limits:
+    the alert to raise at the set-up, or None when the side is within them."""
+    known = [h for h in handicaps if h is not None]
+    total, unknown = sum(known), len(handicaps) - len(known)
+    limits = f"{'' if low is None else low}–{'' if high is None else high}"
+    at_set_up: dict[str, Any] = dict(cause=cause, at=at, game=game, clause="A3", side=side)
+    if high is not None and total > high:  # over, whatever the unregistered ones add
+        return Alert(code="team_handicap_over", detail=f"{total} goals (limits {limits})", **at_set_up)
+    if unknown:
+        return Alert(code="team_handicap_unknown", detail=f"{unknown} of {len(handicaps)} starters",
+                     **at_set_up)
+    if low is not None and total < low:
+        return Alert(code="team_handicap_under", detail=f"{total} goals (limits {limits})", **at_set_up)
+    return None
 
 
 class Tournaments:
@@ -34,8 +58,12 @@ class Tournaments:
     def setup(self, e: ev.EventSetup) -> None:
         if e.event in self.by_id:
             raise Refused("duplicate_event", f"event {e.event!r} is already set up", "L1")
+        low, high = e.team_handicap_min, e.team_handicap_max
+        if low is not None and high is not None and low > high:
+            raise Refused("bad_limits", f"a team handicap of at least {low} and at most {high} "
+                          "admits no team", "A3")
         self.by_id[e.event] = Tournament(e.event, e.cls, e.handicap, list(e.teams), e.completed, [],
-                                         e.rules, e.name)
+                                         e.rules, e.name, e.team_handicap_min, e.team_handicap_max)
 
     def check_enter(self, event: str) -> Tournament:
         """The event a registration may enter a team in; ``Refused`` if none may."""
@@ -84,6 +112,13 @@ class Tournaments:
         """What displays call the event (None: not set up, or set up with no name)."""
         t = self.by_id.get(event)
         return None if t is None else t.name
+
+    def team_limits(self, event: str) -> tuple[int | None, int | None] | None:
+        """The event's team handicap limits (None: the event sets none, or is not set up)."""
+        t = self.by_id.get(event)
+        if t is None or (t.team_handicap_min is None and t.team_handicap_max is None):
+            return None
+        return t.team_handicap_min, t.team_handicap_max
 
     def event_class(self, event: str) -> str:
         t = self.by_id.get(event)

@@ -22,6 +22,7 @@ import pytest
 
 from stream.cli import replay
 from stream.rules import notices as nt
+from stream.rules.text import describe
 
 from .clause_helpers import FOUR_MIN, TWO_MIN, P, Season, check_cases, one, roster, tags
 
@@ -110,6 +111,42 @@ def a3_team_with_no_alternate_starts_short(s: Season) -> None:
     assert s.view("g1").teams.home.on_field == 2
     out = s.setup("g2", home=roster("A", ["a2", "a3"], ["a4"]))
     assert [(n.code, n.side, n.clause) for n in s.of(nt.Alert, out)] == [("short_lineup", "home", "A3")]
+
+
+def a3_team_handicap_checked_against_the_event_s_limits(s: Season) -> None:
+    """A3: a side's three starters' handicaps, as registered when the game is set up, against
+    the event's team handicap limits (its settings: the rulebook's figures are not at hand).
+    A side over the limit, one under it, and one with a starter whose handicap is unknown are
+    each told at the set-up; a side within them is not; a game of an event without limits
+    checks nothing; limits that admit no team are refused."""
+    s.must("event.setup", event="limits", **{"class": "club"}, handicap=8, teams=["A", "B"],
+           team_handicap_min=6, team_handicap_max=8)
+    s.must("team.registered", team="A", name="Aiken Arena", short="AIK",
+           colors={"primary": "#123456", "secondary": "#ffffff"})
+    for pid, hcp in (("p", 4), ("a2", 3), ("a3", 2), ("b1", 2), ("b2", 2), ("b3", 1)):
+        s.must("player.registered", player=pid, name=pid.upper(), handicap=hcp)
+    out = s.setup("g1", event="limits")                      # A: 4+3+2 = 9 > 8; B: 5 < 6
+    assert [(n.code, n.side, n.clause, n.detail) for n in s.of(nt.Alert, out)] == [
+        ("team_handicap_over", "home", "A3", "9 goals (limits 6–8)"),
+        ("team_handicap_under", "away", "A3", "5 goals (limits 6–8)")]
+    over = describe(s.of(nt.Alert, out)[0], s.engine.names())
+    assert over.en.startswith("Aiken Arena's starters add up to 9 goals (limits 6–8), over the event's "
+                              "team handicap")
+    assert over.es.startswith("Los titulares de Aiken Arena suman 9 goles (límites 6–8), por encima")
+    under = describe(s.of(nt.Alert, out)[1], s.engine.names())
+    assert under.en.startswith("The away starters add up to 5 goals (limits 6–8), under")
+    assert under.es.startswith("Los titulares del visitante suman 5 goles")
+    s.must("player.registered", player="p", name="P", handicap=1)        # now 6: within
+    s.must("player.registered", player="b3", name="B3", handicap=3)      # now 7: within
+    assert alerts(s.setup("g2", event="limits")) == []
+    s.must("player.registered", player="b4", name="B4")                  # no handicap registered
+    out = s.setup("g3", event="limits", away=roster("B", ["b1", "b2", "b4"]))
+    assert [(n.code, n.side, n.detail) for n in s.of(nt.Alert, out)] == [
+        ("team_handicap_unknown", "away", "1 of 3 starters")]
+    assert alerts(s.setup("g4")) == []                                   # "cup": no limits
+    r = s.refused("event.setup", event="nobody", **{"class": "club"}, handicap=8, teams=[],
+                  team_handicap_min=9, team_handicap_max=8)
+    assert (r.reason, r.clause) == ("bad_limits", "A3")
 
 
 def r11_shootout_excluded_at_the_end_of_regulation(s: Season) -> None:
@@ -341,7 +378,7 @@ def r8_rules_travel_with_the_event(s: Season) -> None:
 
 CASES = [pytest.param(f, id=f.__name__) for f in (
     a27_clock_start_with_a_suspended_starter_is_applied, a27_late_clock_start_begins_the_game,
-    a3_team_with_no_alternate_starts_short,
+    a3_team_with_no_alternate_starts_short, a3_team_handicap_checked_against_the_event_s_limits,
     r11_shootout_excluded_at_the_end_of_regulation, r11_not_tied_at_the_end_of_regulation_excludes_nobody,
     r15_red_in_a_final_then_event_complete, r15_team_eliminated, r15_games_already_played_never_change,
     r6_committee_rescinds_a_red_shown_to_the_wrong_player,
