@@ -79,6 +79,9 @@ export const DICT = {
     ex_title: "The day's files", ex_csv: "Every game's report (CSV)", ex_log: "The event's log (JSON Lines)",
     ex_reports: "Report", ex_html: "Printable", ex_game_log: "Log", ex_saved: "{name} saved ({kb} KB).",
     ex_print: "The HTML report prints on A4: use the browser's Print (or Save as PDF).",
+    live_asof: "As of {time}",
+    live_down: "⚠ As of {time}: not live, the connection is down (reading again every 10 s)",
+    live_stale: "⚠ As of {time}: not confirmed since; press Refresh",
   },
   es: {
     title: "Comité del torneo", lang: "English", loading: "Cargando…", connecting: "Conectando…",
@@ -157,6 +160,9 @@ export const DICT = {
     ex_title: "Los archivos de la jornada", ex_csv: "Informe de cada partido (CSV)", ex_log: "El registro del evento (JSON Lines)",
     ex_reports: "Informe", ex_html: "Para imprimir", ex_game_log: "Registro", ex_saved: "{name} guardado ({kb} KB).",
     ex_print: "El informe HTML se imprime en A4: use Imprimir del navegador (o Guardar como PDF).",
+    live_asof: "Actualizado a las {time}",
+    live_down: "⚠ Actualizado a las {time}: sin conexión en vivo (se vuelve a leer cada 10 s)",
+    live_stale: "⚠ Actualizado a las {time}: sin confirmar desde entonces; pulse Actualizar",
   },
 };
 

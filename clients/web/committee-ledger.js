@@ -5,9 +5,11 @@
 
 import { api, submit } from "./committee-api.js";
 import { S, bus, t, el, option, run, reload, formMessage, playerName, teamName, mmss, parseMmss, errorText } from "./committee-ui.js";
+import { stamp } from "./committee-live.js";
 
 const $ = (sel, root = document) => root.querySelector(sel);
 let obligations = [];
+let generation = 0;      // the latest refresh: an older one's answers, landing later, are dropped
 
 export function init() {
   const by = $("#ledger-by");
@@ -20,7 +22,7 @@ export function init() {
   $("#increase-form").addEventListener("submit", (e) => { e.preventDefault(); increase(); });
   $("#complete-form").addEventListener("submit", (e) => { e.preventDefault(); complete(); });
   $("#eliminate-form").addEventListener("submit", (e) => { e.preventDefault(); eliminate(); });
-  bus.addEventListener("data", () => refresh());
+  bus.addEventListener("data", (e) => { const done = refresh(); e.detail?.wait?.push(done); });
   bus.addEventListener("lang", draw);
 }
 
@@ -28,16 +30,23 @@ function signer() {
   return S.by || $("#ledger-by").value.trim() || t("ld_by_default");
 }
 
+/** Read the ledger and every scheduled game's preview; the "as of" time is when they were
+ * asked for, once every part answered. */
 export async function refresh() {
-  try {
-    obligations = await api("GET", "/api/obligations");
-    $("#ledger-error").hidden = true;
-  } catch (err) {
-    $("#ledger-error").hidden = false;
-    $("#ledger-error").replaceChildren(errorText(err));
-  }
+  const mine = ++generation;
+  const asked = Date.now();
+  const [answer, cards] = await Promise.all([
+    api("GET", "/api/obligations").then((list) => ({ list }), (err) => ({ err })),
+    previews()]);
+  if (mine !== generation) return;   // a newer refresh is under way: it shows what is current
+  const failed = answer.err;
+  $("#ledger-error").hidden = !failed;
+  if (failed) $("#ledger-error").replaceChildren(errorText(failed));
+  else obligations = answer.list;
   draw();
-  await previews();
+  $("#previews").replaceChildren(...cards.nodes);
+  $("#previews-empty").hidden = cards.nodes.length > 0;
+  if (!failed && cards.ok) stamp($("#ledger-asof"), asked);
 }
 
 function ofEvent(o) {
@@ -92,9 +101,8 @@ function draw() {
 
 /** For each scheduled game: what it will apply when it begins (the engine's preview). */
 async function previews() {
-  const box = $("#previews");
   const scheduled = S.games.filter((g) => g.status === "scheduled");
-  $("#previews-empty").hidden = scheduled.length > 0;
+  let ok = true;
   const cards = await Promise.all(scheduled.map(async (g) => {
     let body;
     try {
@@ -106,12 +114,13 @@ async function previews() {
         : el("p", { class: "muted", "data-empty": "true", text: t("ld_preview_none") });
     } catch (err) {
       if (err.code === "game_begun") return null;   // under way since the list was read: it has taken what it owed
+      ok = false;
       body = el("p", { class: "error" }, errorText(err));
     }
     return el("article", { class: "card preview", "data-game": g.game },
       el("h4", {}, `${teamName(g.home)} – ${teamName(g.away)}`, el("span", { class: "muted", text: ` · ${g.game}` })), body);
   }));
-  box.replaceChildren(...cards.filter(Boolean));
+  return { nodes: cards.filter(Boolean), ok };
 }
 
 // ------------------------------------------------------------------ the committee's decisions

@@ -34,7 +34,9 @@ export function setLang(lang) {
   bus.dispatchEvent(new Event("lang"));
 }
 
-/** Read everything the sections show, then tell them ("data"). A part that fails is left as it was. */
+/** Read everything the sections show, then tell them ("data"), and wait for what they read
+ * in turn (a listener pushes its promise to the event's `detail.wait`: the ledger's
+ * obligations and previews). A part that fails is left as it was. */
 export async function reload() {
   const [events, teams, players, games] = await Promise.allSettled([
     api("GET", "/api/events"), api("GET", "/api/teams"), api("GET", "/api/players"), api("GET", "/api/games")]);
@@ -47,7 +49,9 @@ export async function reload() {
   if (games.status === "fulfilled" && Array.isArray(games.value)) {
     S.games = games.value.filter((g) => !S.event || g.event === S.event);
   }
-  bus.dispatchEvent(new Event("data"));
+  const wait = [];
+  bus.dispatchEvent(new CustomEvent("data", { detail: { wait } }));
+  await Promise.allSettled(wait);
   const failed = [events, teams, players, games].find((r) => r.status === "rejected");
   if (failed) throw failed.reason;
 }
