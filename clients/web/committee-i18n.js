@@ -82,6 +82,8 @@ export const DICT = {
     live_asof: "As of {time}",
     live_down: "⚠ As of {time}: not live, the connection is down (reading again every 10 s)",
     live_stale: "⚠ As of {time}: not confirmed since; press Refresh",
+    ld_need_reason_rescind: "Give a reason for the rescind.", ld_need_reason_decrease: "Give a reason for the decrease.",
+    ld_need_reason_increase: "Give a reason for the increase.",
   },
   es: {
     title: "Comité del torneo", lang: "English", loading: "Cargando…", connecting: "Conectando…",
@@ -163,6 +165,8 @@ export const DICT = {
     live_asof: "Actualizado a las {time}",
     live_down: "⚠ Actualizado a las {time}: sin conexión en vivo (se vuelve a leer cada 10 s)",
     live_stale: "⚠ Actualizado a las {time}: sin confirmar desde entonces; pulse Actualizar",
+    ld_need_reason_rescind: "Indique el motivo de la anulación.", ld_need_reason_decrease: "Indique el motivo de la reducción.",
+    ld_need_reason_increase: "Indique el motivo del aumento.",
   },
 };
 

@@ -6,6 +6,7 @@
 import { api, submit } from "./committee-api.js";
 import { S, bus, t, el, option, run, reload, formMessage, playerName, teamName, mmss, parseMmss, errorText } from "./committee-ui.js";
 import { stamp } from "./committee-live.js";
+import { translator } from "./committee-i18n.js";
 
 const $ = (sel, root = document) => root.querySelector(sel);
 let obligations = [];
@@ -150,10 +151,11 @@ async function decide() {
     body.owed_ms = Number.isNaN(ms) ? form.elements.owed.value : ms;
   }
   await run(form, async () => {
+    needReason(body.reason, mode);
     await submit(`/api/committee/${mode}`, body, mode);
     form.hidden = true;
     await reload();
-    formMessage($("#ledger-section"), "ok", t(mode === "rescind" ? "ld_rescinded" : "ld_decreased"));
+    formMessage($("#ledger-section"), "ok", () => t(mode === "rescind" ? "ld_rescinded" : "ld_decreased"));
   }, { not_decreasable: "owed_ms", not_a_decrease: "owed_ms", unknown_obligation: "reason", record_closed: "reason" });
 }
 
@@ -164,11 +166,18 @@ async function increase() {
   const body = { player: f.player.value, origin_game: f.origin_game.value, games: Number(f.games.value || 0),
     sit_out_ms: Number.isNaN(sit) ? f.sit_out.value : sit, by: signer(), reason: f.reason.value.trim() };
   await run(form, async () => {
+    needReason(body.reason, "increase");
     await submit("/api/committee/increase", body, "increase");
-    formMessage(form, "ok", t("ld_increased", { player: playerName(body.player) }));
+    formMessage(form, "ok", () => t("ld_increased", { player: playerName(body.player) }));
     f.reason.value = "";
     await reload();
   }, { unknown_player: "player", game_not_over: "origin_game", unknown_game: "origin_game", nothing_to_add: "games" });
+}
+
+/** A decision needs a reason: checked here, before anything is sent (the API refuses it too). */
+function needReason(reason, mode) {
+  const key = `ld_need_reason_${mode}`;
+  if (!reason) throw { code: "invalid_field", detail: "at `$.reason`", todo: [translator("en")(key), translator("es")(key)] };
 }
 
 async function complete() {
@@ -176,7 +185,7 @@ async function complete() {
   if (!confirm(t("ld_complete_confirm", { event: S.event }))) return;
   await run(form, async () => {
     await api("POST", `/api/events/${encodeURIComponent(S.event)}/complete`, {});
-    formMessage(form, "ok", t("ld_completed"));
+    formMessage(form, "ok", () => t("ld_completed"));
     await reload();
   });
 }
@@ -187,7 +196,7 @@ async function eliminate() {
   await run(form, async () => {
     if (!teamId) throw { code: "missing_team", detail: t("ld_pick_team"), body: { field: "team" } };
     await api("POST", `/api/events/${encodeURIComponent(S.event)}/eliminate`, { team: teamId });
-    formMessage(form, "ok", t("ld_eliminated_one", { team: teamName(teamId) }));
+    formMessage(form, "ok", () => t("ld_eliminated_one", { team: teamName(teamId) }));
     await reload();
   }, { unknown_team: "team", already_eliminated: "team" });
 }

@@ -88,7 +88,7 @@ async function pair(form, game, role, official) {
     made.set(`${game}/${role}`, p);
     const card = document.querySelector(`details.game-pair[data-game="${CSS.escape(game)}"]`);
     card.querySelector(`.qr[data-role=${role}]`).replaceWith(qrSlot(game, role));
-    formMessage(form, "ok", t("pr_made", { role: t(`role_${role}`) }));
+    formMessage(form, "ok", () => t("pr_made", { role: t(`role_${role}`) }));
     await devices(game);
   }, { unknown_game: "official", out_of_scope: "official" });
 }

@@ -108,7 +108,8 @@ async def sign_in(c: Console, server: Server, token: str) -> None:
     await expect(page.locator("#signin")).to_be_visible()
     await page.fill("#token-input", "v1.not-a-token.x")
     await page.click("#signin-form [type=submit]")
-    await expect(page.locator("#signin-form .field-error")).to_contain_text("unauthorized")
+    await expect(page.locator("#signin-form .field-error")).to_contain_text(
+        "Committee token: the token was not accepted")
     await shot_page(page, "01-sign-in-refused")
     await page.fill("#token-input", token)
     await page.click("#signin-form [type=submit]")
@@ -162,7 +163,8 @@ async def test_the_committee_runs_a_day_from_the_console(browser: Browser, serve
     await page.select_option("#game-form [name=away_team]", "aiken")
     await page.click("#game-form [type=submit]")
     error = form.locator("[data-side=home] .field-error[data-code=duplicate_player]")   # beside the lineup
-    await expect(error).to_contain_text("'ruiz' appears twice in the rosters")
+    await expect(error).to_contain_text(
+        "Lineup (3): a player is listed twice. Pick each player once")
     await expect(error).to_contain_text("A3")
     await shot_page(page, "05-game-refused")
     await page.select_option("#game-form [name=away_team]", "wellington")
