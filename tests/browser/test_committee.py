@@ -17,18 +17,15 @@ import json
 import re
 import struct
 import zlib
-from collections.abc import AsyncIterator
 from typing import Any
 
-import pytest
-from playwright.async_api import Browser, BrowserContext, FilePayload, Page, expect
+from playwright.async_api import Browser, FilePayload, Page, expect
 
 from ..service.conftest import Server
-from .conftest import shot
+from .conftest import Console, shot
 
 EVENT = "spring-cup"
 G1, G2 = "spring-cup-g1", "spring-cup-g2"
-TABLET: dict[str, Any] = {"viewport": {"width": 1024, "height": 768}, "has_touch": True}
 PHONE: dict[str, Any] = {"viewport": {"width": 390, "height": 844}, "device_scale_factor": 2,
                          "is_mobile": True, "has_touch": True}
 
@@ -66,40 +63,32 @@ async def shot_page(page: Page, name: str) -> None:
     await page.screenshot(path=shot(f"committee-{name}"), full_page=True)
 
 
-class Console:
-    """The committee member's browser, and what it asked for (the token must be in none)."""
-
-    def __init__(self, context: BrowserContext, page: Page) -> None:
-        self.context = context
-        self.page = page
-        self.urls: list[str] = []
-        self.errors: list[str] = []
-        page.on("request", lambda r: self.urls.append(r.url))
-        page.on("websocket", lambda ws: self.urls.append(ws.url))
-        page.on("pageerror", lambda e: self.errors.append(str(e)))
-
-    async def tab(self, name: str) -> None:
-        await self.page.click(f"#tabs [data-tab={name}]")
-        await expect(self.page.locator(f"#{name}-section")).to_be_visible()
-
-
-@pytest.fixture
-async def console(browser: Browser) -> AsyncIterator[Console]:
-    context = await browser.new_context(**TABLET, accept_downloads=True)
-    c = Console(context, await context.new_page())
-    try:
-        yield c
-    finally:
-        await context.close()
-    assert not c.errors, c.errors
-
-
 async def committee_token(server: Server, device: str = "htc-1") -> str:
     status, issued = await server.api("POST", "/api/tokens", {
         "role": "committee", "device": device, "official": "M. Pérez", "event": EVENT})
     assert status == 201, issued
     assert issued["claims"]["role"] == "committee" and issued["claims"]["event"] == EVENT
     return str(issued["token"])
+
+
+async def new_event(server: Server) -> None:
+    status, _ = await server.api("POST", "/api/events", {"event": EVENT, "class": "club", "handicap": 8,
+                                                         "teams": []})
+    assert status == 201
+
+
+async def sign_in_admin(page: Page, server: Server) -> None:
+    """The admin token (as `arena-stream serve` writes it) signs the console in."""
+    await page.goto(f"{server.http}/committee")
+    await page.fill("#token-input", server.admin)
+    await page.click("#signin-form [type=submit]")
+    await expect(page.locator("body")).to_have_attribute("data-ready", "true")
+
+
+async def import_rosters(page: Page, csv: bytes) -> None:
+    await page.set_input_files("#csv-form [name=file]", files=[
+        FilePayload(name="rosters.csv", mimeType="text/csv", buffer=csv)])
+    await page.click("#csv-form [type=submit]")
 
 
 async def sign_in(c: Console, server: Server, token: str) -> None:

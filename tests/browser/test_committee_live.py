@@ -7,34 +7,14 @@ When the connection is gone long enough, the "as of" says the data is not live."
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
-import pytest
-from playwright.async_api import Browser, Page, expect
+from playwright.async_api import Page, expect
 
 from ..service.conftest import Server
-from .test_committee import EVENT, G1, G2, TABLET, Console, shot_page
+from .conftest import Console
+from .test_committee import EVENT, G1, G2, new_event, shot_page, sign_in_admin
 
 # Well under the slow poll (30 s with the socket up): only the feed can make it in time.
 LIVE_MS = 6000
-
-
-@pytest.fixture
-async def member(browser: Browser) -> AsyncIterator[Console]:
-    context = await browser.new_context(**TABLET)
-    c = Console(context, await context.new_page())
-    try:
-        yield c
-    finally:
-        await context.close()
-    assert not c.errors, c.errors
-
-
-async def _sign_in_admin(page: Page, server: Server) -> None:
-    await page.goto(f"{server.http}/committee")
-    await page.fill("#token-input", server.admin)
-    await page.click("#signin-form [type=submit]")
-    await expect(page.locator("body")).to_have_attribute("data-ready", "true")
 
 
 async def _at(page: Page, sel: str) -> int:
@@ -42,17 +22,14 @@ async def _at(page: Page, sel: str) -> int:
 
 
 async def test_the_ledger_picks_up_a_suspension_when_a_game_ends_with_no_click(
-        server: Server, member: Console) -> None:
-    status, _ = await server.api("POST", "/api/events", {"event": EVENT, "class": "club", "handicap": 8,
-                                                         "teams": []})
-    assert status == 201
+        server: Server, console: Console) -> None:
+    await new_event(server)
     await server.setup_game(G1, arena="main", event=EVENT)
     await server.setup_game(G2, arena="main", event=EVENT)
-    console = member
     page = console.page
     asked: list[str] = []
     page.on("request", lambda r: asked.append(r.url) if "/api/obligations" in r.url else None)
-    await _sign_in_admin(page, server)
+    await sign_in_admin(page, server)
     await console.tab("ledger")
     await expect(page.locator("#ledger-empty")).to_be_visible()
     await expect(page.locator(f"#previews [data-game={G2}] [data-empty=true]")).to_be_visible()
@@ -100,15 +77,12 @@ async def test_the_ledger_picks_up_a_suspension_when_a_game_ends_with_no_click(
 
 
 async def test_the_as_of_time_turns_to_a_warning_when_the_connection_is_gone(
-        server: Server, member: Console) -> None:
-    status, _ = await server.api("POST", "/api/events", {"event": EVENT, "class": "club", "handicap": 8,
-                                                         "teams": []})
-    assert status == 201
+        server: Server, console: Console) -> None:
+    await new_event(server)
     await server.setup_game(G1, arena="main", event=EVENT)
-    console = member
     page = console.page
     await page.clock.install()
-    await _sign_in_admin(page, server)
+    await sign_in_admin(page, server)
     await console.tab("ledger")
     stamp = page.locator("#ledger-asof")
     await expect(stamp).to_have_attribute("data-stale", "false")

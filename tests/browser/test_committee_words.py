@@ -6,42 +6,16 @@ changing an auto-filled starter moves the player displaced to the substitutes.""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
-import pytest
-from playwright.async_api import Browser, FilePayload, Page, expect
+from playwright.async_api import expect
 
 from ..service.conftest import Server
-from .test_committee import EVENT, G1, TABLET, Console, bad_csv, good_csv, shot_page
-
-
-@pytest.fixture
-async def member(browser: Browser) -> AsyncIterator[Console]:
-    context = await browser.new_context(**TABLET)
-    c = Console(context, await context.new_page())
-    try:
-        yield c
-    finally:
-        await context.close()
-    assert not c.errors, c.errors
-
-
-async def _event(server: Server) -> None:
-    status, _ = await server.api("POST", "/api/events", {"event": EVENT, "class": "club", "handicap": 8,
-                                                         "teams": []})
-    assert status == 201
-
-
-async def _sign_in_admin(page: Page, server: Server) -> None:
-    await page.goto(f"{server.http}/committee")
-    await page.fill("#token-input", server.admin)
-    await page.click("#signin-form [type=submit]")
-    await expect(page.locator("body")).to_have_attribute("data-ready", "true")
+from .conftest import Console
+from .test_committee import EVENT, G1, bad_csv, good_csv, import_rosters, new_event, shot_page, sign_in_admin
 
 
 async def test_a_rescind_without_a_reason_is_refused_by_the_form_in_words(server: Server,
-                                                                         member: Console) -> None:
-    await _event(server)
+                                                                         console: Console) -> None:
+    await new_event(server)
     await server.setup_game(G1, arena="main", event=EVENT)
     tk = await server.device("timekeeper", G1, name="tk-words")
     ump = await server.device("umpire", G1, name="ump-words")
@@ -52,11 +26,11 @@ async def test_a_rescind_without_a_reason_is_refused_by_the_form_in_words(server
     finally:
         await tk.close()
         await ump.close()
-    page = member.page
+    page = console.page
     posted: list[str] = []
     page.on("request", lambda r: posted.append(r.url) if r.method == "POST" else None)
-    await _sign_in_admin(page, server)
-    await member.tab("ledger")
+    await sign_in_admin(page, server)
+    await console.tab("ledger")
     row = page.locator("#ledger-table tr[data-player=h2]")
     await row.locator("[data-act=rescind]").click()
     await page.click("#decision-form [type=submit]")
@@ -81,13 +55,11 @@ async def test_a_rescind_without_a_reason_is_refused_by_the_form_in_words(server
     assert (status, err["code"]) == (400, "invalid_field") and "$.reason" in err["detail"]  # its words kept
 
 
-async def test_a_bad_colour_in_a_roster_file_is_explained_in_words(server: Server, member: Console) -> None:
-    await _event(server)
-    page = member.page
-    await _sign_in_admin(page, server)
-    await page.set_input_files("#csv-form [name=file]", files=[
-        FilePayload(name="rosters.csv", mimeType="text/csv", buffer=bad_csv())])
-    await page.click("#csv-form [type=submit]")
+async def test_a_bad_colour_in_a_roster_file_is_explained_in_words(server: Server, console: Console) -> None:
+    await new_event(server)
+    page = console.page
+    await sign_in_admin(page, server)
+    await import_rosters(page, bad_csv())
     colour = page.locator("#csv-result table.csv-errors tbody tr[data-line='4']")
     await expect(colour).to_contain_text("primary")
     await expect(colour).to_contain_text("A colour is # and six hex digits, e.g. #1A2B3C.")
@@ -98,13 +70,11 @@ async def test_a_bad_colour_in_a_roster_file_is_explained_in_words(server: Serve
     await shot_page(page, "words-02-bad-colour")
 
 
-async def test_spanish_is_spoken_at_once_everywhere(server: Server, member: Console) -> None:
-    await _event(server)
-    page = member.page
-    await _sign_in_admin(page, server)
-    await page.set_input_files("#csv-form [name=file]", files=[
-        FilePayload(name="rosters.csv", mimeType="text/csv", buffer=good_csv())])
-    await page.click("#csv-form [type=submit]")
+async def test_spanish_is_spoken_at_once_everywhere(server: Server, console: Console) -> None:
+    await new_event(server)
+    page = console.page
+    await sign_in_admin(page, server)
+    await import_rosters(page, good_csv())
     done = page.locator("#csv-result [data-result=imported]")
     await expect(done).to_contain_text("Imported: 4 teams")
     await page.fill("#player-form [name=name]", "Nuevo Jugador")
@@ -120,15 +90,14 @@ async def test_spanish_is_spoken_at_once_everywhere(server: Server, member: Cons
     await shot_page(page, "words-03-spanish-at-once")
 
 
-async def test_changing_an_auto_filled_starter_puts_him_on_the_bench(server: Server, member: Console) -> None:
-    await _event(server)
-    page = member.page
-    await _sign_in_admin(page, server)
-    await page.set_input_files("#csv-form [name=file]", files=[
-        FilePayload(name="rosters.csv", mimeType="text/csv", buffer=good_csv())])
-    await page.click("#csv-form [type=submit]")
+async def test_changing_an_auto_filled_starter_puts_him_on_the_bench(server: Server,
+                                                                    console: Console) -> None:
+    await new_event(server)
+    page = console.page
+    await sign_in_admin(page, server)
+    await import_rosters(page, good_csv())
     await expect(page.locator("#csv-result [data-result=imported]")).to_be_visible()
-    await member.tab("games")
+    await console.tab("games")
     form = page.locator("#game-form")
     await page.select_option("#game-form [name=home_team]", "aiken")
     await page.select_option("#game-form [name=away_team]", "wellington")
