@@ -37,7 +37,7 @@ from .ast_scan import call_name, local_values
 from .docs_text import ROOT, protocol_section, section
 
 RULES = ROOT / "stream" / "rules"
-HANDHELD = ROOT / "clients" / "web" / "handheld.js"
+HANDHELD = ROOT / "clients" / "web" / "refusals.js"  # the refusal reasons the handheld (and the console) show
 
 
 # ------------------------------------------------------------------ reading the docs

@@ -1,15 +1,23 @@
 // Section 4, run the day: every game of the event live in one view, on one /ws/watch socket
 // (an `arena` subscription per arena, a `game` one for a game with no arena): score, clock,
 // who is in the box, the alerts the engine raised, names from each game's `roster` frame, and
-// links to each game's scoreboard, overlay and report.
+// links to each game's scoreboard, overlay and report. The socket opens at sign-in, whichever
+// tab is shown: it is also what tells the console to read its ledger again ("ledger" events,
+// committee-live.js).
 
 import { WatchSocket } from "./watch.js";
 import { applyPatch } from "./patch.js";
 import { gameClock, mmss } from "./live.js";
 import { S, bus, t, el, swatch } from "./committee-ui.js";
+import { stamp } from "./committee-live.js";
 
 const $ = (sel, root = document) => root.querySelector(sel);
 const ALERTS_KEPT = 6;
+
+const obligationNotices = (notices) => (notices || []).some((n) => String(n.type).startsWith("obligation."));
+/** A delta that can change the ledger: obligations created, applied, served or withdrawn, or the game's status. */
+const movesLedger = (m) => obligationNotices(m.notices)
+  || (m.patch || []).some(([path]) => path === "" || path === "status");
 
 /** Several arenas and games on one socket; a gap or a patch that can't be applied reconnects for fresh snapshots. */
 class DayWatch extends WatchSocket {
@@ -20,8 +28,12 @@ class DayWatch extends WatchSocket {
     this.rosters = {};       // game -> the last roster frame
     this.alerts = {};        // game -> [alert notices], newest first
     this.seqs = {};
+    this.known = null;       // the games the service has (heartbeats' seqs): a new one may be ours
+    this.opened = 0;
     this.addEventListener("connection", (e) => {
-      if (e.detail === "open") for (const sub of this.subs.slice(1)) this._send({ type: "subscribe", ...sub });
+      if (e.detail !== "open") return;
+      for (const sub of this.subs) this._send({ type: "subscribe", ...sub });
+      if (this.opened++) this._ledger("reconnected");   // frames may have been missed meanwhile
     });
   }
 
@@ -29,13 +41,15 @@ class DayWatch extends WatchSocket {
     const key = JSON.stringify(sub);
     if (this.subs.some((s) => JSON.stringify(s) === key)) return;
     this.subs.push(sub);
-    if (this.subs.length === 1) this.start();
-    else if (this.connected) this._send({ type: "subscribe", ...sub });
+    if (this.connected) this._send({ type: "subscribe", ...sub });
   }
 
-  _query() { return new URLSearchParams(this.subs[0] || {}); }
+  // Every subscription goes in a frame once the socket is open (there may be none yet).
+  _query() { return new URLSearchParams(); }
 
   _subscription() { return this.subs[0] || {}; }
+
+  _ledger(why, game = null) { this._emit("ledger", { why, game }); }
 
   _keepAlerts(game, notices) {
     const fresh = (notices || []).filter((n) => n.type === "alert");
@@ -46,7 +60,14 @@ class DayWatch extends WatchSocket {
   }
 
   _handle(m) {
+    if (m.type === "heartbeat") {
+      const ids = Object.keys(m.seqs || {});
+      if (this.known && ids.some((id) => !this.known.has(id))) this._ledger("new_game");
+      this.known = new Set(ids);
+      return;
+    }
     if (m.type === "snapshot") {
+      if (m.reset || (!(m.game in this.games) && !S.games.some((g) => g.game === m.game))) this._ledger("snapshot", m.game);
       this.games[m.game] = m.view;
       this.seqs[m.game] = m.seq;
       this._keepAlerts(m.game, m.recent);
@@ -57,12 +78,16 @@ class DayWatch extends WatchSocket {
       this.games[m.game] = result.view;
       this.seqs[m.game] = m.seq;
       this._keepAlerts(m.game, m.notices);
+      if (movesLedger(m)) this._ledger("delta", m.game);
     } else if (m.type === "notices" && m.game in this.games) {
-      // Raised in this game by another game's event (a late card that suspends a player
-      // from it): the committee decides what stands.
+      // Raised about this game by another game's event (a late card that suspends a player
+      // from it), or by a committee's decision on an obligation from it.
       this._keepAlerts(m.game, m.notices);
+      if (obligationNotices(m.notices)) this._ledger("notices", m.game);
     } else if (m.type === "roster" && typeof m.game === "string") {
+      const before = this.rosters[m.game];
       this.rosters[m.game] = m;
+      if (before && JSON.stringify({ ...before, type: 0 }) !== JSON.stringify({ ...m, type: 0 })) this._ledger("roster", m.game);
     } else {
       this._setStale();
       return;
@@ -74,6 +99,7 @@ class DayWatch extends WatchSocket {
 
 let watch = null;
 let drawPending = false;
+let seen = 0;            // the day view's "as of": the last frame of a live socket
 
 export function init() {
   bus.addEventListener("data", follow);
@@ -81,19 +107,24 @@ export function init() {
   setInterval(tick, 250);
 }
 
+/** Open the day's socket (at sign-in): returned for committee-live.js to listen to. */
+export function start() {
+  if (watch) return watch;
+  watch = new DayWatch();
+  watch.addEventListener("change", () => {
+    if (drawPending) return;
+    drawPending = true;
+    requestAnimationFrame(() => { drawPending = false; draw(); });
+  });
+  watch.addEventListener("stale", () => { document.body.dataset.liveStale = String(watch.stale); });
+  watch.start();
+  stamp($("#day-asof"), 0);
+  return watch;
+}
+
 /** Follow every arena (and every arena-less game) of the event's games. */
 function follow() {
-  if (!S.games.length) { draw(); return; }
-  if (!watch) {
-    watch = new DayWatch();
-    watch.addEventListener("change", () => {
-      if (drawPending) return;
-      drawPending = true;
-      requestAnimationFrame(() => { drawPending = false; draw(); });
-    });
-    watch.addEventListener("stale", () => { document.body.dataset.liveStale = String(watch.stale); });
-  }
-  for (const g of S.games) watch.follow(g.arena ? { arena: g.arena } : { game: g.game });
+  if (watch) for (const g of S.games) watch.follow(g.arena ? { arena: g.arena } : { game: g.game });
   draw();
 }
 
@@ -163,6 +194,10 @@ function tile(id, v, roster) {
 /** The clocks count down between frames (from the view's clock.at and the server's time). */
 function tick() {
   if (!watch) return;
+  if (watch.connected && !watch.stale && watch.lastFrame !== seen) {
+    seen = watch.lastFrame;
+    stamp($("#day-asof"), seen);
+  }
   const now = watch.now();
   for (const [id, v] of Object.entries(watch.games)) {
     const node = document.querySelector(`[data-clock="${CSS.escape(id)}"]`);

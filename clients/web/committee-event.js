@@ -6,6 +6,8 @@
 
 import { api, submit, ApiError, session } from "./committee-api.js";
 import { S, bus, t, el, option, run, reload, formMessage, slug, swatch, team, errorText } from "./committee-ui.js";
+import { fieldHint } from "./refusals.js";
+import { translator } from "./committee-i18n.js";
 
 const $ = (sel, root = document) => root.querySelector(sel);
 
@@ -97,7 +99,7 @@ async function createEvent() {
     await submit("/api/events", body, "event");
     S.event = body.event;
     localStorage.setItem("arena.committee.event", S.event);
-    formMessage(form, "ok", t("ev_created"));
+    formMessage(form, "ok", () => t("ev_created"));
     await reload();
   }, { duplicate_event: "event", unknown_event: "event", out_of_scope: "event" });
 }
@@ -123,7 +125,10 @@ function fillTeam(x) {
   f.logo.value = "";
   form.dataset.logo = x?.logo || "";
   f.enter.checked = !x || (S.tournament?.teams || []).includes(x.team) || !S.tournament;
-  $("#team-form-title").textContent = x ? t("tm_edit", { name: x.name }) : t("tm_new");
+  const title = $("#team-form-title");
+  title.textContent = x ? t("tm_edit", { name: x.name }) : t("tm_new");
+  title.dataset.i18n = x ? "" : "tm_new";   // retranslated on a language switch
+  title._say = x ? () => t("tm_edit", { name: x.name }) : null;
   $("#team-logo-now").replaceChildren(x?.logo ? el("img", { class: "logo", src: `/logos/${x.logo}`, alt: t("tm_logo") }) : "");
   for (const n of form.querySelectorAll(".field-error")) n.remove();
 }
@@ -155,7 +160,7 @@ async function saveTeam() {
     }
     await reload();
     fillTeam(team(id));
-    formMessage(form, "ok", t("tm_saved", { name: body.name }));
+    formMessage(form, "ok", () => t("tm_saved", { name: body.name }));
   }, { unknown_event: "enter", event_completed: "enter", duplicate_event: "enter", too_large: "logo", unsupported_media: "logo" });
 }
 
@@ -166,7 +171,8 @@ async function stale(form, err, path, fill) {
     fill(doc.current);
   } catch { /* the refusal below says enough */ }
   await reload().catch(() => {});
-  err.detail = `${t("stale_lead")} ${err.detail}`;
+  // What changed (the service's list of the fields, before → now) after the lead, in words.
+  err.todo = ["en", "es"].map((lang) => `${translator(lang)("stale_lead")} ${err.detail}`);
   err.body.field = "";
   form.dataset.stale = "true";
 }
@@ -184,7 +190,10 @@ function fillPlayer(p) {
   f.number.value = p?.number ?? "";
   f.handicap.value = p?.handicap ?? "";
   f.team.value = p?.team || f.team.value || "";
-  $("#player-form-title").textContent = p ? t("pl_edit", { name: p.name }) : t("pl_new");
+  const title = $("#player-form-title");
+  title.textContent = p ? t("pl_edit", { name: p.name }) : t("pl_new");
+  title.dataset.i18n = p ? "" : "pl_new";
+  title._say = p ? () => t("pl_edit", { name: p.name }) : null;
   for (const n of form.querySelectorAll(".field-error")) n.remove();
 }
 
@@ -205,7 +214,7 @@ async function savePlayer() {
     const keepTeam = body.team;
     fillPlayer(null);
     f.team.value = keepTeam || "";
-    formMessage(form, "ok", t("pl_saved", { name: body.name }));
+    formMessage(form, "ok", () => t("pl_saved", { name: body.name }));
   }, { unknown_team: "team" });
 }
 
@@ -223,18 +232,21 @@ async function importCsv() {
       const done = await api("POST", `/api/rosters/import${event}`, { raw: file, type: "text/csv" });
       out.replaceChildren(el("p", { class: "ok", "data-result": "imported",
         text: t("csv_done", { teams: done.teams, players: done.players, unchanged: done.unchanged }) }));
+      out.firstChild._say = () => t("csv_done", { teams: done.teams, players: done.players, unchanged: done.unchanged });
       form.reset();
       await reload();
     } catch (err) {
       if (err.code !== "invalid_csv") throw err;
       const rows = err.body.rows || [];
       out.replaceChildren(
-        el("p", { class: "error", "data-result": "refused", role: "alert", text: t("csv_nothing", { n: rows.length }) }),
+        el("p", { class: "error", "data-result": "refused", role: "alert", "data-i18n-n": rows.length, text: t("csv_nothing", { n: rows.length }) }),
         el("p", { class: "muted" }, errorText(err)),
         el("table", { class: "csv-errors" },
           el("thead", {}, el("tr", {}, el("th", { text: t("csv_line") }), el("th", { text: t("csv_field") }), el("th", { text: t("csv_reason") }))),
           el("tbody", {}, ...rows.map((r) => el("tr", { "data-line": r.line },
-            el("td", { class: "num", text: r.line }), el("td", { text: r.field || "" }), el("td", { text: r.reason }))))));
+            el("td", { class: "num", text: r.line }), el("td", { text: r.field || "" }),
+            // The column's own words when there are some (the service's reason stays in the title).
+            el("td", { text: fieldHint(r.field, S.lang) || r.reason, title: r.reason }))))));
     }
   }, { no_file: "file", unknown_event: "file", event_completed: "file" });
 }

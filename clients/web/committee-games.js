@@ -21,7 +21,7 @@ export function init() {
       form.elements[`${side}_${name}`].addEventListener("input", () => kits(false));
     }
     for (const select of form.querySelectorAll(`[data-side=${side}] select.lineup`)) {
-      select.addEventListener("change", () => markLineup(side));
+      select.addEventListener("change", () => swapStarter(side, select));
     }
   }
   bus.addEventListener("data", render);
@@ -72,6 +72,7 @@ function fillSide(side, reset) {
       el("optgroup", { label: teamName(teamId) || t("gm_team") }, ...mine.map((p) => option(p.player, playerName(p.player)))),
       el("optgroup", { label: t("gm_others") }, ...others.map((p) => option(p.player, `${playerName(p.player)} · ${teamName(p.team) || "—"}`))));
     select.value = keep;
+    select.dataset.was = select.value;
   });
   const subs = $(`[data-side=${side}] .subs`);
   const checked = new Set(reset ? mine.slice(3).map((p) => p.player)
@@ -130,6 +131,19 @@ function kits(picked) {
   warn.textContent = warn.hidden ? "" : t(still ? "gm_clash" : "gm_clash_kit", names);
 }
 
+/** A starter changed: the player it displaces goes to the substitutes (unless he is still in
+ * the lineup, in another slot); the one it brings in leaves them (markLineup). */
+function swapStarter(side, select) {
+  const was = select.dataset.was;
+  select.dataset.was = select.value;
+  const lineup = [...document.querySelectorAll(`#game-form [data-side=${side}] select.lineup`)].map((s) => s.value);
+  if (was && !lineup.includes(was)) {
+    const box = [...document.querySelectorAll(`#game-form [data-side=${side}] .subs input`)].find((b) => b.value === was);
+    if (box) box.checked = true;
+  }
+  markLineup(side);
+}
+
 /** A player in the lineup is not also a substitute. */
 function markLineup(side) {
   const picked = new Set([...document.querySelectorAll(`#game-form [data-side=${side}] select.lineup`)].map((s) => s.value));
@@ -169,7 +183,7 @@ async function schedule() {
       }
     }
     await submit("/api/games", body, "setup");
-    formMessage(form, "ok", t("gm_done", { game: body.game, home: teamName(teams.home.team), away: teamName(teams.away.team) }));
+    formMessage(form, "ok", () => t("gm_done", { game: body.game, home: teamName(teams.home.team), away: teamName(teams.away.team) }));
     form.dataset.suggested = "";
     f.game.value = "";
     await reload();

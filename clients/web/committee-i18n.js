@@ -91,6 +91,11 @@ export const DICT = {
     ex_print: "The HTML report prints on A4: use the browser's Print (or Save as PDF).",
     ob_st_rescinded: "Rescinded", ld_rescinded_by: "Rescinded by {by} on {when}: {reason}",
     ld_increased_by: "Increased by {by} on {when}: {reason}", ex_decisions: "The committee's decisions (CSV)",
+    live_asof: "As of {time}",
+    live_down: "⚠ As of {time}: not live, the connection is down (reading again every 10 s)",
+    live_stale: "⚠ As of {time}: not confirmed since; press Refresh",
+    ld_need_reason_rescind: "Give a reason for the rescind.", ld_need_reason_decrease: "Give a reason for the decrease.",
+    ld_need_reason_increase: "Give a reason for the increase.",
   },
   es: {
     title: "Comité del torneo", lang: "English", loading: "Cargando…", connecting: "Conectando…",
@@ -181,6 +186,11 @@ export const DICT = {
     ex_print: "El informe HTML se imprime en A4: use Imprimir del navegador (o Guardar como PDF).",
     ob_st_rescinded: "Anulada", ld_rescinded_by: "Anulada por {by} el {when}: {reason}",
     ld_increased_by: "Aumentada por {by} el {when}: {reason}", ex_decisions: "Las decisiones del comité (CSV)",
+    live_asof: "Actualizado a las {time}",
+    live_down: "⚠ Actualizado a las {time}: sin conexión en vivo (se vuelve a leer cada 10 s)",
+    live_stale: "⚠ Actualizado a las {time}: sin confirmar desde entonces; pulse Actualizar",
+    ld_need_reason_rescind: "Indique el motivo de la anulación.", ld_need_reason_decrease: "Indique el motivo de la reducción.",
+    ld_need_reason_increase: "Indique el motivo del aumento.",
   },
 };
 

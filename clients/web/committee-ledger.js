@@ -6,9 +6,12 @@
 
 import { api, submit } from "./committee-api.js";
 import { S, bus, t, el, option, run, reload, formMessage, playerName, teamName, mmss, parseMmss, errorText } from "./committee-ui.js";
+import { stamp } from "./committee-live.js";
+import { translator } from "./committee-i18n.js";
 
 const $ = (sel, root = document) => root.querySelector(sel);
 let obligations = [];
+let generation = 0;      // the latest refresh: an older one's answers, landing later, are dropped
 
 export function init() {
   const by = $("#ledger-by");
@@ -21,7 +24,7 @@ export function init() {
   $("#increase-form").addEventListener("submit", (e) => { e.preventDefault(); increase(); });
   $("#complete-form").addEventListener("submit", (e) => { e.preventDefault(); complete(); });
   $("#eliminate-form").addEventListener("submit", (e) => { e.preventDefault(); eliminate(); });
-  bus.addEventListener("data", () => refresh());
+  bus.addEventListener("data", (e) => { const done = refresh(); e.detail?.wait?.push(done); });
   bus.addEventListener("lang", draw);
 }
 
@@ -29,16 +32,23 @@ function signer() {
   return S.by || $("#ledger-by").value.trim() || t("ld_by_default");
 }
 
+/** Read the ledger and every scheduled game's preview; the "as of" time is when they were
+ * asked for, once every part answered. */
 export async function refresh() {
-  try {
-    obligations = await api("GET", "/api/obligations");
-    $("#ledger-error").hidden = true;
-  } catch (err) {
-    $("#ledger-error").hidden = false;
-    $("#ledger-error").replaceChildren(errorText(err));
-  }
+  const mine = ++generation;
+  const asked = Date.now();
+  const [answer, cards] = await Promise.all([
+    api("GET", "/api/obligations").then((list) => ({ list }), (err) => ({ err })),
+    previews()]);
+  if (mine !== generation) return;   // a newer refresh is under way: it shows what is current
+  const failed = answer.err;
+  $("#ledger-error").hidden = !failed;
+  if (failed) $("#ledger-error").replaceChildren(errorText(failed));
+  else obligations = answer.list;
   draw();
-  await previews();
+  $("#previews").replaceChildren(...cards.nodes);
+  $("#previews-empty").hidden = cards.nodes.length > 0;
+  if (!failed && cards.ok) stamp($("#ledger-asof"), asked);
 }
 
 function ofEvent(o) {
@@ -106,9 +116,8 @@ function draw() {
 
 /** For each scheduled game: what it will apply when it begins (the engine's preview). */
 async function previews() {
-  const box = $("#previews");
   const scheduled = S.games.filter((g) => g.status === "scheduled");
-  $("#previews-empty").hidden = scheduled.length > 0;
+  let ok = true;
   const cards = await Promise.all(scheduled.map(async (g) => {
     let body;
     try {
@@ -120,12 +129,13 @@ async function previews() {
         : el("p", { class: "muted", "data-empty": "true", text: t("ld_preview_none") });
     } catch (err) {
       if (err.code === "game_begun") return null;   // under way since the list was read: it has taken what it owed
+      ok = false;
       body = el("p", { class: "error" }, errorText(err));
     }
     return el("article", { class: "card preview", "data-game": g.game },
       el("h4", {}, `${teamName(g.home)} – ${teamName(g.away)}`, el("span", { class: "muted", text: ` · ${g.game}` })), body);
   }));
-  box.replaceChildren(...cards.filter(Boolean));
+  return { nodes: cards.filter(Boolean), ok };
 }
 
 // ------------------------------------------------------------------ the committee's decisions
@@ -155,10 +165,11 @@ async function decide() {
     body.owed_ms = Number.isNaN(ms) ? form.elements.owed.value : ms;
   }
   await run(form, async () => {
+    needReason(body.reason, mode);
     await submit(`/api/committee/${mode}`, body, mode);
     form.hidden = true;
     await reload();
-    formMessage($("#ledger-section"), "ok", t(mode === "rescind" ? "ld_rescinded" : "ld_decreased"));
+    formMessage($("#ledger-section"), "ok", () => t(mode === "rescind" ? "ld_rescinded" : "ld_decreased"));
   }, { not_decreasable: "owed_ms", not_a_decrease: "owed_ms", unknown_obligation: "reason", record_closed: "reason" });
 }
 
@@ -169,11 +180,18 @@ async function increase() {
   const body = { player: f.player.value, origin_game: f.origin_game.value, games: Number(f.games.value || 0),
     sit_out_ms: Number.isNaN(sit) ? f.sit_out.value : sit, by: signer(), reason: f.reason.value.trim() };
   await run(form, async () => {
+    needReason(body.reason, "increase");
     await submit("/api/committee/increase", body, "increase");
-    formMessage(form, "ok", t("ld_increased", { player: playerName(body.player) }));
+    formMessage(form, "ok", () => t("ld_increased", { player: playerName(body.player) }));
     f.reason.value = "";
     await reload();
   }, { unknown_player: "player", game_not_over: "origin_game", unknown_game: "origin_game", nothing_to_add: "games" });
+}
+
+/** A decision needs a reason: checked here, before anything is sent (the API refuses it too). */
+function needReason(reason, mode) {
+  const key = `ld_need_reason_${mode}`;
+  if (!reason) throw { code: "invalid_field", detail: "at `$.reason`", todo: [translator("en")(key), translator("es")(key)] };
 }
 
 async function complete() {
@@ -181,7 +199,7 @@ async function complete() {
   if (!confirm(t("ld_complete_confirm", { event: S.event }))) return;
   await run(form, async () => {
     await api("POST", `/api/events/${encodeURIComponent(S.event)}/complete`, {});
-    formMessage(form, "ok", t("ld_completed"));
+    formMessage(form, "ok", () => t("ld_completed"));
     await reload();
   });
 }
@@ -192,7 +210,7 @@ async function eliminate() {
   await run(form, async () => {
     if (!teamId) throw { code: "missing_team", detail: t("ld_pick_team"), body: { field: "team" } };
     await api("POST", `/api/events/${encodeURIComponent(S.event)}/eliminate`, { team: teamId });
-    formMessage(form, "ok", t("ld_eliminated_one", { team: teamName(teamId) }));
+    formMessage(form, "ok", () => t("ld_eliminated_one", { team: teamName(teamId) }));
     await reload();
   }, { unknown_team: "team", already_eliminated: "team" });
 }

@@ -21,8 +21,18 @@ function render() {
   const box = $("#pair-games");
   const open = new Set([...box.querySelectorAll("details[open]")].map((d) => d.dataset.game));
   const opened = (g) => (known.has(g.game) ? open.has(g.game) : g.status !== "ended");
+  // Drawn again whenever the console reads again (committee-live.js): a name being typed stays.
+  const typed = new Map([...box.querySelectorAll("details[data-game] [name=official]")]
+    .map((input) => [input.closest("details").dataset.game, input]));
+  const focused = document.activeElement?.name === "official" ? document.activeElement.closest("details")?.dataset.game : null;
   for (const src of urls.splice(0)) URL.revokeObjectURL(src);
   box.replaceChildren(...S.games.map((g) => gameCard(g, opened(g))));
+  for (const [game, before] of typed) {
+    const input = box.querySelector(`details[data-game="${CSS.escape(game)}"] [name=official]`);
+    if (!input) continue;
+    input.value = before.value;
+    if (game === focused) { input.focus(); input.setSelectionRange(before.selectionStart, before.selectionEnd); }
+  }
   $("#pair-empty").hidden = S.games.length > 0;
   for (const g of S.games) {
     if (opened(g)) devices(g.game);
@@ -78,7 +88,7 @@ async function pair(form, game, role, official) {
     made.set(`${game}/${role}`, p);
     const card = document.querySelector(`details.game-pair[data-game="${CSS.escape(game)}"]`);
     card.querySelector(`.qr[data-role=${role}]`).replaceWith(qrSlot(game, role));
-    formMessage(form, "ok", t("pr_made", { role: t(`role_${role}`) }));
+    formMessage(form, "ok", () => t("pr_made", { role: t(`role_${role}`) }));
     await devices(game);
   }, { unknown_game: "official", out_of_scope: "official" });
 }

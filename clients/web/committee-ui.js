@@ -5,6 +5,7 @@
 import { api } from "./committee-api.js";
 import { translator, pickLang } from "./committee-i18n.js";
 import { el } from "./live.js";
+import { refusalWords } from "./refusals.js";
 
 export { el };
 
@@ -32,10 +33,17 @@ export function setLang(lang) {
   for (const node of document.querySelectorAll("[data-i18n]")) node.textContent = t(node.dataset.i18n);
   for (const node of document.querySelectorAll("[data-i18n-ph]")) node.placeholder = t(node.dataset.i18nPh);
   for (const node of document.querySelectorAll("[data-i18n-label]")) node.setAttribute("aria-label", t(node.dataset.i18nLabel));
+  for (const node of document.querySelectorAll("[data-i18n-n]")) node.textContent = t("csv_nothing", { n: node.dataset.i18nN });
+  // What was said before (a form's message, a refusal, a title): said again in the new language.
+  for (const node of document.querySelectorAll(".form-msg, .field-error, h3, [data-result]")) {
+    if (typeof node._say === "function") node.replaceChildren(...[node._say()].flat());
+  }
   bus.dispatchEvent(new Event("lang"));
 }
 
-/** Read everything the sections show, then tell them ("data"). A part that fails is left as it was. */
+/** Read everything the sections show, then tell them ("data"), and wait for what they read
+ * in turn (a listener pushes its promise to the event's `detail.wait`: the ledger's
+ * obligations and previews). A part that fails is left as it was. */
 export async function reload() {
   const [events, teams, players, games] = await Promise.allSettled([
     api("GET", "/api/events"), api("GET", "/api/teams"), api("GET", "/api/players"), api("GET", "/api/games")]);
@@ -48,7 +56,9 @@ export async function reload() {
   if (games.status === "fulfilled" && Array.isArray(games.value)) {
     S.games = games.value.filter((g) => !S.event || g.event === S.event);
   }
-  bus.dispatchEvent(new Event("data"));
+  const wait = [];
+  bus.dispatchEvent(new CustomEvent("data", { detail: { wait } }));
+  await Promise.allSettled(wait);
   const failed = [events, teams, players, games].find((r) => r.status === "rejected");
   if (failed) throw failed.reason;
 }
@@ -117,21 +127,32 @@ function fieldOf(form, err, codes) {
   return null;
 }
 
-export function errorText(err) {
-  const tags = [err.code, err.clause].filter(Boolean).join(" · ");
-  return el("span", {}, err.detail || t("err_generic"), tags ? el("span", { class: "code", text: ` (${tags})` }) : "");
+/** The label a form shows for a field ("Reason", "Primary"), or "". */
+function labelOf(field) {
+  const box = field?.closest("label, .field, fieldset");
+  const text = box?.querySelector(":scope > span, :scope > legend")?.textContent || "";
+  return text.trim();
+}
+
+/** A refusal in the officials' words (refusals.js): the field's `label` and what to do; the
+ * rule's clause after it. The API's code stays on the node (`data-code`), not in the words. */
+export function errorText(err, ctx = {}) {
+  const words = refusalWords(err, S.lang, { todo: err.todo, ...ctx });
+  return el("span", { "data-code": err.code || "" }, words, err.clause ? el("span", { class: "code", text: ` (${err.clause})` }) : "");
 }
 
 /** Show a refusal beside its field (or at the top of the form when it is about no one field). */
 export function showError(form, err, codes = {}) {
   const field = fieldOf(form, err, codes);
-  const note = el("p", { class: "field-error", role: "alert", "data-code": err.code || "" }, errorText(err));
+  const ctx = field ? { label: labelOf(field), key: field.dataset.path || field.name || "" } : {};
+  const note = el("p", { class: "field-error", role: "alert", "data-code": err.code || "" }, errorText(err, ctx));
+  note._say = () => errorText(err, { ...ctx, label: field ? labelOf(field) : "" });
   if (field) {
     field.setAttribute("aria-invalid", "true");
     (field.closest("label, .field") || field).after(note);
     return;
   }
-  formMessage(form, "error", errorText(err), err.code);
+  formMessage(form, "error", () => errorText(err), err.code);
 }
 
 export function formMessage(form, kind, content, code = "") {
@@ -143,7 +164,9 @@ export function formMessage(form, kind, content, code = "") {
   msg.className = `form-msg ${kind}`;
   msg.dataset.code = code || "";
   msg.hidden = false;
-  msg.replaceChildren(...[content].flat());
+  // Content given as a function (() => t(...)) is said again on a language switch.
+  msg._say = typeof content === "function" ? content : null;
+  msg.replaceChildren(...[msg._say ? msg._say() : content].flat());
 }
 
 /** Run a form's action with its button disabled; a refusal goes beside its field. */

@@ -1,8 +1,10 @@
 // The tournament committee's console: /committee[?lang=es]. Sign in by pasting a committee
 // token (kept in this browser's localStorage and sent only in the Authorization header); then
 // seven sections, one per tab: the event and its rosters, the games, the handhelds' pairing,
-// the order of play, the day live, the suspension ledger, and the exports. Each section is its own module
-// (committee-*.js); committee-ui.js holds what they share.
+// the order of play, the day live, the suspension ledger, and the exports. Each section is its
+// own module (committee-*.js); committee-ui.js holds what they share, committee-live.js keeps
+// them current (from the day view's socket, open while signed in; a tab switch and the page
+// showing read again too; a slow poll for what the socket can't see).
 
 import { api, restore, signIn, signOut, session, ApiError } from "./committee-api.js";
 import { S, bus, t, setLang, reload, run, flash, errorText } from "./committee-ui.js";
@@ -13,10 +15,10 @@ import * as orderSection from "./committee-order.js";
 import * as daySection from "./committee-day.js";
 import * as ledgerSection from "./committee-ledger.js";
 import * as exportSection from "./committee-export.js";
+import * as live from "./committee-live.js";
 
 const $ = (sel) => document.querySelector(sel);
 const TABS = ["event", "games", "pair", "order", "day", "ledger", "export"];
-const REFRESH_MS = 15000;
 
 const params = new URLSearchParams(location.search);
 setLang(params.get("lang") || localStorage.getItem("arena.committee.lang") || navigator.language);
@@ -31,9 +33,9 @@ $("#signout").addEventListener("click", () => {
 $("#signin-form").addEventListener("submit", (e) => { e.preventDefault(); trySignIn(); });
 $("#event-pick").addEventListener("change", (e) => chooseEvent(e.target.value));
 for (const tab of document.querySelectorAll("#tabs [data-tab]")) {
-  tab.addEventListener("click", () => show(tab.dataset.tab));
+  tab.addEventListener("click", () => { show(tab.dataset.tab); live.refreshSoon(); });
 }
-addEventListener("hashchange", () => show(location.hash.slice(1)));
+addEventListener("hashchange", () => { show(location.hash.slice(1)); live.refreshSoon(); });
 bus.addEventListener("data", header);
 bus.addEventListener("lang", header);
 
@@ -76,6 +78,7 @@ async function start() {
   $("#signin").hidden = true;
   $("#console").hidden = false;
   show(TABS.includes(location.hash.slice(1)) ? location.hash.slice(1) : "event");
+  live.start(daySection.start());
   try {
     await reload();
     if (!S.event && c.role === "admin" && S.events.length) {
@@ -93,7 +96,6 @@ async function start() {
     flash(errorText(err), "error");
   }
   document.body.dataset.ready = "true";
-  setInterval(() => { if (!document.hidden) reload().catch(() => {}); }, REFRESH_MS);
 }
 
 function chooseEvent(event) {

@@ -3,6 +3,7 @@
 // outbox, the game feed and who else is connected; each redrawn only where it changed. The
 // running clocks tick locally between updates from the server's clock (the device's sync).
 import { L, cardName, clauseText, lang, reasonText, stripCitation, t } from "./handheld.js";
+import { REASONS } from "./refusals.js";
 import {
   $, S, ago, entryLogId, esc, hhmmss, isOffline, isOfficial, isTimekeeper, lastUndoable, mmss, namedConduct, pendingCards,
   player, registered, serverNow, setHTML, teamColours, teamLetters, teamName, voidedTargets, describe,
@@ -124,7 +125,7 @@ export function renderConn() {
       <span class="pill dev-${esc(d.state)}" data-conn="device" data-state="${esc(d.state)}"><i></i>${esc(t("dev"))}: ${esc(t(devState))}${esc(devExtra)}</span>
       <span class="pill feed-${esc(feed)}" data-conn="feed" data-state="${esc(feed)}"><i></i>${esc(t("feed"))}: ${esc(t(feedKey))}${esc(feedExtra)}</span>
     </span>
-    ${d.denied ? `<p class="error">${esc(reasonText(d.denied))}. ${esc(t("denied_help"))}
+    ${d.denied ? `<p class="error">${esc(reasonText(d.denied, false))} ${esc(t("denied_help"))}
       <button type="button" class="relogin" data-act="signout">${esc(t("sign_in_again"))}</button></p>` : ""}`);
 }
 
@@ -267,7 +268,7 @@ function renderOutbox() {
     return `<li class="entry st-${esc(e.state)}" data-id="${esc(e.id)}" data-state="${esc(e.state)}" data-type="${esc(e.type)}"
                data-seq="${e.ack && e.ack.seq != null ? e.ack.seq : ""}" data-code="${refused ? esc(e.error.code) : ""}">
       <div class="row"><span class="what">${esc(describe(ev))}</span><span class="state">${esc(entryState(e))}</span></div>
-      <div class="meta">${esc(hhmmss(ev.at))}${e.note ? " · " + esc(t("retrying", { why: reasonText({ code: e.note }) })) : ""}</div>
+      <div class="meta">${esc(hhmmss(ev.at))}${e.note ? " · " + esc(t("retrying", { why: L(REASONS[e.note]) || e.note })) : ""}</div>
       ${refused ? `<div class="reason"><b>${esc(t("reason"))}:</b> <span class="why">${esc(reasonText(e.error))}</span>${e.error.clause ? ` <span class="clause">(${esc(clauseText(e.error.clause))})</span>` : ""}</div>` : ""}
       ${notice}
       ${canName(e, ev) ? `<button type="button" class="quiet name-conduct" data-act="name-conduct" data-target="${esc(entryLogId(e))}">${esc(t("name_conduct"))}</button>` : ""}

@@ -1,6 +1,6 @@
 // Arena Stream handheld: its words. Every string the handheld shows, in English and Spanish,
 // the conducts a card may name, the clauses and refusal codes the service answers with, and
-// the language the page speaks (`lang`, switched with `setLang`).
+// the language the page speaks (`lang`, switched with `setLang`). Refusals: refusals.js.
 //
 // The handheld's modules (handheld.html loads handheld-main.js):
 //   handheld.js          the words (this module)
@@ -13,6 +13,8 @@
 //   handheld-sheets.js   the sheets an action opens (card, conduct, goal, substitution, undo, void, end, …)
 //   handheld-timer.js    the timekeeper's cues (30 s, time, interval, stopped too long) and the wake lock
 //   handheld-main.js     the entry: sign in and out, taps, the service worker, start
+
+import { refusalWords } from "./refusals.js";
 
 export const CONDUCTS = [
   ["appealing", "Appealing to officials", "Apelar a los umpires"],
@@ -63,71 +65,6 @@ const CLAUSES = {
   L1: ["Log · The event log", "Registro · El registro de eventos"],
 };
 
-/** Refusal codes (docs/log-format.md, docs/protocol.md), in both languages; the Spanish ones
- * are stream/rules/text.py's REASONS_ES. (Written inside a function because tests/test_docs.py
- * reads this table from this file's text: from `const REASONS = {` to its indented `};`.) */
-function refusalReasons() {
-  const REASONS = {
-    duplicate_id: ["the event id is already in the log", "el id del evento ya está en el registro"],
-    unknown_game: ["no such game has been set up", "ese partido no existe"],
-    unknown_player: ["the player is on neither roster", "el jugador no está en ninguna de las dos listas"],
-    unknown_event: ["no such event has been set up", "ese evento no existe"],
-    unknown_target: ["there is no event with that id to void", "no hay ningún evento con ese id para anular"],
-    already_voided: ["that event was already voided", "ese evento ya fue anulado"],
-    cannot_void_void: ["a void can't be voided; record the event again", "una anulación no se anula; vuelva a cargar el evento"],
-    cannot_void_setup: ["a setup can't be voided; set up a corrected one", "una configuración no se anula; cargue una corregida"],
-    cannot_void: ["that event can't be voided", "ese evento no se puede anular"],
-    wrong_game: ["that event belongs to another game", "ese evento es de otro partido"],
-    duplicate_game: ["the game is already set up", "el partido ya está configurado"],
-    duplicate_event: ["the event is already set up", "el evento ya está configurado"],
-    duplicate_player: ["a player is listed twice", "un jugador figura dos veces en las listas"],
-    same_team: ["a team can't play itself", "un equipo no puede jugar contra sí mismo"],
-    player_not_on_field: ["the player is not on the field", "el jugador no está en la cancha"],
-    player_sent_off: ["the player has been sent off", "el jugador fue expulsado"],
-    bad_count: ["a red card is a single card", "una tarjeta roja es una sola tarjeta"],
-    not_in_box: ["the player is not in the penalty box", "el jugador no está en el área de castigo"],
-    not_in_lineup: ["the player is not in the lineup", "el jugador no está en la formación"],
-    not_on_bench: ["the player is not a substitute on the bench", "el jugador no es un sustituto en el banco"],
-    sitting_out: ["the player is serving a box trip; the team plays short", "el jugador cumple una suspensión; el equipo juega con uno menos"],
-    no_substitute_yet: ["no substitute is allowed yet", "todavía no se permite un sustituto"],
-    mount_window_open: ["a mount is already being replaced", "ya hay un caballo en reemplazo"],
-    no_mount_window: ["no mount is being replaced", "no hay ningún caballo en reemplazo"],
-    game_over: ["the game is over (use a post-game card)", "el partido ya terminó"],
-    game_not_started: ["the game has not begun yet", "el reloj todavía no se puso en marcha"],
-    game_not_over: ["the game is not over yet", "el partido todavía no terminó"],
-    player_suspended: ["the player is suspended for this game", "el jugador está suspendido para este partido"],
-    record_closed: ["a game that has begun already serves that penalty; it can't be changed", "un partido que ya comenzó cumple esa sanción; no se puede cambiar"],
-    card_target: ["a card names a player or a team official, not both", "una tarjeta se muestra a un jugador o a un miembro del equipo, no a ambos"],
-    class_mismatch: ["the event is of another class", "el evento es de otra clase"],
-    stale_registration: ["someone registered this again meanwhile: reload it", "otro lo registró mientras tanto: vuelva a cargarlo"],
-    event_completed: ["the event is completed", "el evento está terminado"],
-    not_a_card: ["that card is not on record in this game", "esa tarjeta no consta en este partido"],
-    game_begun: ["the game has begun: it took its obligations then", "el partido ya empezó: tomó sus obligaciones entonces"],
-    unknown_team: ["the team is not entered in that event", "el equipo no está inscrito en ese evento"],
-    already_eliminated: ["the team is already out of that event", "el equipo ya quedó eliminado de ese evento"],
-    unknown_obligation: ["no such penalty is owed", "no hay ninguna sanción pendiente con ese id"],
-    not_decreasable: ["that penalty owes no play time; the committee can rescind it", "esa sanción no debe tiempo de juego; el Comité puede revocarla"],
-    not_a_decrease: ["a decrease must leave less time than now", "una reducción debe dejar menos tiempo que el actual"],
-    nothing_to_add: ["an increase adds games or a sit-out", "un aumento agrega partidos o tiempo fuera"],
-    forbidden: ["this device's role may not send that", "el rol de este dispositivo no puede enviar eso"],
-    out_of_scope: ["this token is for another game", "este token es para otro partido"],
-    invalid_field: ["the event is malformed", "el evento está mal formado"],
-    missing_type: ["the event is malformed", "el evento está mal formado"],
-    malformed_json: ["the event is malformed", "el evento está mal formado"],
-    invalid_frame: ["the event is malformed", "el evento está mal formado"],
-    id_conflict: ["this id was already used for a different event", "ese id ya se usó para otro evento"],
-    rate_limited: ["too many events at once", "demasiados eventos a la vez"],
-    not_stored: ["the service could not store it", "el servicio no pudo guardarlo"],
-    unknown: ["the service may have stored it: sending it again", "puede que el servicio lo haya guardado: se reenvía"],
-    bad_token: ["the token is not valid for this service", "el token no es válido para este servicio"],
-    expired: ["the token has expired: ask the committee for a new one", "el token venció: pida uno nuevo al Comité"],
-    revoked: ["the token has been revoked", "el token fue revocado"],
-    auth_required: ["the token was refused", "el token fue rechazado"],
-    too_many_connections: ["this device has too many connections open", "este dispositivo tiene demasiadas conexiones abiertas"],
-  };
-  return REASONS;
-}
-const REASONS = refusalReasons();
 
 const I18N = {
   en: {
@@ -548,11 +485,10 @@ export function cardName(color, count) {
   return count === 3 ? t("yellow3") : count === 2 ? t("yellow2") : t("yellow");
 }
 
-/** A refusal's reason: the server's own words in English, the table's in Spanish. */
-export function reasonText(err) {
-  const pair = REASONS[err.code];
-  if (lang === "es") return pair ? pair[1] : err.detail || err.code;
-  return err.detail || (pair ? pair[0] : err.code);
+/** A refusal's reason in the officials' words, in the page's language: what happened and
+ * what to do (refusals.js); the service's own detail is for the log, not for the umpire. */
+export function reasonText(err, advice = true) {
+  return refusalWords(err, lang, { advice });
 }
 
 export function clauseText(clause) {

@@ -9,7 +9,7 @@
  * load), with a short timeout, then the cache. Everything else passes through. */
 "use strict";
 
-const VERSION = "handheld-v4";
+const VERSION = "handheld-v5";
 // The page and every module it imports (handheld-main.js is the entry; handheld.js lists the
 // handheld's modules; watch.js and patch.js are the connection the scoreboard uses too).
 const SHELL = [
@@ -24,6 +24,7 @@ const SHELL = [
   "/clients/handheld-views.js",
   "/clients/handheld-sheets.js",
   "/clients/handheld-timer.js",
+  "/clients/refusals.js",
   "/clients/watch.js",
   "/clients/patch.js",
   "/clients/handheld.css",

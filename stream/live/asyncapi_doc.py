@@ -40,7 +40,9 @@ Order rules:
   (it has no `seq`).
 * **A `notices` frame** carries notices about a game that another game's event raised (the alert
   `next_game_begun`: a late post-game card or correction there suspends a player from this game,
-  already begun). It has no `seq` and no patch; the game's snapshots carry it in `recent`.
+  already begun; the game's snapshots carry it in `recent`), or the `obligation.*` notices of a
+  committee decision on an obligation from the game or of R15 after an event completes or a
+  team is eliminated (events of no game; not kept in `recent`). It has no `seq` and no patch.
 * **Broadcast graphics** (`GraphicsState`, type `graphics`): a game subscription with
   `graphics: true` gets the game's state after its snapshot (or catch-up), roster and presence,
   again after a fresh snapshot, and after every `graphics` command (`Graphics`). A command needs

@@ -186,7 +186,7 @@ class Feeds(dict[str, GameFeed]):
         early is held until the ones before it are shown."""
         game = p.record.game
         if game is None:
-            self.registered(codec.decode_event(p.record.body))
+            self.outside(codec.decode_event(p.record.body), p.ack.notices)
             return
         if p.delta is None or p.record.seq is None:
             return
@@ -271,6 +271,21 @@ class Feeds(dict[str, GameFeed]):
         feed.recent.extend(frames.msg.notices)
         feed.snapshot = None
         self.on_notices(game, frames)
+
+    def outside(self, e: ev.Event, notices: list[Notice]) -> None:
+        """A committed event of no game (this node's, or another node's through the follower):
+        the rosters a registration changes, and the notices it raised about a game (a
+        committee's rescind, decrease or increase of an obligation from that game; R15's
+        ``obligation.updated`` after an event completes or a team is eliminated) to that game's
+        viewers as a ``notices`` frame, so that a committee's console sees its ledger change.
+        They are not kept in the game's ``recent``: they are about its record, not its play."""
+        self.registered(e)
+        about: dict[str, list[Notice]] = {}
+        for n in notices:
+            if n.game is not None and n.game in self:
+                about.setdefault(n.game, []).append(n)
+        for game, ns in about.items():
+            self.on_notices(game, Frames.of(pr.Notices(game=game, notices=ns)))
 
     def registered(self, e: ev.Event) -> None:
         """A committed event of no game: if it registers a team or a player, names the

@@ -93,7 +93,8 @@ def fold(hub: Hub, r: Record) -> bool:
     hub.applied.append(key)
     hub.wake.set()
     if r.game is None:
-        hub.feeds.registered(e)  # a registration: the rosters it changes, to this node's viewers
+        # A registration's rosters, a committee decision's notices: to this node's viewers.
+        hub.feeds.outside(e, [render(n) for n in notices])
         return True
     if r.seq is None:
         return True

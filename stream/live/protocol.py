@@ -199,8 +199,10 @@ class Delta(_Frame, tag="delta", kw_only=True, frozen=True):
 class Notices(_Frame, tag="notices", kw_only=True, frozen=True):
     """Notices about this game that an event of another game raised: the alert that a
     post-game card or a correction there suspends a player from this game, which has begun
-    (``next_game_begun``). Outside the ``seq`` order: it changes no view, and the game's
-    snapshots carry it in ``recent`` from then on."""
+    (``next_game_begun``; the game's snapshots carry it in ``recent`` from then on); or that
+    an event of no game raised: a committee decision on an obligation from this game, or
+    R15's ``obligation.updated`` (not kept in ``recent``). Outside the ``seq`` order: it
+    changes no view."""
 
     game: str
     notices: list[Notice]

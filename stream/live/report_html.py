@@ -402,6 +402,7 @@ def to_html(report: Report) -> str:
     return (
         f'<!doctype html><html lang="en"><head><meta charset="utf-8">'
         f'<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f'<link rel="icon" href="data:,">'  # no /favicon.ico asked for (a 404): img-src allows data:
         f"<title>Game report · {g}</title><style>{_CSS}</style></head><body><main>"
         f"<h1>Game report · Rule 14</h1>"
         f'<header>{_team_head(r.home)}'

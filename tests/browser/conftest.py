@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import pytest
-from playwright.async_api import Browser, Page, async_playwright
+from playwright.async_api import Browser, BrowserContext, Page, async_playwright, expect
 
 from ..service.conftest import Server, server  # noqa: F401  (the fixture)
 
@@ -38,9 +39,40 @@ async def page(browser: Browser) -> AsyncIterator[Page]:
         await context.close()
 
 
+TABLET: dict[str, Any] = {"viewport": {"width": 1024, "height": 768}, "has_touch": True}
+
+
+class Console:
+    """The committee member's browser, and what it asked for (the token must be in none)."""
+
+    def __init__(self, context: BrowserContext, page: Page) -> None:
+        self.context = context
+        self.page = page
+        self.urls: list[str] = []
+        self.errors: list[str] = []
+        page.on("request", lambda r: self.urls.append(r.url))
+        page.on("websocket", lambda ws: self.urls.append(ws.url))
+        page.on("pageerror", lambda e: self.errors.append(str(e)))
+
+    async def tab(self, name: str) -> None:
+        await self.page.click(f"#tabs [data-tab={name}]")
+        await expect(self.page.locator(f"#{name}-section")).to_be_visible()
+
+
+@pytest.fixture
+async def console(browser: Browser) -> AsyncIterator[Console]:
+    context = await browser.new_context(**TABLET, accept_downloads=True)
+    c = Console(context, await context.new_page())
+    try:
+        yield c
+    finally:
+        await context.close()
+    assert not c.errors, c.errors
+
+
 def shot(name: str) -> str:
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     return str(SCREENSHOTS / f"{name}.png")
 
 
-__all__ = ["Server", "shot"]
+__all__ = ["TABLET", "Console", "Server", "shot"]

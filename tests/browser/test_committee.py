@@ -17,19 +17,16 @@ import json
 import re
 import struct
 import zlib
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from typing import Any
 
-import pytest
-from playwright.async_api import Browser, BrowserContext, FilePayload, Page, expect
+from playwright.async_api import Browser, FilePayload, Page, expect
 
 from ..service.conftest import Server
-from .conftest import shot
+from .conftest import Console, shot
 
 EVENT = "spring-cup"
 G1, G2 = "spring-cup-g1", "spring-cup-g2"
-TABLET: dict[str, Any] = {"viewport": {"width": 1024, "height": 768}, "has_touch": True}
 PHONE: dict[str, Any] = {"viewport": {"width": 390, "height": 844}, "device_scale_factor": 2,
                          "is_mobile": True, "has_touch": True}
 
@@ -67,34 +64,6 @@ async def shot_page(page: Page, name: str) -> None:
     await page.screenshot(path=shot(f"committee-{name}"), full_page=True)
 
 
-class Console:
-    """The committee member's browser, and what it asked for (the token must be in none)."""
-
-    def __init__(self, context: BrowserContext, page: Page) -> None:
-        self.context = context
-        self.page = page
-        self.urls: list[str] = []
-        self.errors: list[str] = []
-        page.on("request", lambda r: self.urls.append(r.url))
-        page.on("websocket", lambda ws: self.urls.append(ws.url))
-        page.on("pageerror", lambda e: self.errors.append(str(e)))
-
-    async def tab(self, name: str) -> None:
-        await self.page.click(f"#tabs [data-tab={name}]")
-        await expect(self.page.locator(f"#{name}-section")).to_be_visible()
-
-
-@pytest.fixture
-async def console(browser: Browser) -> AsyncIterator[Console]:
-    context = await browser.new_context(**TABLET, accept_downloads=True)
-    c = Console(context, await context.new_page())
-    try:
-        yield c
-    finally:
-        await context.close()
-    assert not c.errors, c.errors
-
-
 async def committee_token(server: Server, device: str = "htc-1") -> str:
     status, issued = await server.api("POST", "/api/tokens", {
         "role": "committee", "device": device, "official": "M. Pérez", "event": EVENT})
@@ -103,13 +72,34 @@ async def committee_token(server: Server, device: str = "htc-1") -> str:
     return str(issued["token"])
 
 
+async def new_event(server: Server) -> None:
+    status, _ = await server.api("POST", "/api/events", {"event": EVENT, "class": "club", "handicap": 8,
+                                                         "teams": []})
+    assert status == 201
+
+
+async def sign_in_admin(page: Page, server: Server) -> None:
+    """The admin token (as `arena-stream serve` writes it) signs the console in."""
+    await page.goto(f"{server.http}/committee")
+    await page.fill("#token-input", server.admin)
+    await page.click("#signin-form [type=submit]")
+    await expect(page.locator("body")).to_have_attribute("data-ready", "true")
+
+
+async def import_rosters(page: Page, csv: bytes) -> None:
+    await page.set_input_files("#csv-form [name=file]", files=[
+        FilePayload(name="rosters.csv", mimeType="text/csv", buffer=csv)])
+    await page.click("#csv-form [type=submit]")
+
+
 async def sign_in(c: Console, server: Server, token: str, header: str = EVENT) -> None:
     page = c.page
     await page.goto(f"{server.http}/committee")
     await expect(page.locator("#signin")).to_be_visible()
     await page.fill("#token-input", "v1.not-a-token.x")
     await page.click("#signin-form [type=submit]")
-    await expect(page.locator("#signin-form .field-error")).to_contain_text("unauthorized")
+    await expect(page.locator("#signin-form .field-error")).to_contain_text(
+        "Committee token: the token was not accepted")
     await shot_page(page, "01-sign-in-refused")
     await page.fill("#token-input", token)
     await page.click("#signin-form [type=submit]")
@@ -167,7 +157,8 @@ async def test_the_committee_runs_a_day_from_the_console(browser: Browser, serve
     await page.select_option("#game-form [name=away_team]", "aiken")
     await page.click("#game-form [type=submit]")
     error = form.locator("[data-side=home] .field-error[data-code=duplicate_player]")   # beside the lineup
-    await expect(error).to_contain_text("'ruiz' appears twice in the rosters")
+    await expect(error).to_contain_text(
+        "Lineup (3): a player is listed twice. Pick each player once")
     await expect(error).to_contain_text("A3")
     await shot_page(page, "05-game-refused")
     await page.select_option("#game-form [name=away_team]", "wellington")

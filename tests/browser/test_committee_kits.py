@@ -9,9 +9,8 @@ import pytest
 from playwright.async_api import Browser, expect
 
 from ..service.conftest import Server
-from .test_committee import EVENT, TABLET, Console, committee_token, console, shot_page, sign_in
-
-__all__ = ["console"]  # the console fixture, shared
+from .conftest import TABLET, Console
+from .test_committee import EVENT, committee_token, shot_page, sign_in
 
 pytestmark = pytest.mark.browser
 

@@ -14,8 +14,8 @@ import pytest
 from playwright.async_api import Browser, expect
 
 from ..service.conftest import Server
-from .conftest import shot
-from .test_committee import EVENT, TABLET, Console, committee_token, shot_page, sign_in
+from .conftest import TABLET, Console, shot
+from .test_committee import EVENT, committee_token, shot_page, sign_in
 
 pytestmark = pytest.mark.browser
 

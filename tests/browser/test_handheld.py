@@ -301,7 +301,8 @@ async def test_a_refused_event_shows_its_reason_and_is_not_resent(server: Server
     refused = page.locator("#outbox .entry[data-state=refused]")
     await expect(refused).to_have_count(1)
     await expect(refused).to_have_attribute("data-code", "game_not_started")
-    await expect(refused.locator(".why")).to_contain_text("before the game has begun")
+    # In the officials' words: what happened and what to do, not the service's detail.
+    await expect(refused.locator(".why")).to_have_text("The game has not begun yet. Start the clock first.")
     await expect(refused.locator(".clause")).to_contain_text("A1 · Arena · Periods and the game clock")
     await expect(refused.locator(".state")).to_have_text("Refused")
     [entry] = await hh.entries()
@@ -365,7 +366,8 @@ async def test_the_spanish_handheld_speaks_spanish(server: Server, handheld: Ope
     await page.click("#sheet [data-act=record]")
     refused = page.locator("#outbox .entry[data-state=refused]")
     await expect(refused.locator(".state")).to_have_text("Rechazado")
-    await expect(refused.locator(".why")).to_have_text("el jugador no está en el área de castigo")
+    await expect(refused.locator(".why")).to_have_text(
+        "El jugador no está en el área de castigo. Elija al jugador que está en el área de castigo.")
     await expect(refused.locator(".clause")).to_contain_text("Regla 14 · Abandonar el área de castigo")
     await shot_page(page, "handheld-es-refused")
 
@@ -644,7 +646,8 @@ async def test_an_expired_token_is_refused_with_its_reason(server: Server, handh
     page = hh.page
     device = page.locator("[data-conn=device]")
     await expect(device).to_have_attribute("data-state", "denied")
-    await expect(page.locator("#conn .error")).to_contain_text("the token has expired")
+    await expect(page.locator("#conn .error")).to_contain_text(
+        "The token has expired: ask the committee for a new one.")
     await shot_page(page, "handheld-token-expired")
     await page.click("#conn [data-act=signout]")
     await expect(page.locator("#signin")).to_be_visible()
