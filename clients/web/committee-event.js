@@ -56,6 +56,9 @@ function render() {
       el("dl", {},
         el("dt", { text: t("ev_class") }), el("dd", { text: t(`class_${tour.class}`) }),
         el("dt", { text: t("ev_handicap") }), el("dd", { text: String(tour.handicap) }),
+        el("dt", { text: t("ev_team_limits") }), el("dd", { "data-limits": "",
+          text: tour.team_handicap_min == null && tour.team_handicap_max == null ? "—"
+            : `${tour.team_handicap_min ?? ""}–${tour.team_handicap_max ?? ""}` }),
         el("dt", { text: t("ev_left_early") }), el("dd", { text: t(`le_${rules.left_early || "sequential"}`) }),
         el("dt", { text: t("ev_third_red") }), el("dd", { text: t(`tr_${rules.third_offense_red_no_sub_ms || 120000}`) }),
         el("dt", { text: t("ev_teams") }), el("dd", { text: (tour.teams || []).map((x) => team(x)?.name || x).join(", ") || "—" }),
@@ -93,6 +96,7 @@ async function createEvent() {
   const f = form.elements;
   const body = {
     event: f.event.value.trim(), name: f.name.value.trim() || null, class: f.class.value, handicap: numberOr(f.handicap.value),
+    team_handicap_min: numberOr(f.team_min.value), team_handicap_max: numberOr(f.team_max.value),
     teams: [], rules: { left_early: f.left_early.value, third_offense_red_no_sub_ms: Number(f.third_red.value) },
   };
   await run(form, async () => {

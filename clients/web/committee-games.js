@@ -152,6 +152,27 @@ function markLineup(side) {
     if (box.disabled) box.checked = false;
     box.closest("label").dataset.inLineup = String(box.disabled);
   }
+  teamHandicap(side);
+}
+
+/** The side's starters' handicaps added up, against the event's team limits (the service says
+ * the same at the set-up: a `team_handicap_*` alert). */
+function teamHandicap(side) {
+  const out = $(`#game-form [data-side=${side}] .team-handicap`);
+  const starters = [...document.querySelectorAll(`#game-form [data-side=${side}] select.lineup`)].map((s) => s.value).filter(Boolean);
+  if (!starters.length) { out.textContent = ""; out.dataset.state = ""; return; }
+  const known = starters.map((id) => S.players.find((p) => p.player === id)?.handicap).filter((h) => h != null);
+  const total = known.reduce((a, b) => a + b, 0);
+  const min = S.tournament?.team_handicap_min ?? null, max = S.tournament?.team_handicap_max ?? null;
+  const state = max !== null && total > max ? "over" : known.length < starters.length ? "unknown"
+    : min !== null && total < min ? "under" : "ok";
+  const parts = [t("gm_team_handicap", { total })];
+  if (state === "over") parts.push(t("gm_team_over", { max }));
+  if (state === "under") parts.push(t("gm_team_under", { min }));
+  if (known.length < starters.length) parts.push(t("gm_team_unknown", { n: starters.length - known.length }));
+  out.textContent = parts.join(" · ");
+  out.dataset.state = state;
+  out.classList.toggle("warn", state === "over" || state === "under");
 }
 
 async function schedule() {

@@ -94,7 +94,8 @@ def fold(hub: Hub, r: Record) -> bool:
     hub.wake.set()
     if r.game is None:
         # A registration's rosters, a committee decision's notices: to this node's viewers.
-        hub.feeds.outside(e, [render(n) for n in notices])
+        names = hub.engine.names()
+        hub.feeds.outside(e, [render(n, names) for n in notices])
         return True
     if r.seq is None:
         return True

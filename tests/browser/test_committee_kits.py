@@ -79,3 +79,47 @@ async def test_a_kit_clash_is_named_and_every_display_shows_the_kit_chosen(brows
         assert await board.evaluate(bg, "home") == RED["primary"]   # the home team's own
     finally:
         await context.close()
+
+
+async def test_a_lineup_outside_the_event_s_team_handicap_is_said_before_and_at_the_set_up(
+        server: Server, console: Console) -> None:
+    page = console.page
+    await sign_in(console, server, await committee_token(server))
+    # The event's limits are the committee's to set: 4 to 8 goals a side.
+    form = page.locator("#event-form")
+    await form.locator("[name=team_min]").fill("4")
+    await form.locator("[name=team_max]").fill("8")
+    await page.click("#event-form [type=submit]")
+    await expect(page.locator("#event-summary [data-limits]")).to_have_text("4–8")
+    for team, name, hcps in (("aiken", "Aiken Arena", (4, 3, 2, 1)), ("palm", "Palm Beach", (1, 1, 1, 0))):
+        status, ack = await server.api("POST", "/api/teams", {"team": team, "name": name, "short": team[:3],
+                                                              "colors": RED, "event": EVENT})
+        assert status == 201, ack
+        for n, h in enumerate(hcps, 1):
+            await server.api("POST", "/api/players", {"player": f"{team}{n}", "name": f"{name} {n}",
+                                                      "number": n, "handicap": h, "team": team})
+    await page.reload()
+    await expect(page.locator("body")).to_have_attribute("data-ready", "true")
+    await console.tab("games")
+    games = page.locator("#game-form")
+    await games.locator("[name=home_team]").select_option("aiken")
+    await games.locator("[name=away_team]").select_option("palm")
+    home = games.locator("[data-side=home] .team-handicap")
+    away = games.locator("[data-side=away] .team-handicap")
+    await expect(home).to_have_attribute("data-state", "over")          # 4 + 3 + 2
+    await expect(home).to_have_text("Starters' handicaps: 9 goals · over the event's limit of 8")
+    await expect(away).to_have_attribute("data-state", "under")         # 1 + 1 + 1
+    # The third starter changed for #4 (1 goal): within the limit, and the one displaced goes
+    # to the substitutes.
+    await games.locator("[data-side=home] select.lineup").nth(2).select_option("aiken4")
+    await expect(home).to_have_attribute("data-state", "ok")
+    await expect(home).to_have_text("Starters' handicaps: 8 goals")
+    await games.locator("[name=game]").fill("hcp-g1")
+    await page.click("#game-form [type=submit]")
+    await expect(games.locator(".form-msg.ok")).to_be_visible()
+    # The service says the same at the set-up, for the side still outside them.
+    _, report = await server.api("GET", "/games/hcp-g1/report.json")
+    assert [(a["code"], a["side"]) for a in report["alerts"] if a["code"].startswith("team_handicap")] == [
+        ("team_handicap_under", "away")]
+    await page.click("#lang")
+    await expect(away).to_contain_text("por debajo del mínimo del evento, 4")
