@@ -124,6 +124,13 @@ function refusalReasons() {
     revoked: ["the token has been revoked", "el token fue revocado"],
     auth_required: ["the token was refused", "el token fue rechazado"],
     too_many_connections: ["this device has too many connections open", "este dispositivo tiene demasiadas conexiones abiertas"],
+    draw_format: ["that draw's format can't be", "ese formato de cuadro no es posible"],
+    duplicate_team: ["a team is in the draw twice", "un equipo figura dos veces en el cuadro"],
+    already_drawn: ["the draw has games set up already: it is not drawn again", "el cuadro ya tiene partidos configurados; no se sortea de nuevo"],
+    draw_event: ["that game is of another event's draw", "ese partido es del cuadro de otro evento"],
+    draw_kind: ["the game's kind is not the draw's", "el tipo del partido no es el que dice el cuadro"],
+    draw_not_ready: ["that game of the draw waits for its teams", "el partido del cuadro espera a sus equipos"],
+    draw_teams: ["the teams are not the draw's", "los equipos no son los que dice el cuadro"],
   };
   return REASONS;
 }

@@ -41,6 +41,7 @@ import msgspec
 
 from ..errors import Refused
 from . import deadlines as dl
+from . import draw as dr
 from . import events as ev
 from . import game as gm
 from . import ledger as lg
@@ -76,6 +77,7 @@ class EngineState(msgspec.Struct):
     ledger: dict[str, list[lg.Obligation]]
     teams: dict[str, list[TeamEntry]] = {}
     players: dict[str, list[PlayerEntry]] = {}
+    draws: dict[str, ev.DrawMade] = {}  # each event's draw (L3), as last made
 
 
 def _alert_key(n: nt.Alert) -> tuple[object, ...]:
@@ -88,6 +90,7 @@ class Engine(Face):
         self.tournaments = Tournaments()
         self.book = Book()               # the carry-over ledger
         self.registry = Registry()       # who the displays name (L2)
+        self.draws: dict[str, ev.DrawMade] = {}  # each event's draw, as last made (L3)
         # Every accepted event id -> the game it belongs to (None: not a game's).
         self.owner: dict[str, str | None] = {}
         self.voids: set[str] = set()     # ids of accepted voids
@@ -229,6 +232,7 @@ class Engine(Face):
             games={gid: game_view(r.game, r.now) for gid, r in self.games.items()},
             ledger={p: list(ledger[p]) for p in sorted(ledger) if ledger[p]},
             teams=self.registry.teams.by_id, players=self.registry.players.by_id,
+            draws=dict(sorted(self.draws.items())),
         )
 
     def preview_setup(self, e: ev.GameSetup) -> list[lg.Obligation]:
@@ -302,7 +306,7 @@ class Engine(Face):
                            sources=b.sources, voids=sorted(self.voids), voided=sorted(self.voided),
                            decisions=b.decisions, withdrawn=b.withdrawn, decreases=b.decreases,
                            teams=self.registry.teams.by_id,
-                           players=self.registry.players.by_id)
+                           players=self.registry.players.by_id, draws=self.draws)
 
     @classmethod
     def from_image(cls, image: EngineImage) -> Engine:
@@ -313,6 +317,7 @@ class Engine(Face):
         engine.book = Book(image.ledger, image.sources, image.decisions, image.withdrawn, image.decreases)
         engine.voids, engine.voided = set(image.voids), set(image.voided)
         engine.registry = Registry(image.teams, image.players)
+        engine.draws = image.draws
         engine.begun_by = max((r.game.began_at or 0 for r in engine.games.values()), default=0)
         return engine
 
@@ -481,7 +486,10 @@ class Engine(Face):
         """The game a set-up describes, under its event's rules; refuses what can't be set up."""
         if e.game in self.games:
             raise Refused("duplicate_game", f"game {e.game!r} is already set up", "L1")
-        return gm.new_game(e, self.tournaments.rules_for(e))
+        rules = self.tournaments.rules_for(e)
+        if self.draws:
+            dr.check_setup(e, self.brackets())
+        return gm.new_game(e, rules)
 
     def _game_setup(self, e: ev.GameSetup) -> list[nt.Notice]:
         g = self._new_game(e)
@@ -522,6 +530,11 @@ class Engine(Face):
                         rec.any_team[side] = True
         return self.book.rejudge(e, no_further)
 
+    def _draw_made(self, e: ev.DrawMade) -> list[nt.Notice]:
+        dr.check_draw(e, self.tournaments.by_id, self.draws.get(e.event), self.has_game)
+        self.draws[e.event] = e
+        return []
+
     def _committee_increase(self, e: ev.CommitteeIncrease) -> list[nt.Notice]:
         rec = self.games.get(e.origin_game)
         if rec is None or rec.game.status != "ended":
@@ -544,6 +557,7 @@ class Engine(Face):
         ev.EventSetup: _event_setup,
         ev.EventComplete: _event_complete,
         ev.TeamEliminated: _team_eliminated,
+        ev.DrawMade: _draw_made,
         ev.CommitteeIncrease: _committee_increase,
         ev.CommitteeRescind: lambda self, e: self.book.rescind(e),
         ev.CommitteeDecrease: lambda self, e: self.book.decrease(e),

@@ -177,3 +177,4 @@ class EngineImage(msgspec.Struct, array_like=True, gc=False):
     players: dict[str, list[PlayerEntry]] = {}
     withdrawn: dict[str, str] = {}
     decreases: dict[str, lg.Decrease] = {}
+    draws: dict[str, ev.DrawMade] = {}
