@@ -99,7 +99,8 @@ async def test_admin_routes_need_the_bearer_token(server: Server) -> None:
              ("/api/events/{event}/reports.csv", "get"), ("/api/events/{event}/log", "get"),
              ("/api/teams", "get"), ("/api/teams", "post"), ("/api/teams/{team}", "get"),
              ("/api/teams/{team}/logo", "post"), ("/api/players", "get"), ("/api/players", "post"),
-             ("/api/players/{player}", "get"), ("/api/rosters/import", "post")}
+             ("/api/players/{player}", "get"), ("/api/rosters/import", "post"),
+             ("/api/events/{event}/draw", "post"), ("/api/events/{event}/draw", "get")}
     for path, ops in doc["paths"].items():
         for method, op in ops.items():
             if (path, method) in admin:
@@ -151,7 +152,7 @@ async def test_every_event_route_takes_its_event_without_type_and_at(server: Ser
               "/api/events/{event}/eliminate": "TeamEliminated", "/api/games": "GameSetup",
               "/api/committee/increase": "CommitteeIncrease", "/api/committee/rescind": "CommitteeRescind",
               "/api/committee/decrease": "CommitteeDecrease", "/api/teams": "TeamRegistered",
-              "/api/players": "PlayerRegistered"}
+              "/api/players": "PlayerRegistered", "/api/events/{event}/draw": "DrawMade"}
     assert set(routes.values()) == set(schemas.REQUEST_BODIES)
     for path, event in routes.items():
         op = doc["paths"][path]["post"]
