@@ -217,6 +217,9 @@ def check_draw(d: ev.DrawMade, tournaments: Mapping[str, Tournament], earlier: e
         raise Refused("unknown_event", f"no event {d.event!r} has been set up", "L1")
     if t.completed:
         raise Refused("event_completed", f"event {d.event!r} is completed: it is drawn no more", "L3")
+    if earlier is not None and (begun := [g for g in game_ids(earlier) if set_up(g)]):
+        raise Refused("already_drawn", f"event {d.event!r} is drawn and its game {begun[0]!r} is set up: "
+                                       "it is drawn again only before any of its games is", "L3")
     for other in (d.subsidiary, d.subsidiary_of):
         if other == d.event:
             raise _draw_refusal(f"event {d.event!r} can't be its own subsidiary")
@@ -237,9 +240,6 @@ def check_draw(d: ev.DrawMade, tournaments: Mapping[str, Tournament], earlier: e
     if too_long := next((g.game for g in games if len(g.game) > MAX_ID), None):
         raise _draw_refusal(f"the game id {too_long[:40]!r}… would be longer than {MAX_ID} characters: "
                             "use a shorter event id")
-    if earlier is not None and (begun := [g for g in game_ids(earlier) if set_up(g)]):
-        raise Refused("already_drawn", f"event {d.event!r} is drawn and its game {begun[0]!r} is set up: "
-                                       "it is drawn again only before any of its games is", "L3")
     if taken := next((g.game for g in games if set_up(g.game)), None):
         raise Refused("duplicate_game", f"game {taken!r} is already set up, outside the draw", "L3")
 
