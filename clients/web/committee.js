@@ -8,6 +8,7 @@ import { api, restore, signIn, signOut, session, ApiError } from "./committee-ap
 import { S, bus, t, setLang, reload, run, flash, errorText } from "./committee-ui.js";
 import * as eventSection from "./committee-event.js";
 import * as gamesSection from "./committee-games.js";
+import * as drawSection from "./committee-draw.js";
 import * as pairSection from "./committee-pair.js";
 import * as daySection from "./committee-day.js";
 import * as ledgerSection from "./committee-ledger.js";
@@ -20,7 +21,7 @@ const REFRESH_MS = 15000;
 const params = new URLSearchParams(location.search);
 setLang(params.get("lang") || localStorage.getItem("arena.committee.lang") || navigator.language);
 
-for (const m of [eventSection, gamesSection, pairSection, daySection, ledgerSection, exportSection]) m.init();
+for (const m of [eventSection, gamesSection, drawSection, pairSection, daySection, ledgerSection, exportSection]) m.init();
 
 $("#lang").addEventListener("click", () => setLang(S.lang === "es" ? "en" : "es"));
 $("#signout").addEventListener("click", () => {
