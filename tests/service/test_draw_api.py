@@ -28,7 +28,7 @@ async def _cup(server: Server, token: str | None = None) -> dict[str, Any]:
         "id": "draw-1", "format": "knockout", "teams": TEAMS}, token=token)
     assert status == 201, ack
     status, bracket = await server.api("GET", "/api/events/cup/draw", token=token)
-    assert status == 200, bracket
+    assert status == 200 and isinstance(bracket, dict), bracket
     return bracket
 
 
