@@ -20,6 +20,7 @@ from stream.rules import codec
 from stream.rules import notices as nt
 from stream.rules.draw import Bracket, DrawGame
 from stream.rules.engine import Engine
+from stream.rules.records import EngineImage
 
 from .clause_helpers import P, Season, check_cases, roster
 
@@ -326,8 +327,13 @@ def test_the_draw(case: SeasonCase) -> None:
     again.advance(s.t)
     s.engine.advance(s.t)
     assert again.state_hash() == s.engine.state_hash()
+    # And the fold's image, as a snapshot caches it, restores the draws with everything else.
+    image = msgspec.msgpack.decode(msgspec.msgpack.encode(s.engine.image()), type=EngineImage)
+    restored = Engine.from_image(image)
+    assert restored.draws == s.engine.draws
     for event in s.engine.tournaments.by_id:
-        assert msgspec.json.encode(again.draw(event)) == msgspec.json.encode(s.engine.draw(event))
+        drawn = msgspec.json.encode(s.engine.draw(event))
+        assert msgspec.json.encode(again.draw(event)) == drawn == msgspec.json.encode(restored.draw(event))
 
 
 def test_cases_cite_their_clauses() -> None:
