@@ -58,6 +58,20 @@ function render() {
   $("#games-empty").hidden = S.games.length > 0;
 }
 
+/** A game of the draw (committee-draw.js): its id, kind and teams, each side's players as registered. */
+export function fillFromDraw({ game, kind, home, away }) {
+  const form = $("#game-form");
+  const f = form.elements;
+  form.dataset.suggested = "";
+  f.game.value = game;
+  f.kind.value = kind;
+  if (S.tournament) f.handicap.value = String(S.tournament.handicap);
+  f.home_team.value = home;
+  f.away_team.value = away;
+  for (const side of SIDES) fillSide(side, true);
+  kits(true);
+}
+
 /** A side's lineup selects and substitute boxes, from its team's registered players. */
 function fillSide(side, reset) {
   const form = $("#game-form");
@@ -209,6 +223,7 @@ async function schedule() {
     f.game.value = "";
     await reload();
   }, { duplicate_game: "game", same_team: "teams.away.team", duplicate_player: "teams.home.players",
-    unknown_event: "game", class_mismatch: "handicap", out_of_scope: "game", event_completed: "game" });
+    unknown_event: "game", class_mismatch: "handicap", out_of_scope: "game", event_completed: "game",
+    draw_kind: "kind", draw_teams: "teams.away.team", draw_not_ready: "game", draw_event: "game" });
 }
 

@@ -10,6 +10,7 @@ import { api, restore, signIn, signOut, session, ApiError } from "./committee-ap
 import { S, bus, t, setLang, reload, run, flash, errorText } from "./committee-ui.js";
 import * as eventSection from "./committee-event.js";
 import * as gamesSection from "./committee-games.js";
+import * as drawSection from "./committee-draw.js";
 import * as pairSection from "./committee-pair.js";
 import * as orderSection from "./committee-order.js";
 import * as daySection from "./committee-day.js";
@@ -23,7 +24,7 @@ const TABS = ["event", "games", "pair", "order", "day", "ledger", "export"];
 const params = new URLSearchParams(location.search);
 setLang(params.get("lang") || localStorage.getItem("arena.committee.lang") || navigator.language);
 
-for (const m of [eventSection, gamesSection, pairSection, orderSection, daySection, ledgerSection, exportSection]) m.init();
+for (const m of [eventSection, gamesSection, drawSection, pairSection, orderSection, daySection, ledgerSection, exportSection]) m.init();
 
 $("#lang").addEventListener("click", () => setLang(S.lang === "es" ? "en" : "es"));
 $("#signout").addEventListener("click", () => {

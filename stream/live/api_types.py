@@ -12,6 +12,8 @@ HTTP API (docs/protocol-http.md, OpenAPI at ``/openapi.json``):
     POST /api/events                   set up a tournament event            (admin)
     POST /api/events/{event}/complete  mark it completed                    (admin)
     POST /api/events/{event}/eliminate a team is out of the event (R15)     (admin)
+    POST /api/events/{event}/draw      make the event's draw (L3)           (admin)
+    GET  /api/events/{event}/draw      the draw as it stands: games, winners, proposals (admin)
     POST /api/games                    set up a game and its rosters        (admin)
     POST /api/tokens                   issue a device token                 (admin)
     POST /api/tokens/revoke            revoke one                           (admin)
@@ -52,6 +54,7 @@ from typing import Annotated, Literal
 import msgspec
 
 from ..rules import notices as nt
+from ..rules.draw import Bracket
 from ..rules.ledger import Obligation
 from ..rules.rosters import GameRoster, PlayerEntry, TeamEntry
 from ..rules.tournaments import Tournament
@@ -298,4 +301,4 @@ SHAPES: tuple[type, ...] = (TokenRequest, TokenIssued, RevokeRequest, GameSummar
                             Revoked, Health, Ready, PlayerObligations, GamePreview, StateDigest,
                             AcceptRequest, StoreAccepted, PairingRequest, Pairing, TokenInfo, Tournament,
                             TeamDocument, PlayerDocument, LogoStored, InvalidCsv, RosterImported,
-                            CommitteeDecision)
+                            CommitteeDecision, Bracket)

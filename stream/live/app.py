@@ -31,6 +31,7 @@ from . import (
     api_types,
     auth,
     committee_api,
+    draw_api,
     headers,
     lifecycle,
     logs,
@@ -470,6 +471,7 @@ def build_app(config: Config, *, store: Store | None = None, secret: bytes | Non
     ])
     rosters_api.add_routes(app)
     committee_api.add_routes(app)
+    draw_api.add_routes(app)
     for route in api_types.PAGES:
         app.router.add_get(route, page)
     app.router.add_static("/clients/", CLIENTS, append_version=True)

@@ -3,7 +3,8 @@ what ``GET /api/events/{event}/decisions`` (and its CSV) lists, and a game repor
 
 A decision is an event of the log that a committee (or an administrator) takes: the
 event's set-up and completion, a team's elimination, a team's or player's registration
-(a roster change), a game's schedule and officials (``game.scheduled``), and the
+(a roster change), a game's schedule and officials (``game.scheduled``), the draw
+(``draw.made``), and the
 committee's increase, rescind and decrease of obligations.
 The listing (``of_records``) reads the event's records as its log does
 (``committee_api.event_records``, scoped the same way) and says who took each: a
@@ -34,12 +35,17 @@ from .api_types import CommitteeDecision
 from .wallclock import iso
 
 TYPES = frozenset({"event.setup", "event.complete", "team.eliminated", "team.registered", "player.registered",
-                   "committee.increase", "committee.rescind", "committee.decrease", "game.scheduled"})
+                   "committee.increase", "committee.rescind", "committee.decrease", "game.scheduled",
+                   "draw.made"})
 #: The CSV's columns (``GET /api/events/{event}/decisions.csv``): a decision's fields.
 COLUMNS = ["type", "id", "at", "by", "device", "official", "reason", "event", "game", "team", "player",
            "obligation", "kind", "from_ms", "owed_ms", "games", "sit_out_ms", "text_en", "text_es"]
 _KIND = {"sit_out": ("sit-out", "tiempo fuera"), "suspension": ("suspension", "suspensión"),
          "yellow_status": ("yellow status", "amarilla pendiente")}
+
+
+_FORMAT = {"knockout": ("knockout", "eliminación directa"),
+           "round_robin": ("round robin", "todos contra todos")}
 
 
 def _kind(kind: str) -> tuple[str, str]:
@@ -192,6 +198,18 @@ def _roster_or_event(engine: Face, e: ev.EventBase, who: str,
         look = f"{e.name} ({e.short.upper()}, {e.colors.primary}/{e.colors.secondary})"
         en = f"Team {look} registered" + (f"; entered in {e.event}" if e.event else "")
         es = f"Equipo {look} registrado" + (f"; inscrito en {e.event}" if e.event else "")
+    elif isinstance(e, ev.DrawMade):
+        base.update(event=e.event)
+        seeds = ", ".join(_team(engine, t) for t in e.teams)
+        fmt_en, fmt_es = _FORMAT[e.format]
+        more_en = "; a consolation bracket" if e.consolation else ""
+        more_es = "; con cuadro de consolación" if e.consolation else ""
+        if e.subsidiary:
+            more_en += f"; first-round losers go to {e.subsidiary}"
+            more_es += f"; los perdedores de la primera ronda pasan a {e.subsidiary}"
+        n = len(e.teams)
+        en = f"Draw of {e.event} made: {fmt_en}, {n} teams in seed order: {seeds}{more_en}"
+        es = f"Cuadro de {e.event} sorteado: {fmt_es}, {n} equipos por orden de siembra: {seeds}{more_es}"
     elif isinstance(e, ev.GameScheduled):
         base.update(event=engine.event_of(e.game), game=e.game)
         when = iso(e.starts_at) if e.starts_at is not None else None

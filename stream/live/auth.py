@@ -34,7 +34,7 @@ ROLE_EVENTS["referee"] = ROLE_EVENTS["umpire"]
 #: setting up tournament events and games, rosters, and the committee's decisions. None is
 #: one game's, so no game or arena scope can hold it.
 UNSCOPED_EVENTS = frozenset({
-    "event.setup", "event.complete", "team.eliminated", "game.setup",
+    "event.setup", "event.complete", "team.eliminated", "draw.made", "game.setup",
     "team.registered", "player.registered",
     "committee.increase", "committee.rescind", "committee.decrease", "game.scheduled"})
 ROLE_EVENTS["admin"] = ROLE_EVENTS["umpire"] | ROLE_EVENTS["timekeeper"] | UNSCOPED_EVENTS

@@ -310,6 +310,22 @@ def openapi() -> dict[str, Any]:
                         "`already_eliminated`. What the team's players still owe becomes servable "
                         "with any team once it is left in no uncompleted event of equal or higher "
                         "handicap (R15: `obligation.updated` notices).")},
+        "/api/events/{event}/draw": {
+            "post": _op("makeDraw", "Make a tournament event's draw (a `draw.made` event, L3)", "admin",
+                        _submit_responses(), admin=True, body="DrawMadeRequest", params=["event"],
+                        description="The format (`knockout`, `round_robin`), the teams in seed order, and "
+                                    "for a knockout a `consolation` bracket or a `subsidiary` event for the "
+                                    "first round's losers. Made again before any of its games is set up, it "
+                                    "replaces the draw; refused `already_drawn` after, and `draw_format`, "
+                                    "`unknown_team`, `duplicate_team`, `event_completed` "
+                                    "(docs/log-format.md)."),
+            "get": _op("getDraw", "A tournament event's draw as it stands", "admin", _admin_responses(**{
+                "200": _json("Bracket", "every game of the draw (its id, round, kind, sides, state, winner), "
+                                        "a round robin's standings, and the eliminations and completion it "
+                                        "proposes for the committee to confirm"),
+                "403": _scoped("`out_of_scope`: a committee token asking for another event's draw"),
+                "404": _json("Problem", "`unknown_event`, or `not_drawn`: the event has no draw yet")}),
+                admin=True, params=["event"])},
         "/api/games/preview": {"post": _op(
             "previewGame", "What a game would apply to its rosters (carried obligations) if set up now",
             "admin", _admin_responses(**{

@@ -102,7 +102,7 @@ def _status(err: pr.Error) -> int:
             "id_conflict": 409}.get(err.code, 400 if err.clause is None else 409)
 
 
-def _answer(result: pr.Ack | pr.Error) -> web.Response:
+def answer(result: pr.Ack | pr.Error) -> web.Response:
     if isinstance(result, pr.Error):
         return _send(result, _status(result), {"Retry-After": "1"} if result.retry else None)
     return _send(result, 200 if result.duplicate else 201)
@@ -152,7 +152,7 @@ async def _register(request: web.Request, etype: str) -> web.Response:
         return _problem(400, "invalid_field", f"the body is not a JSON object: {err}")
     fields = {**fields, "type": etype}
     fields.setdefault("id", f"api-{secrets.token_hex(6)}")
-    return _answer(await submit_fields(request.app[Service.KEY], claims, fields, None))
+    return answer(await submit_fields(request.app[Service.KEY], claims, fields, None))
 
 
 async def post_team(request: web.Request) -> web.Response:

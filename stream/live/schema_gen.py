@@ -32,6 +32,7 @@ REQUEST_BODIES = {
     "EventSetup": "EventSetupRequest",
     "EventComplete": "EventCompleteRequest",
     "TeamEliminated": "TeamEliminatedRequest",
+    "DrawMade": "DrawMadeRequest",
     "GameSetup": "GameSetupRequest",
     "CommitteeIncrease": "CommitteeIncreaseRequest",
     "CommitteeRescind": "CommitteeRescindRequest",
@@ -153,7 +154,7 @@ def generated() -> dict[str, Any]:
     # HTTP request bodies: the setup events without `type` (the route says it),
     # without `at` (the receive time is used), and with `id` optional.
     for src, name in REQUEST_BODIES.items():
-        in_path = src in ("EventComplete", "TeamEliminated")  # the route names the event
+        in_path = src in ("EventComplete", "TeamEliminated", "DrawMade")  # the route names the event
         drop = frozenset({"type", "at", *(["event"] if in_path else []),
                           *(["game"] if src == "GameScheduled" else [])})  # ... or the game
         note = _DERIVED_ID.get(src, "optional: without one the server makes up `api-<hex>`, so send "

@@ -103,6 +103,10 @@ _CLAUSES = [
     Clause("L2", "Team and player registrations", "Registro de equipos y jugadores",
            "Displays name teams and players as registered in the log, from each registration on; "
            "a registration made from an earlier revision than the current one is refused."),
+    Clause("L3", "The draw", "El cuadro",
+           "An event's draw fixes its games: each is set up with the draw's id, kind and "
+           "teams; a game's winner takes its place in the next; the committee confirms "
+           "who is out of the event."),
 ]
 
 CLAUSES: dict[str, Clause] = {c.id: c for c in _CLAUSES}

@@ -41,6 +41,7 @@ import msgspec
 
 from ..errors import Refused
 from . import deadlines as dl
+from . import draw as dr
 from . import events as ev
 from . import game as gm
 from . import ledger as lg
@@ -78,6 +79,7 @@ class EngineState(msgspec.Struct):
     teams: dict[str, list[TeamEntry]] = {}
     players: dict[str, list[PlayerEntry]] = {}
     schedules: dict[str, list[ScheduleEntry]] = {}
+    draws: dict[str, ev.DrawMade] = {}  # each event's draw (L3), as last made
 
 
 def _alert_key(n: nt.Alert) -> tuple[object, ...]:
@@ -91,6 +93,7 @@ class Engine(Face):
         self.book = Book()               # the carry-over ledger
         self.registry = Registry()       # who the displays name (L2)
         self.schedules = Schedules()     # the order of play: start times and officials by name
+        self.draws: dict[str, ev.DrawMade] = {}  # each event's draw, as last made (L3)
         # Every accepted event id -> the game it belongs to (None: not a game's).
         self.owner: dict[str, str | None] = {}
         self.voids: set[str] = set()     # ids of accepted voids
@@ -233,6 +236,7 @@ class Engine(Face):
             ledger={p: list(ledger[p]) for p in sorted(ledger) if ledger[p]},
             teams=self.registry.teams.by_id, players=self.registry.players.by_id,
             schedules=self.schedules.by_game,
+            draws=dict(sorted(self.draws.items())),
         )
 
     def preview_setup(self, e: ev.GameSetup) -> list[lg.Obligation]:
@@ -308,7 +312,7 @@ class Engine(Face):
                            rescinds=b.rescinds,
                            teams=self.registry.teams.by_id,
                            players=self.registry.players.by_id,
-                           schedules=self.schedules.by_game)
+                           schedules=self.schedules.by_game, draws=self.draws)
 
     @classmethod
     def from_image(cls, image: EngineImage) -> Engine:
@@ -321,6 +325,7 @@ class Engine(Face):
         engine.voids, engine.voided = set(image.voids), set(image.voided)
         engine.registry = Registry(image.teams, image.players)
         engine.schedules = Schedules(image.schedules)
+        engine.draws = image.draws
         engine.begun_by = max((r.game.began_at or 0 for r in engine.games.values()), default=0)
         return engine
 
@@ -489,7 +494,10 @@ class Engine(Face):
         """The game a set-up describes, under its event's rules; refuses what can't be set up."""
         if e.game in self.games:
             raise Refused("duplicate_game", f"game {e.game!r} is already set up", "L1")
-        return gm.new_game(e, self.tournaments.rules_for(e))
+        rules = self.tournaments.rules_for(e)
+        if self.draws:
+            dr.check_setup(e, self.brackets())
+        return gm.new_game(e, rules)
 
     def _game_setup(self, e: ev.GameSetup) -> list[nt.Notice]:
         g = self._new_game(e)
@@ -543,6 +551,11 @@ class Engine(Face):
                         rec.any_team[side] = True
         return self.book.rejudge(e, no_further)
 
+    def _draw_made(self, e: ev.DrawMade) -> list[nt.Notice]:
+        dr.check_draw(e, self.tournaments.by_id, self.draws.get(e.event), self.has_game)
+        self.draws[e.event] = e
+        return []
+
     def _committee_increase(self, e: ev.CommitteeIncrease) -> list[nt.Notice]:
         rec = self.games.get(e.origin_game)
         if rec is None or rec.game.status != "ended":
@@ -565,6 +578,7 @@ class Engine(Face):
         ev.EventSetup: _event_setup,
         ev.EventComplete: _event_complete,
         ev.TeamEliminated: _team_eliminated,
+        ev.DrawMade: _draw_made,
         ev.CommitteeIncrease: _committee_increase,
         ev.CommitteeRescind: lambda self, e: self.book.rescind(e),
         ev.CommitteeDecrease: lambda self, e: self.book.decrease(e),

@@ -110,6 +110,23 @@ class TeamEliminated(EventBase, frozen=True, tag="team.eliminated", kw_only=True
     team: Ident
 
 
+class DrawMade(EventBase, frozen=True, tag="draw.made", kw_only=True):
+    """An event's draw (L3, ``draw.py``): its format and its teams in seed order. The games
+    it makes are set up with its ids, kinds and teams. Made again while none of its games
+    is set up, it replaces the earlier draw."""
+
+    event: Ident
+    format: Literal["knockout", "round_robin"]
+    teams: Annotated[list[Ident], msgspec.Meta(min_length=2, max_length=64)]
+    # A knockout: the first round's losers play a consolation bracket (its games'
+    # kind: consolation), or go to this subsidiary event instead.
+    consolation: bool = False
+    subsidiary: Ident | None = None
+    # This event is a subsidiary of that one: its first round's games are of the kind
+    # ``subsidiary_first_round`` (R16).
+    subsidiary_of: Ident | None = None
+
+
 Hex = Annotated[str, msgspec.Meta(pattern=r"^#[0-9A-Fa-f]{6}$")]
 Revision = Annotated[int, msgspec.Meta(ge=0, le=2**31)]
 
@@ -345,6 +362,7 @@ Event = Union[
     EventSetup,
     EventComplete,
     TeamEliminated,
+    DrawMade,
     TeamRegistered,
     PlayerRegistered,
     GameSetup,

@@ -4,6 +4,7 @@ reaches into. ``Engine`` is a ``Face``; nothing here changes anything."""
 from __future__ import annotations
 
 from ..errors import Refused
+from . import draw as dr
 from . import events as ev
 from . import ledger as lg
 from .book import Book
@@ -20,6 +21,7 @@ class Face:
     book: Book
     registry: Registry
     schedules: Schedules
+    draws: dict[str, ev.DrawMade]
     owner: dict[str, str | None]
     voided: set[str]
 
@@ -90,6 +92,19 @@ class Face:
         once a correction has taken a rescinded one out); None if there is no such obligation."""
         o = self.obligation(oid)
         return self.book.withdrawn.get(oid) if o is None else o.origin_event
+
+    # ------------------------------------------------------------ the draw (L3)
+
+    def draw(self, event: str) -> dr.Bracket | None:
+        """The event's draw as it stands (None: not drawn)."""
+        d = self.draws.get(event)
+        if d is None:
+            return None
+        games = self.games
+        return dr.bracket(d, self.tournaments.get(event), lambda g: r.game if (r := games.get(g)) else None)
+
+    def brackets(self) -> dict[str, dr.Bracket]:
+        return {e: b for e in self.draws if (b := self.draw(e)) is not None}
 
     # ------------------------------------------------------------ rosters (L2)
 

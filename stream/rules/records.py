@@ -180,3 +180,4 @@ class EngineImage(msgspec.Struct, array_like=True, gc=False):
     decreases: dict[str, lg.Decrease] = {}
     rescinds: dict[str, lg.Decision] = {}
     schedules: dict[str, list[ScheduleEntry]] = {}
+    draws: dict[str, ev.DrawMade] = {}

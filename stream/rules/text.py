@@ -58,6 +58,13 @@ REASONS_ES: dict[str, str] = {
     "not_decreasable": "esa sanción no debe tiempo de juego; el Comité puede revocarla",
     "not_a_decrease": "una reducción debe dejar menos tiempo que el actual",
     "bad_limits": "el hándicap de equipo mínimo es mayor que el máximo",
+    "draw_format": "ese formato de cuadro no es posible",
+    "duplicate_team": "un equipo figura dos veces en el cuadro",
+    "already_drawn": "el cuadro ya tiene partidos configurados; no se sortea de nuevo",
+    "draw_event": "ese partido es del cuadro de otro evento",
+    "draw_kind": "el tipo del partido no es el que dice el cuadro",
+    "draw_not_ready": "el partido del cuadro espera a sus equipos",
+    "draw_teams": "los equipos no son los que dice el cuadro",
 }
 
 

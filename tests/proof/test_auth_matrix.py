@@ -62,9 +62,10 @@ from .conftest import Figures
 UMPIRE = frozenset({"whistle", "goal", "card", "card.amended", "box.left_early", "arena.left", "substitution",
                     "mount.removed", "mount.replaced", "postgame.card", "void", "game.end"})
 TIMEKEEPER = frozenset({"clock.start", "clock.stop", "horn", "game.end", "void"})
-#: "these nine need an **unscoped** admin token, or a committee token within its event"
-SETUP = frozenset({"event.setup", "event.complete", "team.eliminated", "game.setup", "team.registered",
-                   "player.registered", "committee.increase", "committee.rescind", "committee.decrease"})
+#: "these ten need an **unscoped** admin token, or a committee token within its event"
+SETUP = frozenset({"event.setup", "event.complete", "team.eliminated", "draw.made", "game.setup",
+                   "team.registered", "player.registered", "committee.increase", "committee.rescind",
+                   "committee.decrease"})
 MAY_SEND: dict[str, frozenset[str]] = {
     "umpire": UMPIRE, "referee": UMPIRE, "timekeeper": TIMEKEEPER, "display": frozenset(),
     "admin": UMPIRE | TIMEKEEPER | SETUP, "committee": UMPIRE | TIMEKEEPER | SETUP,
@@ -111,7 +112,8 @@ RESOURCES = ("events", "teams", "players", "games", "play", "graphics", "tokens"
 WORDS = frozenset({"all", "event", "scope", "public", "none"})
 #: The resource each event type writes (the rest: a game's ``play``).
 WRITES: dict[str, str] = {
-    "event.setup": "events", "event.complete": "events", "team.eliminated": "events", "game.setup": "games",
+    "event.setup": "events", "event.complete": "events", "team.eliminated": "events", "draw.made": "events",
+    "game.setup": "games",
     "team.registered": "teams", "player.registered": "players", "committee.increase": "decisions",
     "committee.rescind": "decisions", "committee.decrease": "decisions"}
 
@@ -367,7 +369,7 @@ class World:
         elif etype == "event.complete":
             await self.admin({"type": "event.setup", "event": f"ev{n}", "class": "club", "handicap": 8,
                               "teams": []})
-        elif etype == "team.eliminated":
+        elif etype in ("team.eliminated", "draw.made"):
             await self.admin({"type": "event.setup", "event": f"ev{n}", "class": "club", "handicap": 8,
                               "teams": [f"{game}-h", f"{game}-a"]})
         body: dict[str, Any] = {
@@ -392,6 +394,7 @@ class World:
             "player.registered": {"player": p(game, "h1"), "name": "Tomás Ortega", "number": 2},
             "event.complete": {"event": f"ev{n}"},
             "team.eliminated": {"event": f"ev{n}", "team": f"{game}-h"},
+            "draw.made": {"event": f"ev{n}", "format": "knockout", "teams": [f"{game}-h", f"{game}-a"]},
             "game.setup": {"game": f"{game}-new", "event": "cup", "class": "club", "handicap": 8,
                            "arena": arena,
                            "teams": {"home": {"team": "x", "players": ["x1", "x2", "x3"]},

@@ -81,7 +81,7 @@ def test_the_snapshot_holds_every_field_of_the_engine() -> None:
     # _takes: only a fork's (Engine.fork_game); wide_changes, void_journal: only for live
     # savepoints; begun_by: derived from the games (Engine.from_image)
     assert set(vars(Engine())) == {"games", "tournaments", "book", "registry", "schedules", "owner", "voids",
-                                   "voided", "_takes", "wide_changes", "void_journal", "begun_by"}
+                                   "voided", "_takes", "wide_changes", "void_journal", "begun_by", "draws"}
     assert set(vars(Book())) == {"ledger", "sources", "decisions", "withdrawn", "decreases", "rescinds",
                                  "by_team"}  # by_team: derived from the ledger (Book.reindex)
     assert set(GameRecord.__slots__) == {"any_team", "checkpoints", "events", "game", "now", "opened_at",

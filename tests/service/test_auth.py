@@ -172,6 +172,7 @@ EVENTS: dict[str, dict[str, Any]] = {
     "event.setup": {"event": "cup2", "class": "club", "handicap": 8, "teams": ["t1", "t2"]},
     "event.complete": {"event": "cup"},
     "team.eliminated": {"event": "cup", "team": "g1-away"},
+    "draw.made": {"event": "cup", "format": "knockout", "teams": ["g1-home", "nope"]},  # not entered
     "game.setup": {"game": "g9", "event": "cup", "handicap": 8,
                    "teams": {"home": {"team": "x", "players": ["x1", "x2", "x3"]},
                              "away": {"team": "y", "players": ["y1", "y2", "y3"]}}},

@@ -41,6 +41,7 @@ ALLOWED = [
     ("event.setup", {"event": "cup"}),
     ("event.complete", {"event": "cup"}),
     ("team.eliminated", {"event": "cup", "team": "A"}),
+    ("draw.made", {"event": "cup"}),
     ("game.setup", {"event": "cup", "game": "g9"}),
     ("team.registered", {"team": "A", "event": "cup"}),
     ("team.registered", {"team": "Z"}),
@@ -58,6 +59,7 @@ ALLOWED = [
 REFUSED = [
     ("event.setup", {"event": "open"}),
     ("event.complete", {"event": "open"}),
+    ("draw.made", {"event": "open"}),
     ("game.setup", {"event": "open", "game": "o9"}),
     ("team.registered", {"team": "C", "event": "open"}),
     # another event's team or player (docs/security.md): not renamed, moved or entered here

@@ -101,7 +101,8 @@ async def test_admin_routes_need_the_bearer_token(server: Server) -> None:
              ("/api/events/{event}/decisions", "get"), ("/api/events/{event}/decisions.csv", "get"),
              ("/api/teams", "get"), ("/api/teams", "post"), ("/api/teams/{team}", "get"),
              ("/api/teams/{team}/logo", "post"), ("/api/players", "get"), ("/api/players", "post"),
-             ("/api/players/{player}", "get"), ("/api/rosters/import", "post")}
+             ("/api/players/{player}", "get"), ("/api/rosters/import", "post"),
+             ("/api/events/{event}/draw", "post"), ("/api/events/{event}/draw", "get")}
     for path, ops in doc["paths"].items():
         for method, op in ops.items():
             if (path, method) in admin:
@@ -153,7 +154,8 @@ async def test_every_event_route_takes_its_event_without_type_and_at(server: Ser
               "/api/events/{event}/eliminate": "TeamEliminated", "/api/games": "GameSetup",
               "/api/committee/increase": "CommitteeIncrease", "/api/committee/rescind": "CommitteeRescind",
               "/api/committee/decrease": "CommitteeDecrease", "/api/teams": "TeamRegistered",
-              "/api/players": "PlayerRegistered", "/api/games/{game}/schedule": "GameScheduled"}
+              "/api/players": "PlayerRegistered", "/api/games/{game}/schedule": "GameScheduled",
+              "/api/events/{event}/draw": "DrawMade"}
     assert set(routes.values()) == set(schemas.REQUEST_BODIES)
     for path, event in routes.items():
         op = doc["paths"][path]["post"]
