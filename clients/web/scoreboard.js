@@ -71,6 +71,8 @@ function periodText(c, status) {
 // The names the page shows: the roster's, else the ids made readable.
 let roster = null;
 const who = (id) => playerText(roster, id, label);
+// A row's name: cut with an ellipsis where the row has no room, never over the time owed.
+const nameOf = (id) => el("span", { class: "name", text: who(id), title: who(id) });
 const teamName = (v, side) => teamText(roster, side, v.teams[side].team, label);
 
 function render(live) {
@@ -105,7 +107,7 @@ function yellows(v, side) {
     el("li", { "data-player": p.id, "data-yellows": p.yellows },
       el("i", { class: "yc", "aria-hidden": "true" }),
       el("b", { class: "n", text: String(p.yellows) }),
-      el("span", { class: "who", text: who(p.id) })));
+      el("span", { class: "who" }, nameOf(p.id))));
 }
 
 const ICONS = { yellow: ["i", "yc"], red: ["i", "rc"] };
@@ -209,7 +211,7 @@ function panel(v, side) {
   for (const p of players) {
     if (p.sent_off) rows.push(sentOffRow(p));
     else if (p.suspended) rows.push(el("div", { class: "row suspended-row", "data-player": p.id },
-      el("span", { class: "who", text: who(p.id) }), el("span", { class: "what", text: t("suspended") })));
+      el("span", { class: "who" }, nameOf(p.id)), el("span", { class: "what", text: t("suspended") })));
   }
   if (!rows.length) rows.push(el("div", { class: "empty", text: t("boxEmpty") }));
   return rows;
@@ -231,7 +233,7 @@ function cards(p) {
 function boxRow(p) {
   const b = p.box;
   return el("div", { class: "row box-row", "data-player": p.id, "data-release": b.release },
-    el("span", { class: "who" }, cards(p), who(p.id)),
+    el("span", { class: "who" }, cards(p), nameOf(p.id)),
     el("span", { class: "countdown", "data-owed": b.owed_ms }),
     el("span", { class: "status" }),
     el("span", { class: "bar" }, el("i")),
@@ -240,7 +242,7 @@ function boxRow(p) {
 
 function sentOffRow(p) {
   return el("div", { class: "row sentoff-row", "data-player": p.id },
-    el("span", { class: "who" }, el("i", { class: "rc" }), who(p.id)),
+    el("span", { class: "who" }, el("i", { class: "rc" }), nameOf(p.id)),
     el("span", { class: "countdown" }),
     el("span", { class: "status" }),
     el("span", { class: "bar" }, el("i")),
@@ -249,7 +251,7 @@ function sentOffRow(p) {
 
 function mountRow(p) {
   return el("div", { class: `row mount-row ${p.side}`, "data-player": p.id },
-    el("span", { class: "who" }, el("i", { class: "glyph glyph-mount", "aria-hidden": "true" }), who(p.id)),
+    el("span", { class: "who" }, el("i", { class: "glyph glyph-mount", "aria-hidden": "true" }), nameOf(p.id)),
     el("span", { class: "countdown" }),
     el("span", { class: "status" }),
     el("span", { class: "bar" }, el("i")),
@@ -262,7 +264,7 @@ function carried(v) {
   $("carried").hidden = !list.length;
   $("carried").replaceChildren(...(list.length ? [el("h2", { text: t("carried") }),
     ...list.map((c) => el("div", { class: "row carried-row", "data-player": c.player },
-      el("span", { class: "who", text: who(c.player) }),
+      el("span", { class: "who" }, nameOf(c.player)),
       el("span", { class: "what", text: `${t(`kind_${c.kind}`)}${c.owed_ms ? ` ${mmss(c.owed_ms)}` : ""} · ${t("carriedFrom", { game: label(c.origin_game) })}` }),
       el("span", { class: "clause", text: c.clause })))] : []));
 }

@@ -433,3 +433,42 @@ async def test_the_interval_is_counted_down_from_the_horn_to_the_next_start(
     await ready(board)
     await expect(interval).to_have_text(re.compile(r"^Intervalo (10:00|9:5\d)$"))
     await tk.close()
+
+
+async def test_a_long_name_in_the_box_is_cut_and_never_runs_into_the_time_owed(server: Server,
+                                                                                board: Page) -> None:
+    devices = await busy_game(server)
+    status, ack = await server.api("POST", "/api/players", {
+        "player": "a1", "name": "Maximiliano Bartolomé de la Santísima Trinidad Echeverría", "number": 11})
+    assert status == 201, ack
+    await board.goto(f"{server.http}/scoreboard?game=g2")
+    await ready(board)
+    row = board.locator('#box .box-row[data-player="a1"]')
+    await expect(row.locator(".who .name")).to_contain_text("MAXIMILIANO", ignore_case=True)
+    small: ViewportSize = {"width": 800, "height": 600}
+    for viewport in (HD, HD720, small):
+        await board.set_viewport_size(viewport)
+        geometry = await row.evaluate("""(r) => {
+            const box = (sel) => r.querySelector(sel).getBoundingClientRect();
+            const name = r.querySelector('.who .name');
+            const status = r.querySelector('.status');
+            return {who: box('.who').right, countdown: box('.countdown').left, clause: box('.clause').left,
+                    status: status.textContent ? box('.status') : null, whoBox: box('.who'),
+                    cut: name.scrollWidth > name.clientWidth, ellipsis: getComputedStyle(name).textOverflow};
+        }""")
+        assert geometry["who"] <= geometry["countdown"] + 0.5, (viewport, geometry)
+        assert geometry["who"] <= geometry["clause"] + 0.5, (viewport, geometry)
+        assert geometry["cut"] and geometry["ellipsis"] == "ellipsis", (viewport, geometry)
+        status, who = geometry["status"], geometry["whoBox"]
+        if status is not None:   # beside the name (a dense layout) or under it: never over it
+            apart = status["left"] >= who["right"] - 0.5 or status["top"] >= who["bottom"] - 0.5
+            assert apart, (viewport, geometry)
+    # The team panel's yellows line names him too, cut inside the panel.
+    line = board.locator('#away .yellows li[data-player="a1"]')
+    inside = await line.evaluate("(li) => { const p = li.closest('.team').getBoundingClientRect(); "
+                                 "const b = li.getBoundingClientRect(); return b.left >= p.left - 0.5 "
+                                 "&& b.right <= p.right + 0.5; }")
+    assert inside
+    await board.screenshot(path=shot("scoreboard-board-long-name"))
+    for d in devices:
+        await d.close()
