@@ -177,6 +177,7 @@ function start() {
   const sizeTop = () => document.documentElement.style.setProperty("--top-h", top.offsetHeight + "px");
   if ("ResizeObserver" in self) new ResizeObserver(sizeTop).observe(top);
   sizeTop();
+  addEventListener("resize", () => render());  // the earlier events shown fit the room again
   initSheets();
   $("#toast").addEventListener("click", () => { $("#toast").hidden = true; });
   listenToOtherTabs();

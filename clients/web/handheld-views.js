@@ -46,6 +46,7 @@ export function render() {
   renderAbout();
   tickTexts();
   timer.render();
+  fitRecent();  // last: once everything on the game screen has its size
 }
 
 function tickTexts() {
@@ -138,8 +139,25 @@ function renderGamebar() {
     <button type="button" class="gb undo" data-act="undo" ${last ? "" : "disabled"}>↶ ${esc(t("undo"))}</button>
     <button type="button" class="gb void" data-act="void">${esc(t("void_more"))}</button>
     <button type="button" class="gb end" data-act="end" ${ended ? "disabled" : ""}>${esc(t("act_end"))}</button>`);
-  const n = S.notices.filter((x) => x.text && !["obligation.applied", "game.ready"].includes(x.type)).slice(-1)[0];
-  setHTML($("#lastev"), n ? `<b>${esc(t("last_event"))}:</b> <span class="time">${esc(hhmmss(n.at))}</span> ${esc(stripCitation(L([n.text.en, n.text.es])))}` : "");
+  // The last event, then the ones before it, newest first, in the room left above the players
+  // (who stay at the bottom, in the thumb's reach): as many as fit, never pushing them down.
+  const recent = S.notices.filter((x) => x.text && !["obligation.applied", "game.ready"].includes(x.type))
+    .slice(-RECENT).reverse();
+  const line = (n) => `<span class="time">${esc(hhmmss(n.at))}</span> ${esc(stripCitation(L([n.text.en, n.text.es])))}`;
+  setHTML($("#lastev"), recent.map((n, i) => i === 0
+    ? `<p class="ev last"><b>${esc(t("last_event"))}:</b> ${line(n)}</p>`
+    : `<p class="ev earlier">${line(n)}</p>`).join(""));
+}
+
+const RECENT = 12;  // at most: fitRecent keeps what the room takes
+
+/** Drop the oldest of the earlier lines while the game screen is taller than its room. */
+function fitRecent() {
+  const screen = $("#screen");
+  if (screen.hidden) return;
+  const room = parseFloat(getComputedStyle(screen).minHeight) || 0;
+  const earlier = [...$("#lastev").querySelectorAll(".ev.earlier")];
+  while (earlier.length && screen.getBoundingClientRect().height > room + 1) earlier.pop().remove();
 }
 
 function renderPicker() {

@@ -709,7 +709,7 @@ async def test_the_last_line_and_the_feed_name_the_player_as_registered(server: 
     await expect(page.locator("[data-player=h2] .pid")).to_have_text("#4 José Díaz")
     await hh.card("h2")
     card_en = "Yellow card to #4 José Díaz (Aiken Arena): 1 yellow in this game, offense 1."
-    await expect(page.locator("#lastev")).to_contain_text("Penalty to Wellington Blue.")
+    await expect(page.locator("#lastev .last")).to_contain_text("Penalty to Wellington Blue.")
     await expect(page.locator("#outbox .entry[data-type=card] .sub")).to_have_text(card_en)
     await expect(page.locator("#feed .notice.n-card-recorded")).to_contain_text(card_en)
 
@@ -717,12 +717,12 @@ async def test_the_last_line_and_the_feed_name_the_player_as_registered(server: 
     await other.send({"type": "goal", "game": GAME, "team": "home", "player": "h2"})
     await other.close()
     goal_en = "Goal Aiken Arena by #4 José Díaz: 1-0."
-    await expect(page.locator("#lastev")).to_contain_text(goal_en)
+    await expect(page.locator("#lastev .last")).to_contain_text(goal_en)
     await expect(page.locator("#feed .notice.n-goal-scored")).to_contain_text(goal_en)
     await shot_page(page, "handheld-notices-in-names")
 
     await page.click("[data-act=lang]")
-    await expect(page.locator("#lastev")).to_contain_text("Gol de Aiken Arena de #4 José Díaz: 1-0.")
+    await expect(page.locator("#lastev .last")).to_contain_text("Gol de Aiken Arena de #4 José Díaz: 1-0.")
     await expect(page.locator("#feed .notice.n-card-recorded")).to_contain_text(
         "Tarjeta amarilla para #4 José Díaz (Aiken Arena): 1 amarilla(s) en el partido, infracción 1.")
     await expect(page.locator("#feed .notice.n-penalty-awarded")).to_contain_text(
@@ -794,3 +794,35 @@ async def test_a_pairing_link_signs_in_and_players_show_by_number_and_name(serve
                       "team": "g1-home"})
     await expect(page.locator("[data-player=h2] .pid")).to_have_text("#8 Núñez")
     await admin.close()
+
+
+async def test_the_room_above_the_players_shows_the_events_before_the_last(server: Server,
+                                                                          handheld: Open) -> None:
+    """The players stay at the bottom, in the thumb's reach; the room between the last line
+    and them is not left empty: the events before the last fill it, newest first, as many as
+    fit, and never push the players below the screen."""
+    await server.setup_game(GAME)
+    await start_clock(server)
+    hh = await handheld()
+    page = hh.page
+    ref = await server.device("referee", GAME)
+    for n in range(12):
+        await ref.send({"type": "goal", "game": GAME, "team": "home" if n % 2 else "away", "player": None})
+    await ref.close()
+    await expect(page.locator("#lastev .last")).to_contain_text("Goal")
+    earlier = page.locator("#lastev .earlier")
+    await expect(earlier.first).to_be_visible()
+    geometry = await page.evaluate("""() => {
+        const box = (el) => el.getBoundingClientRect();
+        const lines = [...document.querySelectorAll('#lastev .ev')];
+        const players = box(document.querySelector('#official'));
+        const bar = box(document.querySelector('#actions'));
+        return {gap: players.top - box(lines[lines.length - 1]).bottom, n: lines.length,
+                playersBottom: players.bottom, barTop: bar.top, height: innerHeight};
+    }""")
+    assert geometry["n"] >= 2, geometry          # the last line and at least one before it
+    assert geometry["gap"] < 48, geometry         # no empty band left between them
+    assert geometry["playersBottom"] <= geometry["barTop"] + 1, geometry   # the players on screen
+    texts = await earlier.all_inner_texts()
+    assert all(t.strip() for t in texts) and len(texts) <= 11
+    await shot_page(page, "handheld-recent-events")
