@@ -16,7 +16,7 @@ export function init() {
   const form = $("#game-form");
   form.addEventListener("submit", (e) => { e.preventDefault(); schedule(); });
   for (const side of SIDES) {
-    form.elements[`${side}_team`].addEventListener("change", () => { fillSide(side, true); kits(true); });
+    form.elements[`${side}_team`].addEventListener("change", () => { ownKit(side); fillSide(side, true); kits(true); });
     for (const name of ["kit", "kit_primary", "kit_secondary"]) {
       form.elements[`${side}_${name}`].addEventListener("input", () => kits(false));
     }
@@ -68,7 +68,7 @@ export function fillFromDraw({ game, kind, home, away }) {
   if (S.tournament) f.handicap.value = String(S.tournament.handicap);
   f.home_team.value = home;
   f.away_team.value = away;
-  for (const side of SIDES) fillSide(side, true);
+  for (const side of SIDES) { ownKit(side); fillSide(side, true); }
   kits(true);
 }
 
@@ -113,6 +113,12 @@ function worn(side) {
   const f = $("#game-form").elements;
   if (f[`${side}_kit`].checked) return { primary: f[`${side}_kit_primary`].value, secondary: f[`${side}_kit_secondary`].value };
   return S.teams.find((x) => x.team === f[`${side}_team`].value)?.colors || null;
+}
+
+/** A team just picked for a side wears its own colours: a kit chosen for the game before
+ * (another team's) is not carried over; a clash with the new pair offers one again (kits). */
+function ownKit(side) {
+  $("#game-form").elements[`${side}_kit`].checked = false;
 }
 
 /** The kit boxes: a clash of the two teams' colours is named on the away side, and a team just
