@@ -32,7 +32,7 @@ import msgspec
 from ..rules import codec
 from ..rules import events as ev
 from ..rules.engine import Engine
-from ..rules.notices import Notice
+from ..rules.notices import Alert, Notice
 from ..rules.text import render
 from ..rules.view import GameView, diff_builtins
 from ..store import Record, Store
@@ -278,14 +278,19 @@ class Feeds(dict[str, GameFeed]):
         committee's rescind, decrease or increase of an obligation from that game; R15's
         ``obligation.updated`` after an event completes or a team is eliminated) to that game's
         viewers as a ``notices`` frame, so that a committee's console sees its ledger change.
-        They are not kept in the game's ``recent``: they are about its record, not its play."""
+        They are not kept in the game's ``recent``: they are about its record, not its play;
+        an alert to a game (a rescind's ``no_longer_owed``, which answers an alert of its
+        set-up) is, like one that another game's event raised (``_aside``)."""
         self.registered(e)
         about: dict[str, list[Notice]] = {}
+        alerts: dict[str, list[Notice]] = {}
         for n in notices:
             if n.game is not None and n.game in self:
-                about.setdefault(n.game, []).append(n)
+                (alerts if isinstance(n, Alert) else about).setdefault(n.game, []).append(n)
         for game, ns in about.items():
             self.on_notices(game, Frames.of(pr.Notices(game=game, notices=ns)))
+        for game, ns in alerts.items():
+            self._aside(game, Frames.of(pr.Notices(game=game, notices=ns)))
 
     def registered(self, e: ev.Event) -> None:
         """A committed event of no game: if it registers a team or a player, names the

@@ -556,6 +556,22 @@ class Engine(Face):
         self.draws[e.event] = e
         return []
 
+    def _committee_rescind(self, e: ev.CommitteeRescind) -> list[nt.Notice]:
+        """The rescind, and an alert to each game set up but not begun whose set-up warned of
+        the obligation (an alert naming the player and its origin game): he need not sit out."""
+        o = self.book.find(e.obligation)
+        planned = [rec.game for rec in self.games.values() if rec.game.status == "scheduled"
+                   and any(isinstance(n, nt.Alert) and (n.player, n.origin_game) == (o.player, o.origin_game)
+                           for n in rec.setup_notices)]
+        out = self.book.rescind(e)  # raises before any change
+        for g in planned:
+            p = g.players.get(o.player)
+            side: ev.Side = p.side if p is not None else ("home" if g.home.team == o.team else "away")
+            out.append(nt.Alert(cause=e.id, at=e.at, game=g.id, clause=o.clause, code="no_longer_owed",
+                                player=o.player, side=side, origin_game=o.origin_game, owed_ms=o.owed_ms,
+                                reason=o.kind))
+        return out
+
     def _committee_increase(self, e: ev.CommitteeIncrease) -> list[nt.Notice]:
         rec = self.games.get(e.origin_game)
         if rec is None or rec.game.status != "ended":
@@ -580,7 +596,7 @@ class Engine(Face):
         ev.TeamEliminated: _team_eliminated,
         ev.DrawMade: _draw_made,
         ev.CommitteeIncrease: _committee_increase,
-        ev.CommitteeRescind: lambda self, e: self.book.rescind(e),
+        ev.CommitteeRescind: _committee_rescind,
         ev.CommitteeDecrease: lambda self, e: self.book.decrease(e),
         ev.TeamRegistered: _team_registered,
         ev.PlayerRegistered: lambda self, e: self.registry.register_player(e),

@@ -204,6 +204,13 @@ def _alert(n: nt.Alert, w: Words) -> tuple[str, str]:
                 "handicap can't be checked against the event's limits; register them",
                 f"{w.el(n.side or '', cap=True)}: {es_detail} no tienen hándicap inscrito y no se puede "
                 "comprobar el hándicap de equipo del evento; inscríbanlo")
+    if c == "no_longer_owed":
+        what, what_es = _OWED.get(n.reason or "", (n.reason or "", n.reason or ""))
+        return (f"{w.who(n.player or '', n.side)} no longer owes {what} here (from game {n.origin_game}): "
+                "the committee rescinded it, so an earlier alert about him no longer stands; he may play",
+                f"{w.who_es(n.player or '', n.side)} ya no debe {what_es} aquí (del partido "
+                f"{n.origin_game}): el Comité la anuló, así que una alerta anterior sobre él ya no vale; "
+                "puede jugar")
     if c == "short_lineup":
         return (f"{w.side(n.side or '')} lists {n.detail} with substitutes on the bench: check the team "
                 "sheet",
@@ -211,6 +218,10 @@ def _alert(n: nt.Alert, w: Words) -> tuple[str, str]:
                 "sustitutos en "
                 "el banco: revisen la planilla")
     return _ALERTS[c]
+
+
+_OWED = {"sit_out": ("his sit-out", "su tiempo fuera"), "suspension": ("his suspension", "su suspensión"),
+         "yellow_status": ("his yellow status", "su amarilla pendiente")}
 
 
 def _starters(w: Words, side: str) -> str:

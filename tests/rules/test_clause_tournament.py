@@ -254,15 +254,23 @@ def r15_games_already_played_never_change(s: Season) -> None:
 def r6_committee_rescinds_a_red_shown_to_the_wrong_player(s: Season) -> None:
     """R6/R16: a red shown to the wrong player, noticed after the next game was set
     up: the committee rescinds the suspension (``committee.rescind``, with who
-    and why): ``obligation.withdrawn``, and the next game takes nothing. It stays in
-    the ledger, marked rescinded; a later correction of the origin game keeps it so."""
+    and why): ``obligation.withdrawn``, and the next game takes nothing. The next
+    game's set-up said he must sit out; the rescind tells that game he no longer owes
+    it (``no_longer_owed``), and tells no game that never planned it. It stays in the
+    ledger, marked rescinded; a later correction of the origin game keeps it so."""
     s.event("cup", teams=["A", "B"])
     red_in(s)
-    s.setup("g2")
+    before = s.setup("g2")
+    s.setup("g3", home=roster("C", ["c1", "c2", "c3"]))   # another team's game: nothing for it
+    assert [a.code for a in s.of(nt.Alert, before) if a.player == P] == ["suspended_in_lineup"]
     (ob,) = s.obligations()
     out = s.must("committee.rescind", obligation=ob.id, by="HTC", reason="shown to the wrong player")
     w = one(out, nt.ObligationWithdrawn)
     assert (w.obligation, w.cause, w.game) == (ob.id, s.last_id(), "g1")
+    told = s.of(nt.Alert, out)
+    assert [(a.code, a.game, a.player, a.side, a.origin_game) for a in told] == [
+        ("no_longer_owed", "g2", P, "home", "g1")]
+    assert "no longer owes his suspension" in describe(told[0], s.engine.names()).en
     assert s.pending() == [] and [o.status for o in s.obligations()] == ["rescinded"]
     assert s.engine.obligation_event(ob.id) == "cup"  # whose rescind it was, for a committee
     s.postgame("g1", "2y", player="b1")          # the ledger of g1 is derived again

@@ -66,3 +66,43 @@ async def test_a_committee_decision_is_sent_to_the_viewers_of_the_game_it_is_abo
                 and x["cause"] in ("admin/res-1", "admin/inc-1")]
     for v in (arena, other, fresh):
         await v.close()
+
+
+async def test_a_rescind_tells_the_game_whose_set_up_warned_of_it_and_stays_in_its_recent(
+        server: Server) -> None:
+    """The next game was set up while h2 owed a suspension: its set-up said so
+    (`suspended_in_lineup`). The committee rescinds it: that game's viewers are told he no
+    longer owes it (`no_longer_owed`), and a display that joins later reads both."""
+    await server.setup_game("g1", arena="main", event="cup")
+    tk = await server.device("timekeeper", "g1")
+    ump = await server.device("umpire", "g1")
+    try:
+        await tk.send({"type": "clock.start", "game": "g1"})
+        await ump.send({"type": "card", "game": "g1", "player": "h2", "color": "red", "conduct": "striking"})
+        await tk.send({"type": "game.end", "game": "g1"})
+    finally:
+        await tk.close()
+        await ump.close()
+    await server.setup_game("next", arena="main", event="cup", teams={
+        "home": {"team": "g1-home", "players": ["h1", "h2", "h3"]},
+        "away": {"team": "g1-away", "players": ["a1", "a2", "a3"]}})
+    viewer = await Viewer.open(server.watch_url, game="next")
+    snap = await viewer.next("snapshot")
+    assert [x["code"] for x in snap["recent"] if x["type"] == "alert" and x["player"] == "h2"] == [
+        "suspended_in_lineup"]
+    status, owed = await server.api("GET", "/api/players/h2/obligations")
+    (ob,) = [o for o in owed["obligations"] if o["kind"] == "suspension"]
+    status, ack = await server.api("POST", "/api/committee/rescind", {
+        "id": "res-2", "obligation": ob["id"], "by": "HTC", "reason": "mistaken identity"})
+    assert status == 201, ack
+    frame = await _notices(viewer)
+    (n,) = frame["notices"]
+    assert (frame["game"], n["type"], n["code"], n["player"], n["origin_game"]) == (
+        "next", "alert", "no_longer_owed", "h2", "g1")
+    assert "no longer owes" in n["text"]["en"] and "ya no debe" in n["text"]["es"]
+    fresh = await Viewer.open(server.watch_url, game="next")
+    snap = await fresh.next("snapshot")
+    assert [x["code"] for x in snap["recent"] if x["type"] == "alert" and x["player"] == "h2"] == [
+        "suspended_in_lineup", "no_longer_owed"]
+    for v in (viewer, fresh):
+        await v.close()
