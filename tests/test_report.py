@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import csv
+import html
 import io
 import json
 import time
@@ -250,3 +251,26 @@ async def test_a_card_recorded_without_its_conduct_shows_it_once_named(srv: Serv
     _, _, body = await get(srv, "/games/g1/report.json")
     (line,) = [e for e in json.loads(body)["entries"] if e["kind"] == "card.recorded"]
     assert "dangerous_riding" in line["detail"] and "not named" not in line["detail"]
+
+
+async def test_the_printable_report_reads_in_spanish(srv: Server) -> None:
+    """`?lang=es`: the page's own words and what the officials were told, in Spanish; the
+    English page links to it and it back; nothing of the English headings is left."""
+    server = srv
+    acks = await play(server)
+    status, _, en = await get(server, "/games/g1/report")
+    status_es, ctype_es, es = await get(server, "/games/g1/report?lang=es")
+    assert (status, status_es) == (200, 200) and ctype_es.startswith("text/html")
+    assert '<html lang="es">' in es and '<html lang="en">' in en
+    for heading in ("Informe del partido · Regla 14", "Tarjetas", "Área de castigo", "Expulsados",
+                    "Sanciones que deja este partido", "Las decisiones del Comité", "Cronología"):
+        assert heading in es, heading
+    for heading in ("Game report · Rule 14", "Box trips", "Sent off", "Obligations created by this game"):
+        assert heading in en and heading not in es, heading
+    # The cards say what the officials were told, in Spanish, with the clause's Spanish title.
+    red = next(n for n in acks["red"]["notices"] if n["type"] == "card.recorded")
+    assert html.escape(red["text"]["es"], quote=True) in es
+    assert html.escape(red["text"]["es"], quote=True) not in en
+    assert "Tarjeta roja" in es and "Final" in es
+    assert 'href="/games/g1/report?lang=es">Español</a>' in en
+    assert 'href="/games/g1/report">English</a>' in es

@@ -152,7 +152,7 @@ function tile(id, v, roster) {
   const links = el("p", { class: "links" },
     el("a", { href: `/scoreboard?game=${encodeURIComponent(id)}&lang=${S.lang}`, target: "_blank", "data-link": "scoreboard", text: t("day_scoreboard") }), " · ",
     el("a", { href: `/overlay?game=${encodeURIComponent(id)}&lang=${S.lang}`, target: "_blank", "data-link": "overlay", text: t("day_overlay") }), " · ",
-    el("a", { href: `/games/${encodeURIComponent(id)}/report`, target: "_blank", "data-link": "report", text: t("day_report") }));
+    el("a", { href: `/games/${encodeURIComponent(id)}/report?lang=${S.lang}`, target: "_blank", "data-link": "report", text: t("day_report") }));
   if (!v) {
     return el("article", { class: "card live-game", "data-game": id, "data-status": row?.status || "" },
       el("h3", { text: id }), el("p", { class: "muted", text: t("connecting") }), links);

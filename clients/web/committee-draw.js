@@ -43,7 +43,11 @@ function render() {
 // ------------------------------------------------------------------ making the draw
 
 function renderForm() {
-  const f = $("#draw-form").elements;
+  // A completed event is drawn no more (the service would refuse it): only its bracket shows.
+  const form = $("#draw-form");
+  form.hidden = Boolean(S.tournament?.completed);
+  if (form.hidden) return;
+  const f = form.elements;
   const format = f.format.value || "knockout";
   f.format.replaceChildren(...FORMATS.map((x) => option(x, t(`dr_format_${x}`), x === format)));
   f.consolation.disabled = format !== "knockout";

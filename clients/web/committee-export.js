@@ -33,7 +33,7 @@ function render() {
       el("td", {}, el("b", { text: `${teamName(x.home)} – ${teamName(x.away)}` }), el("span", { class: "muted", text: ` · ${x.game}` })),
       el("td", { text: t(`status_${x.status}`) }),
       el("td", {},
-        el("a", { href: `/games/${id}/report`, target: "_blank", "data-link": "report-html", text: t("ex_html") }), " · ",
+        el("a", { href: `/games/${id}/report?lang=${S.lang}`, target: "_blank", "data-link": "report-html", text: t("ex_html") }), " · ",
         el("a", { href: `/games/${id}/report.csv`, download: `${x.game}-report.csv`, "data-link": "report-csv", text: "CSV" }), " · ",
         el("a", { href: `/games/${id}/report.json`, target: "_blank", "data-link": "report-json", text: "JSON" }), " · ",
         el("a", { href: `/api/games/${id}/log`, download: `${x.game}.jsonl`, "data-link": "game-log", text: t("ex_game_log") })));

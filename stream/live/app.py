@@ -354,11 +354,13 @@ async def _report(request: web.Request) -> report.Report | web.Response:
 
 async def game_report(request: web.Request) -> web.Response:
     """The game report (stream/live/report*.py): every card, penalty, box trip and release with its
-    clause, the obligations the game created, a timeline of play time. Prints on A4."""
+    clause, the obligations the game created, a timeline of play time. Prints on A4. In Spanish
+    with ``?lang=es``."""
     r = await _report(request)
     if isinstance(r, web.Response):
         return r
-    return web.Response(text=report_html.to_html(r), content_type="text/html")
+    lang = "es" if request.query.get("lang", "").lower().startswith("es") else "en"
+    return web.Response(text=report_html.to_html(r, lang), content_type="text/html")
 
 
 async def game_report_json(request: web.Request) -> web.Response:

@@ -3,7 +3,8 @@
 play time (``timeline_svg``): periods, goals and cards as marks, box trips and
 red cards' no-substitute windows as bars. Players show as "#2 Ortega" with their
 id beside, teams by their registered names in their colours (ids when nothing is
-registered)."""
+registered). ``?lang=es`` gives it in Spanish: its words (``report_words``), and what the
+officials were told in the notices' own Spanish."""
 
 from __future__ import annotations
 
@@ -11,9 +12,11 @@ import html
 from collections.abc import Iterable, Sequence
 
 from ..rules.ledger import Obligation
+from ..rules.notices import Text
 from ..rules.text import mmss
 from . import audit
-from .report import BoxTrip, Entry, Moment, Report, TeamSheet, citation, stoppage, who
+from .report import BoxTrip, Entry, Moment, Report, TeamSheet, stoppage, who
+from .report_words import citation_in, words
 from .wallclock import iso
 
 _HOME, _AWAY = "#1d64c8", "#d9730d"
@@ -24,14 +27,22 @@ def _e(s: object) -> str:
     return html.escape(str(s), quote=True)
 
 
-def _when(m: Moment) -> str:
+def _when(m: Moment, lang: str = "en") -> str:
     return (f'<span class="when">P{m.period} {mmss(m.clock_ms)}</span>'
-            f'<span class="play">{mmss(m.play_ms)} of play</span>')
+            f'<span class="play">{mmss(m.play_ms)} {words(lang)("of_play")}</span>')
 
 
-def _clause(x: Entry | BoxTrip, clause: str | None = None) -> str:
-    c = clause or x.clause
-    return f'<span class="clause"><b>{_e(c)}</b> {_e(citation(c).split(" · ", 1)[-1])}</span>'
+def _cite(c: str, lang: str) -> str:
+    return f'<span class="clause"><b>{_e(c)}</b> {_e(citation_in(c, lang).split(" · ", 1)[-1])}</span>'
+
+
+def _clause(x: Entry | BoxTrip, clause: str | None = None, lang: str = "en") -> str:
+    return _cite(clause or x.clause, lang)
+
+
+def _said(t: Text, lang: str) -> str:
+    """A notice's text in the report's language."""
+    return t.es if lang == "es" else t.en
 
 
 def _table(head: Sequence[str], rows: Iterable[str], empty: str) -> str:
@@ -87,13 +98,14 @@ def _team_head(sheet: TeamSheet) -> str:
             f'<small class="id">{_e(sheet.short or "")} · {_e(sheet.team)}</small></div>')
 
 
-def _lineup(r: Report, sheet: TeamSheet) -> str:
-    bench = f" · bench {', '.join(who(r.roster, p) for p in sheet.bench)}" if sheet.bench else ""
+def _lineup(r: Report, sheet: TeamSheet, lang: str = "en") -> str:
+    names = ", ".join(who(r.roster, p) for p in sheet.bench)
+    bench = f" · {words(lang)('bench')} {names}" if sheet.bench else ""
     lineup = ", ".join(who(r.roster, p) for p in sheet.lineup)
     return f"<span>{_e(sheet.name or sheet.team)}: {_e(lineup)}{_e(bench)}</span>"
 
 
-def timeline_svg(report: Report) -> str:
+def timeline_svg(report: Report, lang: str = "en") -> str:
     """Play time on the x axis: periods, goals and cards as marks, box trips as bars."""
     # Where each period starts on the play-time axis: as played, then (a game still to
     # finish) a full period each.
@@ -123,8 +135,9 @@ def timeline_svg(report: Report) -> str:
     box_top = cards_y + 30 + 11 * max(card_rows, default=0)
     height = box_top + max(1, len(lanes)) * lane_h + 26
 
+    w = words(lang)
     parts = [f'<svg class="timeline" viewBox="0 0 1000 {height}" xmlns="http://www.w3.org/2000/svg" '
-             f'role="img" aria-label="Timeline of play time: goals, cards and box trips">',
+             f'role="img" aria-label="{_e(w("timeline_label"))}">',
              "<defs><pattern id=\"wait\" width=\"6\" height=\"6\" patternUnits=\"userSpaceOnUse\" "
              "patternTransform=\"rotate(45)\"><rect width=\"6\" height=\"6\" fill=\"#fff3c4\"/>"
              f"<rect width=\"3\" height=\"6\" fill=\"{_YELLOW}\"/></pattern></defs>"]
@@ -146,20 +159,21 @@ def timeline_svg(report: Report) -> str:
             parts.append(f'<text x="{x(m)}" y="{height - 2}" class="t-tick">{m // minute}′</text>')
     parts.append(f'<line x1="{left}" x2="{right}" y1="{height - 18}" y2="{height - 18}" stroke="#8a94a6"/>')
     # row labels
-    parts.append(f'<text x="{left - 8}" y="{goals_y + 4}" class="t-lane">Goals</text>')
-    parts.append(f'<text x="{left - 8}" y="{cards_y + 4}" class="t-lane">Cards</text>')
+    parts.append(f'<text x="{left - 8}" y="{goals_y + 4}" class="t-lane">{_e(w("goals"))}</text>')
+    parts.append(f'<text x="{left - 8}" y="{cards_y + 4}" class="t-lane">{_e(w("cards"))}</text>')
     for g, row in zip(report.goals, goal_rows, strict=True):
         color = _HOME if g.side == "home" else _AWAY
         score = g.detail.rsplit("· ", 1)[-1]
         cx = x(g.moment.play_ms)
-        parts.append(f'<g><title>{_e(g.text.en)}</title><circle cx="{cx}" cy="{goals_y}" r="6" '
+        parts.append(f'<g><title>{_e(_said(g.text, lang))}</title><circle cx="{cx}" cy="{goals_y}" r="6" '
                      f'fill="{color}"/><text x="{cx}" y="{goals_y - 9 - 11 * row}" class="t-mark">'
                      f"{_e(score)}</text></g>")
     for c, row in zip(report.cards, card_rows, strict=True):
         color = _RED if c.color == "red" else _YELLOW
         dash = ' stroke-dasharray="2 2" fill-opacity="0.25"' if c.voided else ""
         cx = x(c.moment.play_ms)
-        parts.append(f'<g><title>{_e(c.text.en)}</title><rect x="{round(cx - 4, 1)}" y="{cards_y - 7}" '
+        parts.append(f'<g><title>{_e(_said(c.text, lang))}</title>'
+                     f'<rect x="{round(cx - 4, 1)}" y="{cards_y - 7}" '
                      f'width="8" height="12" rx="1.5" fill="{color}" stroke="#333" stroke-width="0.6"{dash}/>'
                      f'<text x="{cx}" y="{cards_y + 17 + 11 * row}" class="t-mark">'
                      f'{_e(_mark(report, c.player) if c.player else c.role or "")}</text></g>')
@@ -173,15 +187,15 @@ def timeline_svg(report: Report) -> str:
         out = t.release.play_ms if t.release else end
         parts.append(f'<text x="{left - 8}" y="{y + 12}" class="t-lane" fill="{color}">'
                      f'{_e(_mark(report, t.player))}</text>')
-        parts.append(f'<g><title>{_e(who(report.roster, t.player))}: box {mmss(t.owed_ms)} of play '
-                     f'({_e(t.clause)}), '
-                     f'in at {mmss(t.enter.play_ms)}, out at '
-                     f'{mmss(out) if t.release else "the end"}</title>'
+        parts.append(f'<g><title>{_e(who(report.roster, t.player))}: {_e(w("trips"))} {mmss(t.owed_ms)} '
+                     f'{_e(w("of_play"))} ({_e(t.clause)}), '
+                     f'{_e(w("in"))} {mmss(t.enter.play_ms)}, {_e(w("released"))} '
+                     f'{mmss(out) if t.release else _e(w("the_end"))}</title>'
                      f'<rect x="{x0}" y="{y + 3}" width="{max(1.0, round(x(served) - x0, 1))}" height="12" '
                      f'fill="{_YELLOW}" stroke="{color}" stroke-width="1"/>')
         if out > served:
-            w = max(1.0, round(x(out) - x(served), 1))
-            parts.append(f'<rect x="{x(served)}" y="{y + 3}" width="{w}" '
+            wide = max(1.0, round(x(out) - x(served), 1))
+            parts.append(f'<rect x="{x(served)}" y="{y + 3}" width="{wide}" '
                          f'height="12" fill="url(#wait)" stroke="{color}" stroke-width="1"/>')
         parts.append("</g>")
     for j, (player, side, start, stop) in enumerate(red_windows):
@@ -189,11 +203,12 @@ def timeline_svg(report: Report) -> str:
         color = _HOME if side == "home" else _AWAY
         parts.append(f'<text x="{left - 8}" y="{y + 12}" class="t-lane" fill="{color}">'
                      f'{_e(_mark(report, player))}</text>'
-                     f'<g><title>{_e(who(report.roster, player))}: sent off; the team plays short</title>'
+                     f'<g><title>{_e(who(report.roster, player))}: {_e(w("lg_red"))}</title>'
                      f'<rect x="{x(start)}" y="{y + 3}" width="{max(1.0, round(x(stop) - x(start), 1))}" '
                      f'height="12" fill="{_RED}" fill-opacity="0.8" stroke="{color}"/></g>')
     if not lanes:
-        parts.append(f'<text x="{left + 6}" y="{box_top + 14}" class="t-none">No box trips</text>')
+        parts.append(f'<text x="{left + 6}" y="{box_top + 14}" class="t-none">'
+                     f'{_e(w("no_trips_short"))}</text>')
     parts.append("</svg>")
     return "".join(parts)
 
@@ -294,28 +309,29 @@ header .team .logo { height: 40px; width: auto; max-width: 80px; object-fit: con
 """
 
 
-def _released(t: BoxTrip) -> str:
+def _released(t: BoxTrip, lang: str) -> str:
+    w = words(lang)
     if t.release is None:
-        return "still in the box"
-    return f'{_when(t.release)}<div class="text">at the {_e(stoppage(t.stoppage or ""))}</div>'
+        return _e(w("still_in"))
+    at = f'{_e(w("at_the"))} {_e(stoppage(t.stoppage or ""))}'
+    return f'{_when(t.release, lang)}<div class="text">{at}</div>'
 
 
-def _ob_clause(o: Obligation) -> str:
-    return f'<span class="clause"><b>{_e(o.clause)}</b> {_e(citation(o.clause).split(" · ", 1)[-1])}</span>'
-
-
-def _ob_source(o: Obligation) -> str:
-    """Where it came from, and what the committee decided about it (EN, then ES beneath)."""
+def _ob_source(o: Obligation, lang: str) -> str:
+    """Where it came from, and what the committee decided about it (the report's language first,
+    the other beneath)."""
     decided = audit.note(o)
     source = _e(o.cause if o.increased or not o.by else f"committee: {o.by}" + (f" — {o.reason}" if o.reason
                                                                                 else ""))
     if decided is None:
         return source
-    return f'{source}<div class="decided">{_e(decided.en)}</div><div class="text">{_e(decided.es)}</div>'
+    first, then = (decided.es, decided.en) if lang == "es" else (decided.en, decided.es)
+    return f'{source}<div class="decided">{_e(first)}</div><div class="text">{_e(then)}</div>'
 
 
-def _ob_what(o: Obligation) -> str:
-    what = f"{_e(o.kind.replace('_', ' '))}{' ' + mmss(o.owed_ms) + ' of play' if o.owed_ms else ''}"
+def _ob_what(o: Obligation, lang: str) -> str:
+    w = words(lang)
+    what = f"{_e(w(o.kind))}{' ' + mmss(o.owed_ms) + ' ' + w('of_play') if o.owed_ms else ''}"
     return f"<del>{what}</del>" if o.status == "rescinded" else what
 
 
@@ -323,110 +339,121 @@ def _card_icon(x: Entry) -> str:
     return f'<i class="card {"red" if x.color == "red" else "yellow"}"></i>'
 
 
-def to_html(report: Report) -> str:
-    r = report
-    status = {"ended": "Final", "live": "In progress", "scheduled": "Not started"}.get(r.status, r.status)
+def to_html(report: Report, lang: str = "en") -> str:
+    """The page, in English or (``lang="es"``) Spanish."""
+    r, w = report, words(lang)
+    status = w(f"st_{r.status}")
+    official = f" <small>({_e(w('team_official'))})</small>"
+    other = "en" if lang == "es" else "es"
     cards = _table(
-        ["When", "Player", "Team", "Card", "Clause", "Official"],
+        [w("when"), w("player"), w("team"), w("card"), w("clause"), w("official")],
         (f'<tr class="{"voided" if c.voided else ""}" data-cause="{_e(c.cause)}">'
-         f"<td>{_when(c.moment)}</td><td>{_player(r, c.player)}"
-         f"{_e(c.role or '')}{' <small>(team official)</small>' if c.role else ''}</td><td>{_side(c)}</td>"
-         f'<td>{_card_icon(c)}{_e(c.detail)}<div class="text">{_e(c.text.en)}</div></td>'
-         f"<td>{_clause(c)}</td><td>{_e(c.official)}</td></tr>" for c in r.cards),
-        "No cards.")
+         f"<td>{_when(c.moment, lang)}</td><td>{_player(r, c.player)}"
+         f"{_e(c.role or '')}{official if c.role else ''}</td>"
+         f"<td>{_side(c)}</td>"
+         f'<td>{_card_icon(c)}{_e(c.detail)}<div class="text">{_e(_said(c.text, lang))}</div></td>'
+         f"<td>{_clause(c, lang=lang)}</td><td>{_e(c.official)}</td></tr>" for c in r.cards),
+        w("no_cards"))
     penalties = _table(
-        ["When", "Against", "Player", "Penalty", "Clause"],
-        (f"<tr><td>{_when(p.moment)}</td><td>{_side(p)}</td><td>{_player(r, p.player, '—')}</td>"
-         f"<td>{_e(p.detail)}</td><td>{_clause(p)}</td></tr>" for p in r.penalties),
-        "No penalties.")
+        [w("when"), w("against"), w("player"), w("penalty"), w("clause")],
+        (f"<tr><td>{_when(p.moment, lang)}</td><td>{_side(p)}</td><td>{_player(r, p.player, '—')}</td>"
+         f"<td>{_e(p.detail)}</td><td>{_clause(p, lang=lang)}</td></tr>" for p in r.penalties),
+        w("no_penalties"))
     trips = _table(
-        ["Player", "Team", "In", "Owed", "Served", "Released", "Clause"],
+        [w("player"), w("team"), w("in"), w("owed"), w("served"), w("released"), w("clause")],
         (f'<tr data-player="{_e(t.player)}"><td>{_player(r, t.player)}'
          f'<div class="text">{_e(t.kind)}</div></td>'
-         f"<td>{_side(t)}</td><td>{_when(t.enter)}</td><td>{mmss(t.owed_ms)} of play</td>"
-         f"<td>{_when(t.eligible) if t.eligible else '—'}</td>"
-         f"<td>{_released(t)}</td>"
-         f"<td>{_clause(t)}{'<br>' + _clause(t, t.release_clause) if t.release_clause else ''}</td></tr>"
+         f"<td>{_side(t)}</td><td>{_when(t.enter, lang)}</td><td>{mmss(t.owed_ms)} {_e(w('of_play'))}</td>"
+         f"<td>{_when(t.eligible, lang) if t.eligible else '—'}</td>"
+         f"<td>{_released(t, lang)}</td>"
+         f"<td>{_clause(t, lang=lang)}"
+         f"{'<br>' + _clause(t, t.release_clause, lang) if t.release_clause else ''}</td></tr>"
          for t in r.box_trips),
-        "No box trips.")
+        w("no_trips"))
     releases = _table(
-        ["When", "Player", "Team", "What", "Clause"],
-        (f"<tr><td>{_when(x.moment)}</td><td>{_player(r, x.player)}</td><td>{_side(x)}</td>"
-         f"<td>{_e(x.text.en)}</td><td>{_clause(x)}</td></tr>" for x in r.releases),
-        "No releases.")
+        [w("when"), w("player"), w("team"), w("what"), w("clause")],
+        (f"<tr><td>{_when(x.moment, lang)}</td><td>{_player(r, x.player)}</td><td>{_side(x)}</td>"
+         f"<td>{_e(_said(x.text, lang))}</td><td>{_clause(x, lang=lang)}</td></tr>" for x in r.releases),
+        w("no_releases"))
     sent = _table(
-        ["When", "Player", "Team", "No substitute", "Clause"],
-        (f"<tr><td>{_when(x.moment)}</td><td>{_player(r, x.player)}</td><td>{_side(x)}</td>"
-         f"<td>{_e(x.detail)}</td><td>{_clause(x)}</td></tr>" for x in r.sent_off),
-        "No one was sent off.")
+        [w("when"), w("player"), w("team"), w("no_sub"), w("clause")],
+        (f"<tr><td>{_when(x.moment, lang)}</td><td>{_player(r, x.player)}</td><td>{_side(x)}</td>"
+         f"<td>{_e(x.detail)}</td><td>{_clause(x, lang=lang)}</td></tr>" for x in r.sent_off),
+        w("no_sent_off"))
     goals = _table(
-        ["When", "Team", "Player", "Score"],
-        (f"<tr><td>{_when(g.moment)}</td><td>{_side(g)}</td><td>{_player(r, g.player, '—')}</td>"
+        [w("when"), w("team"), w("player"), w("score")],
+        (f"<tr><td>{_when(g.moment, lang)}</td><td>{_side(g)}</td><td>{_player(r, g.player, '—')}</td>"
          f"<td>{_e(g.detail)}</td></tr>" for g in r.goals),
-        "No goals.")
+        w("no_goals"))
     alerts = _table(
-        ["When", "Alert", "What the officials were told", "Clause", "Event"],
-        (f'<tr data-code="{_e(a.code or "")}"><td>{_when(a.moment)}</td><td><b>{_e(a.code or "")}</b></td>'
-         f'<td>{_e(a.text.en)}<div class="text">{_e(a.text.es)}</div></td><td>{_clause(a)}</td>'
+        [w("when"), w("alert"), w("told"), w("clause"), w("event_col")],
+        (f'<tr data-code="{_e(a.code or "")}"><td>{_when(a.moment, lang)}</td>'
+         f'<td><b>{_e(a.code or "")}</b></td>'
+         f'<td>{_e(_said(a.text, lang))}<div class="text">{_e(_said(a.text, other))}'
+         f"</div></td><td>{_clause(a, lang=lang)}</td>"
          f"<td>{_e(a.cause)}<div class=\"text\">{_e(a.official)}</div></td></tr>" for a in r.alerts),
-        "No alerts: the record and the rules agreed throughout.")
+        w("no_alerts"))
     obligations = _table(
-        ["Player", "Team", "Obligation", "Clause", "Status", "Served in", "From"],
+        [w("player"), w("team"), w("obligation"), w("clause"), w("status"), w("served_in"), w("from")],
         (f'<tr class="{_e(o.status)}" data-obligation="{_e(o.id)}"><td>{_player(r, o.player)}</td>'
          f"<td>{_e(_team_name(r, o.team))}</td>"
-         f'<td>{_ob_what(o)}<div class="text">{_e(o.id)}</div></td>'
-         f"<td>{_ob_clause(o)}</td><td>{_e(o.status)}</td><td>{_e(o.applied_in or '—')}</td>"
-         f"<td>{_ob_source(o)}</td></tr>"
+         f'<td>{_ob_what(o, lang)}<div class="text">{_e(o.id)}</div></td>'
+         f"<td>{_cite(o.clause, lang)}</td><td>{_e(w(o.status))}</td><td>{_e(o.applied_in or '—')}</td>"
+         f"<td>{_ob_source(o, lang)}</td></tr>"
          for o in r.obligations),
-        "This game created no obligations for later games.")
+        w("no_obligations"))
     decisions = _table(
-        ["When", "Decision", "Player", "By", "What it changed"],
+        [w("when"), w("decision"), w("player"), w("by"), w("changed")],
         (f'<tr data-decision="{_e(d.id)}"><td>{_e(iso(d.at))}</td><td><b>{_e(d.type)}</b></td>'
          f"<td>{_player(r, d.player, '—')}</td><td>{_e(d.by)}</td>"
-         f'<td>{_e(d.text.en)}<div class="text">{_e(d.text.es)}</div></td></tr>' for d in r.decisions),
-        "The committee has decided nothing about this game's obligations.")
+         f'<td>{_e(_said(d.text, lang))}<div class="text">{_e(_said(d.text, other))}'
+         f"</div></td></tr>" for d in r.decisions),
+        w("no_decisions"))
     carried = _table(
-        ["Player", "Obligation", "Clause", "From game"],
-        (f"<tr><td>{_player(r, c.player)}</td><td>{_e(c.kind.replace('_', ' '))} {mmss(c.owed_ms)}</td>"
+        [w("player"), w("obligation"), w("clause"), w("from_game")],
+        (f"<tr><td>{_player(r, c.player)}</td><td>{_e(w(c.kind))} {mmss(c.owed_ms)}</td>"
          f'<td><span class="clause"><b>{_e(c.clause)}</b></span></td><td>{_e(c.origin_game)}</td></tr>'
          for c in r.carried),
-        "Nothing carried into this game.")
-    legend = (f'<div class="legend"><span><i style="background:{_YELLOW}"></i>box: play time owed</span>'
+        w("no_carried"))
+    legend = (f'<div class="legend"><span><i style="background:{_YELLOW}"></i>{_e(w("lg_box"))}</span>'
               f'<span><i style="background:repeating-linear-gradient(45deg,{_YELLOW} 0 3px,#fff3c4 3px 6px)">'
               f"</i>"
-              f"served, waiting for the stoppage</span>"
-              f'<span><i style="background:{_RED}"></i>sent off, no substitute</span>'
+              f"{_e(w('lg_wait'))}</span>"
+              f'<span><i style="background:{_RED}"></i>{_e(w("lg_red"))}</span>'
               f'<span><i style="background:{_HOME}"></i>{_e(r.home.name or r.home.team)}</span>'
               f'<span><i style="background:{_AWAY}"></i>{_e(r.away.name or r.away.team)}</span></div>')
     g = _e(r.game)
+    q = "?lang=es" if lang == "es" else ""
+    meta = "".join(f"<span>{_e(w(k))} <b>{_e(v)}</b>{_e(tail)}</span>" for k, v, tail in (
+        ("game", r.game, ""), ("event", _event(r), ""), ("arena", r.arena or "—", ""),
+        ("handicap", r.handicap, ""), ("kind", w("kind_" + r.kind), ""), ("status", status, ""),
+        ("play", mmss(r.play_ms), f" {w('of')} {r.periods} × {mmss(r.period_ms)}"),
+        ("log", f"seq {r.seq}", ""), ("generated", iso(r.generated_at), "")))
     return (
-        f'<!doctype html><html lang="en"><head><meta charset="utf-8">'
+        f'<!doctype html><html lang="{"es" if lang == "es" else "en"}"><head><meta charset="utf-8">'
         f'<meta name="viewport" content="width=device-width, initial-scale=1">'
         f'<link rel="icon" href="data:,">'  # no /favicon.ico asked for (a 404): img-src allows data:
-        f"<title>Game report · {g}</title><style>{_CSS}</style></head><body><main>"
-        f"<h1>Game report · Rule 14</h1>"
+        f"<title>{_e(w('title'))} · {g}</title><style>{_CSS}</style></head><body><main>"
+        f"<h1>{_e(w('title'))} · {_e(w('rule14'))}</h1>"
         f'<header>{_team_head(r.home)}'
         f'<div class="score">{r.home.score} – {r.away.score}</div>'
         f'{_team_head(r.away)}</header>'
-        f'<div class="meta"><span>Game <b>{g}</b></span><span>Event <b>{_e(_event(r))}</b></span>'
-        f"<span>Arena <b>{_e(r.arena or '—')}</b></span><span>Handicap <b>{r.handicap}</b></span>"
-        f"<span>Kind <b>{_e(r.kind)}</b></span><span>Status <b>{_e(status)}</b></span>"
-        f"<span>Play <b>{mmss(r.play_ms)}</b> of {r.periods} × {mmss(r.period_ms)}</span>"
-        f"<span>Log <b>seq {r.seq}</b></span><span>Generated <b>{_e(iso(r.generated_at))}</b></span></div>"
-        f'<div class="meta">{_lineup(r, r.home)}{_lineup(r, r.away)}</div>'
-        f"<h2>Timeline <small>— x axis: play time</small></h2>{timeline_svg(r)}{legend}"
-        f"<h2>Cards <small>({len(r.cards)})</small></h2>{cards}"
-        f"<h2>Penalties <small>({len(r.penalties)})</small></h2>{penalties}"
-        f"<h2>Box trips <small>({len(r.box_trips)})</small></h2>{trips}"
-        f"<h2>Releases</h2>{releases}"
-        f"<h2>Sent off</h2>{sent}"
-        f"<h2>Goals</h2>{goals}"
-        f"<h2>Alerts <small>({len(r.alerts)})</small></h2>{alerts}"
-        f"<h2>Obligations created by this game <small>— the ledger now</small></h2>{obligations}"
-        f"<h2>The committee's decisions <small>({len(r.decisions)})</small></h2>{decisions}"
-        f"<h2>Carried into this game</h2>{carried}"
-        f'<p class="links">Also as <a href="/games/{g}/report.json">JSON</a> · '
-        f'<a href="/games/{g}/report.csv">CSV</a> · <a href="/api/games/{g}/log">the log</a> · '
-        f'<a href="/scoreboard?game={g}">scoreboard</a></p>'
+        f'<div class="meta">{meta}</div>'
+        f'<div class="meta">{_lineup(r, r.home, lang)}{_lineup(r, r.away, lang)}</div>'
+        f"<h2>{_e(w('timeline'))} <small>— {_e(w('x_axis'))}</small></h2>{timeline_svg(r, lang)}{legend}"
+        f"<h2>{_e(w('cards'))} <small>({len(r.cards)})</small></h2>{cards}"
+        f"<h2>{_e(w('penalties'))} <small>({len(r.penalties)})</small></h2>{penalties}"
+        f"<h2>{_e(w('trips'))} <small>({len(r.box_trips)})</small></h2>{trips}"
+        f"<h2>{_e(w('releases'))}</h2>{releases}"
+        f"<h2>{_e(w('sent_off'))}</h2>{sent}"
+        f"<h2>{_e(w('goals'))}</h2>{goals}"
+        f"<h2>{_e(w('alerts'))} <small>({len(r.alerts)})</small></h2>{alerts}"
+        f"<h2>{_e(w('obligations'))} <small>— {_e(w('ledger_now'))}</small></h2>{obligations}"
+        f"<h2>{_e(w('decisions'))} <small>({len(r.decisions)})</small></h2>{decisions}"
+        f"<h2>{_e(w('carried'))}</h2>{carried}"
+        f'<p class="links">{_e(w("also"))} <a href="/games/{g}/report.json">JSON</a> · '
+        f'<a href="/games/{g}/report.csv">CSV</a> · <a href="/api/games/{g}/log">{_e(w("the_log"))}</a> · '
+        f'<a href="/scoreboard?game={g}{"&lang=es" if q else ""}">{_e(w("scoreboard"))}</a> · '
+        f'<a href="/games/{g}/report{"" if q else "?lang=es"}">{"English" if q else "Español"}</a></p>'
         f"</main></body></html>"
     )

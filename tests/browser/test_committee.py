@@ -290,11 +290,12 @@ async def test_the_committee_runs_a_day_from_the_console(browser: Browser, serve
     assert decisions.startswith("type,id,at,by,") and "committee.rescind" in decisions, decisions
     assert "mistaken identity: the video shows no strike" in decisions
     report = page.locator(f"#export-table tr[data-game={G1}] a[data-link=report-html]")
-    await expect(report).to_have_attribute("href", f"/games/{G1}/report")
+    await expect(report).to_have_attribute("href", f"/games/{G1}/report?lang=en")
     await shot_page(page, "14-export")
 
-    # Spanish, on a tablet as on a laptop.
+    # Spanish, on a tablet as on a laptop; the printable report in Spanish too.
     await page.click("#lang")
+    await expect(report).to_have_attribute("href", f"/games/{G1}/report?lang=es")
     await expect(page.locator("#tabs [data-tab=ledger]")).to_contain_text("Registro de suspensiones")
     await c.tab("day")
     await expect(page.locator(f".live-game[data-game={G1}] .status")).to_have_text("Terminado")

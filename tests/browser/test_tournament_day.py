@@ -527,6 +527,7 @@ async def later_rounds(browser: Browser, server: Server, c: Console, admin: Cons
     _, events = await server.api("GET", "/api/events")
     cup_event = next(e for e in events if e["id"] == EVENT)
     assert sorted(cup_event["eliminated"]) == sorted(set(SEEDS) - {"aiken"}) and cup_event["completed"]
+    await expect(page.locator("#draw-form")).to_be_hidden()   # a completed event is drawn no more
     await shot_page(page, "13-bracket-played")
 
     # Sixteen games, in two arenas, all ended.
