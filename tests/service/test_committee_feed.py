@@ -21,12 +21,8 @@ async def _notices(viewer: Viewer) -> dict[str, Any]:
             return m
 
 
-async def test_a_committee_decision_is_sent_to_the_viewers_of_the_game_it_is_about(
-        server: Server) -> None:
-    await server.setup_game("g1", arena="main", event="cup")
-    await server.setup_game("g2", arena="main", event="cup")
-    arena = await Viewer.open(server.watch_url, arena="main")
-    other = await Viewer.open(server.watch_url, game="g2")
+async def red_for_h2_in_g1(server: Server) -> None:
+    """g1 played: h2 sent off (a suspension owed), and the game ended."""
     tk = await server.device("timekeeper", "g1")
     ump = await server.device("umpire", "g1")
     try:
@@ -36,6 +32,15 @@ async def test_a_committee_decision_is_sent_to_the_viewers_of_the_game_it_is_abo
     finally:
         await tk.close()
         await ump.close()
+
+
+async def test_a_committee_decision_is_sent_to_the_viewers_of_the_game_it_is_about(
+        server: Server) -> None:
+    await server.setup_game("g1", arena="main", event="cup")
+    await server.setup_game("g2", arena="main", event="cup")
+    arena = await Viewer.open(server.watch_url, arena="main")
+    other = await Viewer.open(server.watch_url, game="g2")
+    await red_for_h2_in_g1(server)
     status, owed = await server.api("GET", "/api/players/h2/obligations")
     assert status == 200
     (ob,) = [o for o in owed["obligations"] if o["kind"] == "suspension"]
@@ -74,15 +79,7 @@ async def test_a_rescind_tells_the_game_whose_set_up_warned_of_it_and_stays_in_i
     (`suspended_in_lineup`). The committee rescinds it: that game's viewers are told he no
     longer owes it (`no_longer_owed`), and a display that joins later reads both."""
     await server.setup_game("g1", arena="main", event="cup")
-    tk = await server.device("timekeeper", "g1")
-    ump = await server.device("umpire", "g1")
-    try:
-        await tk.send({"type": "clock.start", "game": "g1"})
-        await ump.send({"type": "card", "game": "g1", "player": "h2", "color": "red", "conduct": "striking"})
-        await tk.send({"type": "game.end", "game": "g1"})
-    finally:
-        await tk.close()
-        await ump.close()
+    await red_for_h2_in_g1(server)
     await server.setup_game("next", arena="main", event="cup", teams={
         "home": {"team": "g1-home", "players": ["h1", "h2", "h3"]},
         "away": {"team": "g1-away", "players": ["a1", "a2", "a3"]}})
