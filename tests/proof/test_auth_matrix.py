@@ -62,10 +62,10 @@ from .conftest import Figures
 UMPIRE = frozenset({"whistle", "goal", "card", "card.amended", "box.left_early", "arena.left", "substitution",
                     "mount.removed", "mount.replaced", "postgame.card", "void", "game.end"})
 TIMEKEEPER = frozenset({"clock.start", "clock.stop", "horn", "game.end", "void"})
-#: "these ten need an **unscoped** admin token, or a committee token within its event"
+#: "these eleven need an **unscoped** admin token, or a committee token within its event"
 SETUP = frozenset({"event.setup", "event.complete", "team.eliminated", "draw.made", "game.setup",
                    "team.registered", "player.registered", "committee.increase", "committee.rescind",
-                   "committee.decrease"})
+                   "committee.decrease", "game.scheduled"})
 MAY_SEND: dict[str, frozenset[str]] = {
     "umpire": UMPIRE, "referee": UMPIRE, "timekeeper": TIMEKEEPER, "display": frozenset(),
     "admin": UMPIRE | TIMEKEEPER | SETUP, "committee": UMPIRE | TIMEKEEPER | SETUP,
@@ -113,7 +113,7 @@ WORDS = frozenset({"all", "event", "scope", "public", "none"})
 #: The resource each event type writes (the rest: a game's ``play``).
 WRITES: dict[str, str] = {
     "event.setup": "events", "event.complete": "events", "team.eliminated": "events", "draw.made": "events",
-    "game.setup": "games",
+    "game.setup": "games", "game.scheduled": "games",
     "team.registered": "teams", "player.registered": "players", "committee.increase": "decisions",
     "committee.rescind": "decisions", "committee.decrease": "decisions"}
 
@@ -395,6 +395,8 @@ class World:
             "event.complete": {"event": f"ev{n}"},
             "team.eliminated": {"event": f"ev{n}", "team": f"{game}-h"},
             "draw.made": {"event": f"ev{n}", "format": "knockout", "teams": [f"{game}-h", f"{game}-a"]},
+            "game.scheduled": {"game": game, "starts_at": 1_796_148_000_000,
+                               "officials": {"umpires": ["Marta Pérez"], "referee": "Ana Soto"}},
             "game.setup": {"game": f"{game}-new", "event": "cup", "class": "club", "handicap": 8,
                            "arena": arena,
                            "teams": {"home": {"team": "x", "players": ["x1", "x2", "x3"]},
