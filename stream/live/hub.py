@@ -164,9 +164,6 @@ class Hub:
                     raise
                 behind = await self.behind_the_log()
                 if not behind and self.tail == seen:
-                    if self.races.tails_owed:  # an event taken back may be in the log after all
-                        raise NotStored("this node is catching a game up with the log; send the event "
-                                        "again") from None
                     raise
                 rejudged = True
         raise NotStored("the game is busy on other nodes; send the event again")

@@ -63,7 +63,6 @@ from .feeds import Feeds
 
 log = logging.getLogger("arena_stream.races")
 
-TAIL_RETRY_S = 0.2  # a game's tail taken back is read from the log again this often until it answers
 CATCH_UP_S = 2.0  # a game's events wait this long at its gate; then the whole log is folded
 
 
@@ -106,9 +105,6 @@ class Races:
         self.fold: Callable[[Record], bool] | None = None
         self.readable = True                        # the follower's last read of the log answered
         self.reloads = 0                            # ... that had to fold the whole log
-        # Games whose events taken back are still to be read again from the log (``_fold_tail``):
-        # until then a refusal that depends on what this node has folded is not final.
-        self.tails_owed: set[str] = set()
         # Settling after a failed write (``failed``): new events wait, the follower pauses.
         self.settling: asyncio.Task[None] | None = None
         self.settled = 0                            # failed writes settled game by game
@@ -282,29 +278,17 @@ class Races:
 
     async def _fold_tail(self, game: str) -> None:
         """Fold the game's entries after its seq, read from the log, while each changes that
-        game alone (step 5); the follower folds the rest in the log's order. While the log
-        can't be read (a failover), read again: the follower is past this node's own entries,
-        so nothing else would fold back one that was taken back and is in the log after all."""
+        game alone (step 5); the follower folds the rest in the log's order."""
         node, fold = self.node, self.fold
         if fold is None:
             return
-        generation = node.generation
-        self.tails_owed.add(game)
         try:
-            while True:
-                try:
-                    records = await node.store.game_records(game, node.seqs.get(game, 0))
-                    break
-                except NotStored:
-                    if node.generation != generation:
-                        return  # the whole log was folded again meanwhile
-                    await asyncio.sleep(TAIL_RETRY_S)
-            for r in records:
-                alone = gm.only_its_game(node.engine.status_of(game), codec.decode_event(r.body))
-                if not alone or not fold(r):
-                    return
-        finally:
-            self.tails_owed.discard(game)
+            records = await node.store.game_records(game, node.seqs.get(game, 0))
+        except NotStored:
+            return  # the follower reads on when the store answers
+        for r in records:
+            if not gm.only_its_game(node.engine.status_of(game), codec.decode_event(r.body)) or not fold(r):
+                return
 
 
 def _drop(applied: list[Key], keys: set[Key]) -> None:
