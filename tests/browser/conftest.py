@@ -59,15 +59,22 @@ class Console:
         await expect(self.page.locator(f"#{name}-section")).to_be_visible()
 
 
-@pytest.fixture
-async def console(browser: Browser) -> AsyncIterator[Console]:
-    context = await browser.new_context(**TABLET, accept_downloads=True)
+async def open_console(browser: Browser, **options: Any) -> AsyncIterator[Console]:
+    """A committee member's tablet (``options``: more of the browser context's), closed after;
+    no page error may have happened."""
+    context = await browser.new_context(**TABLET, accept_downloads=True, **options)
     c = Console(context, await context.new_page())
     try:
         yield c
     finally:
         await context.close()
     assert not c.errors, c.errors
+
+
+@pytest.fixture
+async def console(browser: Browser) -> AsyncIterator[Console]:
+    async for c in open_console(browser):
+        yield c
 
 
 def shot(name: str) -> str:

@@ -14,7 +14,7 @@ import pytest
 from playwright.async_api import Browser, expect
 
 from ..service.conftest import Server
-from .conftest import TABLET, Console, shot
+from .conftest import Console, open_console, shot
 from .test_committee import EVENT, committee_token, shot_page, sign_in
 
 pytestmark = pytest.mark.browser
@@ -26,13 +26,8 @@ AT_1500 = int(datetime(2026, 12, 5, 15, 0, tzinfo=UTC).timestamp() * 1000)
 @pytest.fixture
 async def console(browser: Browser) -> AsyncIterator[Console]:
     # The committee's laptop keeps UTC here, so that the times the test sets read back as given.
-    context = await browser.new_context(**TABLET, timezone_id="UTC", locale="en-GB")
-    c = Console(context, await context.new_page())
-    try:
+    async for c in open_console(browser, timezone_id="UTC", locale="en-GB"):
         yield c
-    finally:
-        await context.close()
-    assert not c.errors, c.errors
 
 
 async def rosters(server: Server) -> None:
