@@ -5,7 +5,9 @@ connection at the one moment a test needs:
   Redis command's name, say ``b"EVAL"``) go to the server, and so does the rest of
   what that client sends; when the server's answer starts to come back, it is
   dropped and the connection is closed on both sides. The server ran the command;
-  the client never hears so.
+  the client never hears so. With ``hold``, the answer is held that long first (a
+  slow link: other connections go on meanwhile); with ``down``, every connection is
+  then closed and new ones refused (``refuse``) until the test lets them in again.
 * ``cut_before(marker)``: those bytes are not forwarded: the connection is closed on
   both sides. The server never got the command; the client can't tell that either.
 * ``refuse``: every new connection is closed at once.
@@ -28,6 +30,9 @@ class Proxy:
         self.refuse = False
         self.cut = asyncio.Event()
         self._arm: tuple[str, bytes] | None = None
+        self._hold = 0.0
+        self._take_down = False
+        self._clients: set[asyncio.StreamWriter] = set()
         self._server: asyncio.Server | None = None
         self._tasks: set[asyncio.Task[None]] = set()
 
@@ -56,13 +61,15 @@ class Proxy:
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
 
-    def cut_after(self, marker: bytes) -> None:
+    def cut_after(self, marker: bytes, *, hold: float = 0.0, down: bool = False) -> None:
         self.cut.clear()
         self._arm = ("after", marker)
+        self._hold, self._take_down = hold, down
 
     def cut_before(self, marker: bytes) -> None:
         self.cut.clear()
         self._arm = ("before", marker)
+        self._hold, self._take_down = 0.0, False
 
     async def _client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         task = asyncio.current_task()
@@ -71,6 +78,7 @@ class Proxy:
         try:
             if self.refuse:
                 return
+            self._clients.add(writer)
             up_reader, up_writer = await asyncio.open_connection(HOST, self.upstream_port)
             sent = asyncio.Event()      # this connection sent the marked command upstream
             try:
@@ -84,6 +92,7 @@ class Proxy:
             pass
         finally:
             writer.close()
+            self._clients.discard(writer)
             self._tasks.discard(task)
 
     async def _up(self, reader: asyncio.StreamReader, up: asyncio.StreamWriter, sent: asyncio.Event,
@@ -106,6 +115,12 @@ class Proxy:
                     sent: asyncio.Event) -> None:
         while data := await up.read(65536):
             if sent.is_set():  # the answer to the marked command: lost, and the connection with it
+                if self._hold:
+                    await asyncio.sleep(self._hold)
+                if self._take_down:
+                    self.refuse = True
+                    for other in list(self._clients):
+                        other.transport.abort()
                 self.cut.set()
                 client.transport.abort()
                 return

@@ -32,6 +32,9 @@ async def run(hub: Hub) -> None:
             await asyncio.sleep(0.05)
             continue
         try:
+            if hub.races.owed:  # this node's entries it took back may lie behind its tail
+                await hub.races.fold_owed()
+                continue
             entries = await _read(store, hub.tail)
         except NotStored:
             hub.races.readable = False
@@ -47,6 +50,8 @@ async def run(hub: Hub) -> None:
                     await hub.recover()
                 break
             hub.folded_to(entry_id)
+            if r.game is not None and r.seq is not None:
+                hub.races.follower_passed(r.game, r.seq)
 
 
 async def _caught_up(hub: Hub, r: Record) -> bool:

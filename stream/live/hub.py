@@ -175,11 +175,15 @@ class Hub:
         moved.set()
 
     async def behind_the_log(self) -> bool:
-        """Whether this node had not folded every entry the log holds now; if so, wait (up to
-        ``CATCH_UP_S``) until it has, and say True. False: alone on its log, or level with it."""
+        """Whether this node had not folded every entry the log holds now (or owed a game its
+        tail: ``Races.owed``); if so, wait (up to ``CATCH_UP_S``) until it has, and say True.
+        False: alone on its log, or level with it."""
         store = self.store
         if self.races.fold is None or not isinstance(store, Followable):
             return False
+        if self.races.owed:  # entries this node took back after a failed write are owed
+            await self.races.paid()
+            return True
         end = entry_key(await store.end())
         if entry_key(self.tail) >= end:
             return False

@@ -38,13 +38,24 @@ event of this node in flight fails behind it. New events wait at the gate and th
 follower pauses; once every append in flight is answered, each game's unconfirmed
 events are taken back (steps 2 and 3), the store takes appends again, and each
 game's tail is folded from the log (step 5; an event whose write was "not known"
-and that the log does hold comes back this way, or through the follower). The
-state is then the log's, with no fold of the whole log.
+and that the log does hold comes back this way). The state is then the log's, with
+no fold of the whole log.
+
+Such an event may lie behind the follower: it read the entry while the write's
+answer was still on its way, and passed it as this node's own. So a game that had
+an event taken back at a ``seq`` the follower has passed is **owed** its tail until
+its entries up to that ``seq`` are folded: the settling folds them at once if the
+log can be read, else the follower does as soon as the log answers, before it
+reads on. Until then the game's events wait at its gate, and no refusal is final
+(``Hub.behind_the_log``): an event voided or amended through this node may be one
+of those entries. Such an entry that can't be folded out of the log's order (it
+changes more than its game) makes the node fold the whole log.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections import deque
 from collections.abc import Callable
@@ -109,6 +120,12 @@ class Races:
         self.settling: asyncio.Task[None] | None = None
         self.settled = 0                            # failed writes settled game by game
         self.settle_reloads = 0                     # ... that had to fold the whole log
+        # Games whose events a settling took back behind the follower, until folded (``fold_owed``).
+        self.owed: set[str] = set()
+        self.passed: dict[str, int] = {}            # each game's last seq the follower passed
+        self._paid = asyncio.Event()                # set while nothing is owed
+        self._paid.set()
+        self._paying = asyncio.Lock()
 
     # ------------------------------------------------ the hub's events
 
@@ -141,6 +158,8 @@ class Races:
             except TimeoutError:
                 raise NotStored("this node is still settling writes the log did not confirm; "
                                 "send the event again") from None
+        if game is not None and game in self.owed:
+            await self.paid()
         opened = None if game is None else self.gates.get(game)
         if opened is None or game is None:
             return
@@ -181,6 +200,52 @@ class Races:
         for gate in self.gates.values():
             gate.set()
         self.gates.clear()
+        self.owed.clear()
+        self.passed.clear()
+        self._paid.set()
+
+    def follower_passed(self, game: str, seq: int) -> None:
+        """The follower passed ``game``'s entry at ``seq`` (folded, or this node's own)."""
+        self.passed[game] = seq
+
+    async def paid(self) -> None:
+        """Wait until no game is owed its tail (at once if none is). Raises ``NotStored`` at
+        once while the log can't be read, or if it is not paid within ``CATCH_UP_S``."""
+        if self._paid.is_set():
+            return
+        try:
+            if not self.readable:
+                raise TimeoutError
+            await asyncio.wait_for(self._paid.wait(), CATCH_UP_S)
+        except TimeoutError:
+            raise NotStored("this node is reading back from the log events whose writes it could "
+                            "not confirm; send the event again") from None
+
+    async def fold_owed(self) -> None:
+        """Fold each owed game's entries after its ``seq``, read from the log (the module
+        docstring). Raises ``NotStored`` while the log can't be read: the follower calls
+        this again before it reads on."""
+        node = self.node
+        async with self._paying:
+            for game in sorted(self.owed):
+                if game not in self.owed:
+                    continue  # the whole log was folded again meanwhile
+                try:
+                    folded = await self._fold_tail(game, self.passed.get(game, 0))
+                except NotStored:
+                    self.readable = False
+                    raise
+                self.readable = True
+                if not folded:
+                    self.settle_reloads += 1
+                    log.info("an owed entry changes more than its game; folding the log again",
+                             extra={"game": game})
+                    await node.recover()
+                    return
+                self.owed.discard(game)
+                log.debug("folded an owed tail", extra={"game": game, "seq": node.seqs.get(game)})
+            if not self.owed:
+                self._paid.set()
 
     async def close(self) -> None:
         await stop([*self.catching.values(), *([self.settling] if self.settling else [])])
@@ -220,10 +285,19 @@ class Races:
             self.settled += 1
             log.debug("a write failed; took back what the log did not confirm",
                      extra={"games": taken})
-            for game in taken:
-                if node.generation != generation:
-                    return
-                await self._fold_tail(game)
+            behind = [g for g in taken if self.passed.get(g, 0) > node.seqs.get(g, 0)]
+            if behind:
+                self.owed.update(behind)
+                self._paid.clear()
+            try:
+                await self.fold_owed()
+                for game in taken:
+                    if game not in behind and node.generation == generation:
+                        await self._fold_tail(game)
+            except NotStored:
+                if self.owed:
+                    log.info("the log can't be read yet; the follower folds the owed tails when it "
+                             "can", extra={"games": sorted(self.owed)})
         finally:
             self.settling = None
             node.wake.set()
@@ -248,7 +322,8 @@ class Races:
                 self.caught_up += 1
                 log.info("seq race lost; caught the game up", extra={"game": game, "seq": node.seqs[game]})
             node.store.readmit(game)
-            await self._fold_tail(game)
+            with contextlib.suppress(NotStored):  # the follower reads on when the store answers
+                await self._fold_tail(game)
         finally:
             del self.catching[game]
             self.advanced(game)
@@ -276,19 +351,22 @@ class Races:
         node.unsettled.difference_update(t.eid for t in refused)
         return True
 
-    async def _fold_tail(self, game: str) -> None:
+    async def _fold_tail(self, game: str, behind: int = 0) -> bool:
         """Fold the game's entries after its seq, read from the log, while each changes that
-        game alone (step 5); the follower folds the rest in the log's order."""
+        game alone (step 5); the follower folds the rest in the log's order. False: an entry
+        at or before ``behind`` (the follower has passed it) did not fold. Raises
+        ``NotStored`` if the log can't be read."""
         node, fold = self.node, self.fold
         if fold is None:
-            return
-        try:
-            records = await node.store.game_records(game, node.seqs.get(game, 0))
-        except NotStored:
-            return  # the follower reads on when the store answers
+            return True
+        generation = node.generation
+        records = await node.store.game_records(game, node.seqs.get(game, 0))
+        if node.generation != generation:
+            return True  # the whole log was folded again while it was read
         for r in records:
             if not gm.only_its_game(node.engine.status_of(game), codec.decode_event(r.body)) or not fold(r):
-                return
+                return (r.seq or 0) > behind
+        return True
 
 
 def _drop(applied: list[Key], keys: set[Key]) -> None:

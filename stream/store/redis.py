@@ -54,12 +54,13 @@ from typing import Any
 import msgspec
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
-from redis.exceptions import RedisError, ResponseError
+from redis.exceptions import ResponseError
 
 from ..errors import NotStored, StartupRefused
 from . import START, Accepted, FoldRow, Hold, Record, Store, TokenRecord
 from . import redis_history as history
 from .redis_connect import (
+    LINK_ERRORS,
     WAITAOF_SINCE,
     Outage,
     client,
@@ -68,7 +69,9 @@ from .redis_connect import (
     exchange,
     info,
     is_sentinel,
+    link_failed,
     pairs,
+    quietly,
     replica_durability,
     replicas,
     server_options,
@@ -210,7 +213,9 @@ class RedisStore(Store):
         """Around a call to Redis: a failure is ``NotStored`` (and an outage, logged)."""
         try:
             yield
-        except (RedisError, OSError) as err:
+        except LINK_ERRORS as err:
+            if not link_failed(err):
+                raise
             self.outage.failed(err)
             raise NotStored(f"Redis: {err}") from None
         self.outage.ok()
@@ -252,7 +257,7 @@ class RedisStore(Store):
     async def _settle(self, check: Check, replies: list[Any], run: Any) -> None:
         v = self.history.judge(check, replies)
         if v.flag and "diverged" not in self.history.holds and check.changes == self.history.changes:
-            with contextlib.suppress(RedisError, OSError):  # the flag is for the other nodes
+            with quietly():  # the flag is for the other nodes
                 await run(self.history.flag_commands(v))
         self.history.settle(check, v)
 

@@ -14,9 +14,10 @@ failover connects to the promoted replica the next time it is used.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit, urlunsplit
@@ -79,6 +80,28 @@ def redacted(url: str) -> str:
     if "@" not in parts.netloc:
         return url
     return urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
+
+
+#: What a call to Redis raises when the link to it failed: redis-py's errors, the OS's, and
+#: uvloop's ``RuntimeError`` for a write to a transport already closed (a failover drops every
+#: socket; asyncio's own loop ignores such a write: MagicStack/uvloop#506), which redis-py
+#: lets through after dropping the connection. ``link_failed`` tells that one apart.
+LINK_ERRORS = (RedisError, OSError, RuntimeError)
+
+
+def link_failed(err: BaseException) -> bool:
+    """Whether ``err``, one of ``LINK_ERRORS``, says the link failed (else it is a bug)."""
+    return not isinstance(err, RuntimeError) or "handler is closed" in str(err)
+
+
+@contextlib.contextmanager
+def quietly() -> Iterator[None]:
+    """Around a call to Redis whose failure changes nothing: a failed link is ignored."""
+    try:
+        yield
+    except LINK_ERRORS as err:
+        if not link_failed(err):
+            raise
 
 
 def client(url: str, **options: Any) -> tuple[Any, Sentinel | None]:
@@ -181,7 +204,9 @@ async def replica_durability(hosts: list[tuple[str, int]], options: dict[str, An
         r = aioredis.Redis(host=host, port=port, socket_timeout=2, socket_connect_timeout=2, **options)
         try:
             problem = durability(pairs(await r.config_get("append*")), f"the replica {host}:{port}")
-        except (RedisError, OSError) as err:
+        except LINK_ERRORS as err:
+            if not link_failed(err):
+                raise
             problem = f"the replica {host}:{port} did not answer ({type(err).__name__}: {err})"
         finally:
             await r.aclose()

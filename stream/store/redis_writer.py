@@ -33,19 +33,18 @@ anything of a batch is sent (``RedisStore.verify``).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections import deque
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
-from redis.exceptions import BusyLoadingError, RedisError, ResponseError
+from redis.exceptions import BusyLoadingError, ResponseError
 
 from ..errors import NotStored, WriteUnknown
 from ..tasks import stop
 from . import DuplicateKey, Hold, Record, SeqTaken
-from .redis_connect import Outage
+from .redis_connect import LINK_ERRORS, Outage, link_failed, quietly
 from .redis_history import History
 
 
@@ -220,7 +219,7 @@ class Writer:
         anything of a batch is sent on it."""
         conn = self.conn
         if conn.is_connected:
-            with contextlib.suppress(RedisError, OSError):
+            with quietly():
                 if await conn.can_read():  # the server closed it (a restart), or stray bytes
                     await conn.disconnect()
         fresh = not conn.is_connected
@@ -237,7 +236,9 @@ class Writer:
             self.failed = "not stored"
             _fail(batch, NotStored(err.detail))
             return
-        except (RedisError, OSError, asyncio.CancelledError) as err:  # nothing of it was sent
+        except (*LINK_ERRORS, asyncio.CancelledError) as err:  # nothing of it was sent
+            if not link_failed(err):
+                raise
             self.failed = "not stored"
             _fail(batch, NotStored(f"Redis did not take the write ({type(err).__name__}); "
                                    "nothing was stored"))
@@ -265,7 +266,9 @@ class Writer:
                 else:
                     self._settle(record, fut, reply, stored, dups)
             confirmed = await self._confirmed(conn, confirm)
-        except (RedisError, OSError, asyncio.CancelledError) as err:
+        except (*LINK_ERRORS, asyncio.CancelledError) as err:
+            if not link_failed(err):
+                raise
             # Sent, and the connection is gone: what was not answered may have run or not (and
             # what was answered, when acks wait for replicas, was not confirmed).
             await conn.disconnect(nowait=True)

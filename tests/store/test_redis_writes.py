@@ -252,3 +252,25 @@ async def test_a_known_dedup_key_still_reads_its_record_and_a_taken_seq_refuses(
         await store.append(rec(2, client_id="e1"))
     with pytest.raises(SeqTaken):
         await store.append(rec(1, client_id="other"))
+
+
+async def test_a_connection_closed_under_a_read_is_not_stored_and_the_next_read_answers(
+        store: RedisStore, prefix: str) -> None:
+    """Every socket of the store's pool closed under it (a failover drops them all): a read
+    answers, or is ``NotStored``, never another error that would end the caller (the log's
+    follower). On uvloop a write to a closed transport raises ``RuntimeError`` (asyncio's
+    loop ignores it; MagicStack/uvloop#506), which redis-py lets through. The read after
+    reconnects."""
+    await store.append(rec(1))
+    assert store.redis is not None
+    pool = store.redis.connection_pool
+    for conn in pool._available_connections:
+        assert conn._writer is not None
+        conn._writer.transport.abort()
+    await asyncio.sleep(0)
+    try:
+        first = await store.read_after("0-0")
+    except NotStored:
+        first = None
+    assert first is None or [r for _, r in first] == [rec(1)]
+    assert [r for _, r in await store.read_after("0-0")] == [rec(1)]

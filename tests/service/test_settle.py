@@ -1,0 +1,68 @@
+"""A node whose write failed settles it game by game (``stream/live/races.py``): what it
+took back and the log holds comes back into its fold, even when the log can't be read
+at that moment. Until it has, no refusal that depends on it is final (docs/reliability.md).
+
+Two service nodes in this process on one real ``redis-server``; node B talks to Redis
+through ``tests/tcp_proxy.py``, which loses the answer to B's write after Redis ran it,
+then takes Redis away from B for a while, as a failover does."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from ..redis_server import RedisServer
+from ..tcp_proxy import Proxy
+from .conftest import RunningServer, eventually
+
+
+@pytest.fixture
+async def redis(tmp_path: Path) -> AsyncIterator[RedisServer]:
+    srv = RedisServer(tmp_path / "redis")
+    await srv.astart()
+    try:
+        yield srv
+    finally:
+        await srv.astop()
+
+
+async def test_an_event_taken_back_while_the_log_was_away_comes_back_and_can_be_voided(
+        tmp_path: Path, redis: RedisServer) -> None:
+    """Through B, an umpire cards a player. Redis stores the card and B's follower reads it
+    back, but the answer to B's write is lost and then Redis is away from B: B answers
+    ``unknown`` and takes the card back, and can't read the game's tail from the log. When
+    Redis answers again, the umpire voids the card through B: acked (the log holds the
+    card), never refused ``unknown_target``; B's fold is A's; the card's retry is a
+    duplicate."""
+    async with Proxy(redis.port) as proxy, \
+            RunningServer(tmp_path, store=redis.url) as a, RunningServer(tmp_path, store=proxy.url) as b:
+        await a.setup_game("g1")
+        tk = await a.device("timekeeper", "g1")
+        await tk.send({"type": "clock.start", "game": "g1"})
+        hub = b.svc.hub
+        await eventually(lambda: hub.seqs.get("g1") == 2, timeout=10)
+        ump = await b.device("umpire", "g1")
+        settled = hub.races.settled
+        card = {"type": "card", "game": "g1", "player": "a2", "color": "yellow", "conduct": "arguing",
+                "id": "card-1"}
+        proxy.cut_after(b"EVAL", hold=0.5, down=True)
+        reply = await ump.send_once(dict(card))
+        assert (reply["type"], reply["code"], reply["retry"]) == ("error", "unknown", True), reply
+        await eventually(lambda: hub.races.settled > settled and hub.races.settling is None, timeout=10)
+        assert hub.seqs["g1"] == 2  # taken back: the log could not be read to say otherwise
+        proxy.refuse = False        # Redis answers B again
+        _, log = await a.api("GET", "/api/games/g1/log")
+        carded = json.loads(log.splitlines()[-1])
+        assert carded["type"] == "card", carded
+        voided = await ump.send({"type": "void", "target": carded["id"], "id": "void-1"}, attempts=60)
+        assert (voided["type"], voided["game"], voided["seq"]) == ("ack", "g1", 4), voided
+        again = await ump.send(dict(card), attempts=60)
+        assert (again["type"], again["duplicate"], again["seq"]) == ("ack", True, 3), again
+        await eventually(lambda: a.svc.hub.seqs == hub.seqs, timeout=10)
+        assert a.svc.hub.engine.state_hash() == hub.engine.state_hash()
+        assert hub.reloads == 0  # settled game by game, no fold of the whole log
+        for d in (tk, ump):
+            await d.close()
