@@ -43,8 +43,7 @@ from . import (
 )
 from . import protocol as pr
 from .config import Config, load_secret
-from .feeds import Frames
-from .hub import Hub, now_ms
+from .hub import now_ms
 from .ingest import device_ws, submit_fields
 from .lifecycle import make_store as make_store
 from .service import Service
@@ -421,20 +420,8 @@ async def page(request: web.Request) -> web.StreamResponse:
 def build_app(config: Config, *, store: Store | None = None, secret: bytes | None = None) -> web.Application:
     logs.quiet_bad_requests()
     secret = secret if secret is not None else load_secret(config.data_dir)
-    hub = Hub(store or make_store(config))
-    svc = Service(config, secret, hub)
-
-    def on_publish(game: str, frames: Frames) -> None:
-        svc.fanout.publish(game, frames, frames.msg.seq)
-
-    def on_game(game: str) -> None:
-        arena = hub.engine.arena_of(game)
-        if arena is not None:
-            svc.fanout.new_game(game, arena)
-
-    hub.feeds.on_publish = on_publish
-    hub.feeds.on_game = on_game
-    hub.feeds.on_reset = svc.fanout.reset_game
+    svc = Service(config, secret, store or make_store(config))
+    hub = svc.hub
     hub.store.on_replaced = lifecycle.reload_when_replaced(svc)
 
     app = headers.secure(web.Application(client_max_size=256 * 1024, middlewares=[store_unavailable]))

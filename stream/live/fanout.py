@@ -112,8 +112,10 @@ class Departures:
 
 
 class Fanout:
-    def __init__(self, feeds: Feeds, metrics: Metrics, *, send_timeout: float) -> None:
-        self.feeds = feeds  # where a viewer who fell behind gets a fresh snapshot
+    """This node's viewers, and what each is sent (the ``Sink`` of ``feeds.Feeds``)."""
+
+    def __init__(self, feeds: Callable[[], Feeds], metrics: Metrics, *, send_timeout: float) -> None:
+        self._feeds = feeds  # where a viewer who fell behind gets a fresh snapshot (the hub's, built after)
         self.metrics = metrics
         self.send_timeout = send_timeout
         self.topics: dict[str, set[Watcher]] = {}
@@ -124,8 +126,6 @@ class Fanout:
         self._pending: deque[tuple[tuple[Watcher, ...], int, Item]] = deque()
         self._pumping = False
         self.departures = Departures()
-        feeds.on_roster = self.publish_roster
-        feeds.on_notices = self.publish_notices
 
     # -------------------------------------------------------------- viewers
 
@@ -149,15 +149,16 @@ class Fanout:
         return task
 
     def follow(self, w: Watcher, game: str, catch_up: list[Frames] | None, seq: int,
-               snapshot: Frames | None) -> None:
-        """Add ``w`` to ``game``'s topic and send what it needs first, with no
-        await in between, so nothing published meanwhile is missed or repeated."""
+               snapshot: Frames | None, roster: Frames) -> None:
+        """Add ``w`` to ``game``'s topic and send what it needs first (the snapshot or the
+        catch-up, then the roster), with no await in between, so nothing published meanwhile
+        is missed or repeated."""
         self.topics.setdefault(game, set()).add(w)
         w.games.add(game)
         w.sent[game] = seq  # ``seq``: the game's latest, which the snapshot or catch-up reaches
         for frames in [snapshot] if snapshot is not None else catch_up or []:
             self._put(w, (_FRAME, game, -1, frames))
-        self._put(w, (_FRAME, game, -1, self.feeds.roster(game)))
+        self._put(w, (_FRAME, game, -1, roster))
 
     def follow_graphics(self, w: Watcher, game: str) -> None:
         """Add ``w`` to the viewers of ``game``'s graphics and send it the state now."""
@@ -177,11 +178,11 @@ class Fanout:
 
     # ------------------------------------------------------------ publishing
 
-    def publish(self, game: str, frames: Frames, seq: int) -> None:
+    def publish(self, game: str, frames: Frames) -> None:
         """Write to every viewer, CHUNK viewers per turn of the event loop, so that an ack
         (or anything else) never waits behind a whole fan-out."""
         self.metrics.broadcasts.inc()
-        self._fan(tuple(self.topics.get(game, ())), (_FRAME, game, seq, frames))
+        self._fan(tuple(self.topics.get(game, ())), (_FRAME, game, frames.msg.seq, frames))
 
     def publish_roster(self, game: str, frames: Frames) -> None:
         """A game's roster changed: every viewer of it gets the new one."""
@@ -197,17 +198,13 @@ class Fanout:
             self._pumping = True
             asyncio.get_running_loop().call_soon(self._pump)
 
-    def reset_game(self, game: str, reason: str) -> None:
+    def reset_game(self, game: str, reason: str, snapshot: Frames, roster: Frames) -> None:
         """The history ``game``'s viewers follow was replaced: what is queued for them of it is
-        dropped, and each is sent a fresh snapshot with ``reset: true``, from which deltas
-        go on."""
+        dropped, and each is sent ``snapshot`` (with ``reset: true`` and ``reason``), from
+        which deltas go on, then ``roster``."""
         targets = tuple(self.topics.get(game, ()))
         self._pending = deque((t, i, item) for t, i, item in self._pending if item[1] != game)
-        if not targets:
-            return
-        frames = self.feeds.snapshot(game, reset=True, reason=reason)
-        roster = self.feeds.roster(game)
-        seq = self.feeds[game].seq
+        frames, seq = snapshot, snapshot.msg.seq
         for w in targets:
             if w.backlog:
                 w.backlog = deque(item for item in w.backlog if item[1] != game)
@@ -234,11 +231,11 @@ class Fanout:
         else:
             self._pumping = False
 
-    def new_game(self, game: str, arena: str) -> None:
+    def new_game(self, game: str, arena: str, snapshot: Frames, roster: Frames) -> None:
         """A game was set up: viewers of its arena follow it from its first frame."""
         for w in tuple(self.arena_topics.get(arena, ())):
             if game not in w.games:
-                self.follow(w, game, None, 0, self.feeds.snapshot(game))
+                self.follow(w, game, None, 0, snapshot, roster)
 
     def send_one(self, w: Watcher, frames: Frames) -> None:
         """A reply to one viewer (a pong, an error, presence), in order with its updates."""
@@ -280,10 +277,11 @@ class Fanout:
     def _send(self, w: Watcher, t: asyncio.Transport, item: Item) -> None:
         kind, game, seq, frames = item
         if kind == _RESYNC:
-            snapshot = self.feeds.snapshot(game, reset=True, reason="slow")
-            w.sent[game] = self.feeds[game].seq
+            feeds = self._feeds()
+            snapshot = feeds.snapshot(game, reset=True, reason="slow")
+            w.sent[game] = feeds[game].seq
             t.write(snapshot.wire(w.binary))
-            frames = self.feeds.roster(game)
+            frames = feeds.roster(game)
             if game in w.graphics:   # its backlog, graphics included, was dropped
                 t.write(frames.wire(w.binary))
                 frames = self.graphics.frames(game)

@@ -15,7 +15,7 @@ Each game's ``roster`` frame (who its displays name: ``team.registered`` and
 ``player.registered``) is kept encoded too, made when first needed, and made
 again when a committed registration of one of its teams or players changes it
 (``Feeds.registered``) or a reload folds another one (``Feeds.reset``): only a
-roster that differs from the one viewers hold is published (``on_roster``).
+roster that differs from the one viewers hold is published (``Sink.publish_roster``).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import struct
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import msgspec
 
@@ -114,24 +114,37 @@ class GameFeed:
     roster: Frames | None = None   # the ``roster`` frame viewers hold (None: not made yet)
 
 
-class Feeds(dict[str, GameFeed]):
-    """Every game's feed, by game id; and where shown updates go (``on_publish``)."""
+class Sink(Protocol):
+    """Where shown updates go: this node's viewers (``fanout.Fanout`` is the one the service
+    builds). Every frame it is handed is already encoded; it only sends."""
 
-    def __init__(self, store: Store, engine: Callable[[], Engine]) -> None:
+    def publish(self, game: str, frames: Frames) -> None:
+        """A game's next delta, in ``seq`` order."""
+
+    def new_game(self, game: str, arena: str, snapshot: Frames, roster: Frames) -> None:
+        """A game was set up in ``arena``: its arena's viewers follow it from this snapshot."""
+
+    def reset_game(self, game: str, reason: str, snapshot: Frames, roster: Frames) -> None:
+        """The history a game's viewers follow was replaced: they start again from this."""
+
+    def publish_roster(self, game: str, frames: Frames) -> None:
+        """A game's roster changed."""
+
+    def publish_notices(self, game: str, frames: Frames) -> None:
+        """Notices about a game raised by another game's event (or of no game)."""
+
+
+class Feeds(dict[str, GameFeed]):
+    """Every game's feed, by game id; and where shown updates go (``sink``)."""
+
+    def __init__(self, store: Store, engine: Callable[[], Engine], sink: Sink) -> None:
         super().__init__()
         self._store = store
         self._engine = engine              # the current fold (a reload replaces it)
+        self._sink = sink
         self.published: dict[str, int] = {}  # the last seq shown to this node's viewers
         self._loaded = False                 # reset() has run: publication has a start
         self._restart: str | None = None     # the next load restarts publication (the reason)
-        self.on_publish: Callable[[str, Frames], None] = lambda game, frames: None
-        self.on_game: Callable[[str], None] = lambda game: None
-        # A game whose viewers must drop what they hold and take a snapshot (game, reason).
-        self.on_reset: Callable[[str, str], None] = lambda game, reason: None
-        # A game whose roster changed: its viewers are sent the new one (game, frames).
-        self.on_roster: Callable[[str, Frames], None] = lambda game, frames: None
-        # Notices about a game raised by another game's event: its viewers get them (game, frames).
-        self.on_notices: Callable[[str, Frames], None] = lambda game, frames: None
         # Games someone waits on to move (``reached``): set, and dropped, when they do.
         self._moved: dict[str, asyncio.Event] = {}
 
@@ -139,7 +152,7 @@ class Feeds(dict[str, GameFeed]):
         """The next load is of a history that replaces the one shown (the operator accepted
         what the store holds): publication starts again from it, as at the first load, and
         every viewer of each game it holds is sent a snapshot with ``reset: true`` and
-        ``reason`` (``on_reset``), from which deltas go on."""
+        ``reason`` (``Sink.reset_game``), from which deltas go on."""
         self._restart = reason
 
     def reset(self, engine: Engine, seqs: dict[str, int]) -> None:
@@ -165,8 +178,9 @@ class Feeds(dict[str, GameFeed]):
                                  complete=False)
             self.published.setdefault(gid, seq if first else 0)
         if restart is not None:
-            for gid in self:
-                self.on_reset(gid, restart)  # (a snapshot, then the roster)
+            for gid in self:  # (a snapshot, then the roster)
+                self._sink.reset_game(gid, restart, self.snapshot(gid, reset=True, reason=restart),
+                                      self.roster(gid))
             return
         for gid, before in held.items():  # the rosters viewers hold, as the log has them now
             if gid in self:
@@ -204,11 +218,11 @@ class Feeds(dict[str, GameFeed]):
             feed.recent.extend(p.delta.msg.notices)
             if self.published.get(game, 0) < seq:
                 self.published[game] = seq
-                self.on_publish(game, p.delta)
+                self._sink.publish(game, p.delta)
                 for other, frames in p.delta.aside:
                     self._aside(other, frames)
             if seq == 1:
-                self.on_game(game)
+                self._new_game(game)
             nxt = feed.held.pop(seq + 1, None)
             if nxt is None:
                 self._wake(game)
@@ -230,9 +244,15 @@ class Feeds(dict[str, GameFeed]):
                 raise RuntimeError(f"the deltas of {gid} after {shown} could not be rebuilt")
             for frames in missed:
                 self.published[gid] = frames.msg.seq
-                self.on_publish(gid, frames)
+                self._sink.publish(gid, frames)
             if shown == 0:
-                self.on_game(gid)
+                self._new_game(gid)
+
+    def _new_game(self, game: str) -> None:
+        """A game's first event was shown: its arena's viewers follow it from here."""
+        arena = self._engine().arena_of(game)
+        if arena is not None:
+            self._sink.new_game(game, arena, self.snapshot(game), self.roster(game))
 
     async def reached(self, game: str, seq: int, within: float) -> bool:
         """Wait, at most ``within`` seconds, until this node has shown ``game`` up to ``seq``
@@ -270,7 +290,7 @@ class Feeds(dict[str, GameFeed]):
             return
         feed.recent.extend(frames.msg.notices)
         feed.snapshot = None
-        self.on_notices(game, frames)
+        self._sink.publish_notices(game, frames)
 
     def outside(self, e: ev.Event, notices: list[Notice]) -> None:
         """A committed event of no game (this node's, or another node's through the follower):
@@ -288,7 +308,7 @@ class Feeds(dict[str, GameFeed]):
             if n.game is not None and n.game in self:
                 (alerts if isinstance(n, Alert) else about).setdefault(n.game, []).append(n)
         for game, ns in about.items():
-            self.on_notices(game, Frames.of(pr.Notices(game=game, notices=ns)))
+            self._sink.publish_notices(game, Frames.of(pr.Notices(game=game, notices=ns)))
         for game, ns in alerts.items():
             self._aside(game, Frames.of(pr.Notices(game=game, notices=ns)))
 
@@ -316,7 +336,7 @@ class Feeds(dict[str, GameFeed]):
         """Make ``game``'s roster again; publish it if it differs from ``before``."""
         frames = self[game].roster = self._roster(game)
         if frames.json != before.json:
-            self.on_roster(game, frames)
+            self._sink.publish_roster(game, frames)
 
     def _roster(self, game: str) -> Frames:
         r = self._engine().roster(game)

@@ -28,20 +28,21 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
-from typing import cast
+from collections.abc import Collection, Iterable, Mapping
+from typing import Any, cast
 
 import msgspec
 
 from ..errors import Conflict, NotStored, Refused
 from ..rules import codec
 from ..rules import events as ev
+from ..rules import game as gm
 from ..rules.engine import Engine
 from ..rules.text import render
 from ..store import START, DuplicateKey, Followable, Record, SeqTaken, Store, entry_key
 from . import protocol as pr
 from .dedup import Key, Known, Logged, Taken
-from .feeds import Feeds, Frames, Pending
+from .feeds import Feeds, Pending, Sink
 from .races import CATCH_UP_S, Races, Tentative
 from .snapshot import SnapshotCache, no_gc
 from .wallclock import now_ms
@@ -55,22 +56,19 @@ SNAPSHOT_TAIL = 20_000  # a start that folds more records than this writes a sna
 
 
 class Hub:
-    def __init__(self, store: Store, *,
-                 on_publish: Callable[[str, Frames], None] | None = None) -> None:
+    def __init__(self, store: Store, sink: Sink) -> None:
         self.store = store
         self.engine = Engine()
-        self.seqs: dict[str, int] = {}
-        self.feeds = Feeds(store, lambda: self.engine)   # what viewers are sent
-        if on_publish is not None:
-            self.feeds.on_publish = on_publish
-        self.keys: dict[Key, Known] = {}         # what a retry of each event is answered with
+        self._seqs: dict[str, int] = {}          # each game's last seq in the fold
+        self.feeds = Feeds(store, lambda: self.engine, sink)   # what viewers are sent, and where
+        self._keys: dict[Key, Known] = {}         # what a retry of each event is answered with
         self.snapshots = SnapshotCache(store)
-        self.tail = START                        # the last log entry folded (followable stores)
+        self._tail = START                        # the last log entry folded (followable stores)
         self._tail_moved = asyncio.Event()       # set (and replaced) each time ``tail`` moves
         self.position = START                    # the log position the last _load reached
         # The keys applied to the engine since that load, in order: a snapshot at shutdown is
         # written only if they are exactly the log's records after ``position``.
-        self.applied: list[Key] = []
+        self._applied: list[Key] = []
         self.folded = 0                          # records the last load folded (after its snapshot)
         self.generation = 0                      # how many times the log has been folded whole
         self.reloads = 0                         # ... of them after the start (``recover``)
@@ -79,13 +77,14 @@ class Hub:
         self._recovered = asyncio.Event()
         self.wake = asyncio.Event()              # the engine's next deadline may have changed
         self.races = Races(self)                 # this node's events in flight, by game
+        self.following = False                   # other nodes write this log too (``follow``)
         # This node's events that may change more than their game, until the follower passes
         # them in the log: another node's such entry first means another order (follower.py).
-        self.wide: set[Key] = set()
+        self._wide: set[Key] = set()
         # The ids of events this node applied to its fold whose write the log has not
         # confirmed, until the fold lets them go (a rollback, a reload): while an id is
         # here, ``duplicate_id`` for it would speak of the fold, not of the log.
-        self.unsettled: set[str] = set()
+        self._unsettled: set[str] = set()
         self._inflight: set[asyncio.Task[None]] = set()
 
     # ------------------------------------------------------------- startup
@@ -124,11 +123,11 @@ class Hub:
                 if game is not None and seq is not None:
                     seqs[game] = seq
                 keys[(device, client_id)] = Logged(dg, e.id, game, seq, e.at)
-        self.engine, self.seqs, self.keys = engine, seqs, keys
-        self.unsettled.clear()  # the fold is the log's: it holds no id the log lacks
+        self.engine, self._seqs, self._keys = engine, seqs, keys
+        self._unsettled.clear()  # the fold is the log's: it holds no id the log lacks
         self.position = last
         self.folded_to(last)
-        self.applied = []
+        self._applied = []
         self.folded = len(rows)
         self.generation += 1
         self.feeds.reset(engine, seqs)
@@ -138,7 +137,88 @@ class Hub:
 
     def _capture(self, position: str) -> bytearray | None:
         """The snapshot of the state, which must be the fold up to ``position``."""
-        return self.snapshots.capture(self.engine, self.seqs, self.keys, position)
+        return self.snapshots.capture(self.engine, self._seqs, self._keys, position)
+
+    # ------------------------------------------------- what others may read
+
+    @property
+    def seqs(self) -> Mapping[str, int]:
+        """Each game's last ``seq`` in the fold (this node's events in flight included)."""
+        return self._seqs
+
+    @property
+    def keys(self) -> Mapping[Key, Known]:
+        """What a retry of each event, by ``(device, client_id)``, is answered with."""
+        return self._keys
+
+    @property
+    def tail(self) -> str:
+        """The last log entry the follower has folded (followable stores)."""
+        return self._tail
+
+    # ------------------------------------------- the follower and the races
+
+    def follow(self) -> None:
+        """Other nodes write this log too: from now on this node takes savepoints, races for
+        each game's ``seq`` and settles failed writes game by game (``follower.run`` calls it)."""
+        self.following = True
+
+    def fold_other(self, r: Record) -> bool:
+        """Fold one record another node wrote (or this node's own, met again). False: this
+        node has diverged (it applied something else at that seq), or the record can't be
+        folded here in the log's order: the caller catches the game up or folds the log."""
+        key = (r.device, r.client_id)
+        if key in self._keys:
+            self._wide.discard(key)
+            if r.game is None:
+                return True
+            if self.races.elsewhere(r.game, key, r.seq):
+                return False  # this node has the same event in flight at another seq: a race lost
+            self.races.advanced(r.game)
+            return True  # this node's own, or already folded
+        if r.game is not None and r.seq is not None and r.seq != self._seqs.get(r.game, 0) + 1:
+            return False
+        e = codec.decode_event(r.body)
+        if self._wide and not gm.only_its_game(self.engine.status_of(r.game) if r.game else None, e):
+            return False  # this node applied an event the log has after this one, in the other order
+        try:
+            notices = self.engine.apply(e)
+        except Refused:
+            return False
+        self._keys[key] = Logged(r.digest, e.id, r.game, r.seq, e.at)
+        self._applied.append(key)
+        self.wake.set()
+        names = self.engine.names()
+        rendered = [render(n, names) for n in notices]
+        if r.game is None:
+            # A registration's rosters, a committee decision's notices: to this node's viewers.
+            self.feeds.outside(e, rendered)
+            return True
+        if r.seq is None:
+            return True
+        self._seqs[r.game] = r.seq
+        self.races.advanced(r.game)
+        view = self.engine.view(r.game)
+        delta = self.feeds.delta(r.game, r.seq, rendered, view)
+        ack = pr.Ack(id=r.client_id, log_id=e.id, game=r.game, seq=r.seq, at=e.at, duplicate=True)
+        self.committed(Pending(r, ack, delta, view, self.generation))
+        return True
+
+    def rewind(self, game: str, seq: int, base: Any, taken: Collection[Key], ids: Iterable[str]) -> None:
+        """This node's events of ``game`` from ``seq`` on, which the log refused or did not
+        confirm, are taken back (the engine already rolled back): the game's ``seq``, the
+        base its viewers' next patch is computed against, and what dedup and the unsettled
+        ids knew of them. A retry of one is judged afresh."""
+        self._seqs[game] = seq - 1
+        self.feeds[game].base = base
+        keys = set(taken)
+        i = len(self._applied)
+        while keys and i:  # the latest events are at the end
+            i -= 1
+            if self._applied[i] in keys:
+                keys.discard(self._applied[i])
+                del self._applied[i]
+        self._unsettled.difference_update(ids)
 
     # -------------------------------------------------------------- submit
 
@@ -149,7 +229,7 @@ class Hub:
         node then catches the game up (``races.py``) and judges the event anew."""
         rejudged = False
         for _ in range(8):
-            seen = self.tail  # the log as folded here when the event is judged (or earlier)
+            seen = self._tail  # the log as folded here when the event is judged (or earlier)
             try:
                 return await self._submit_once(device=device, official=official, client_id=client_id,
                                                payload_digest=payload_digest, event=event)
@@ -163,14 +243,16 @@ class Hub:
                 if rejudged:
                     raise
                 behind = await self.behind_the_log()
-                if not behind and self.tail == seen:
+                if not behind and self._tail == seen:
                     raise
                 rejudged = True
         raise NotStored("the game is busy on other nodes; send the event again")
 
-    def folded_to(self, entry_id: str) -> None:
-        """The follower has folded the log up to ``entry_id``."""
-        self.tail = entry_id
+    def folded_to(self, entry_id: str, r: Record | None = None) -> None:
+        """The follower has folded the log up to ``entry_id`` (the record ``r``)."""
+        self._tail = entry_id
+        if r is not None and r.game is not None and r.seq is not None:
+            self.races.follower_passed(r.game, r.seq)
         moved, self._tail_moved = self._tail_moved, asyncio.Event()
         moved.set()
 
@@ -179,17 +261,17 @@ class Hub:
         tail: ``Races.owed``); if so, wait (up to ``CATCH_UP_S``) until it has, and say True.
         False: alone on its log, or level with it."""
         store = self.store
-        if self.races.fold is None or not isinstance(store, Followable):
+        if not self.following or not isinstance(store, Followable):
             return False
         if self.races.owed:  # entries this node took back after a failed write are owed
             await self.races.paid()
             return True
         end = entry_key(await store.end())
-        if entry_key(self.tail) >= end:
+        if entry_key(self._tail) >= end:
             return False
         try:
             async with asyncio.timeout(CATCH_UP_S):
-                while entry_key(self.tail) < end:
+                while entry_key(self._tail) < end:
                     await self._tail_moved.wait()
         except TimeoutError:
             raise NotStored("this node has not yet read the whole log; send the event again") from None
@@ -206,7 +288,7 @@ class Hub:
         if not self.ready or self.recovering:
             raise NotStored("the service is loading its log; send the event again")
         key = (device, client_id)
-        known = self.keys.get(key)
+        known = self._keys.get(key)
         if known is not None:
             if known.digest != payload_digest:
                 raise Conflict("id_conflict", f"{client_id!r} was already used by this device for "
@@ -217,26 +299,26 @@ class Hub:
             ack = prior if isinstance(prior, pr.Ack) else await asyncio.shield(prior)
             return msgspec.structs.replace(ack, duplicate=True, notices=[])
 
-        shared = self.races.fold is not None  # other nodes write this log too (follower.py)
+        shared = self.following  # other nodes write this log too (follower.py)
         savepoint = self.engine.savepoint(game) if shared and game is not None else None
         wide = self.engine.wide_changes
         try:
             notices = self.engine.apply(event)  # raises Refused: nothing applied, nothing stored
         except Refused as r:
-            if r.code == "duplicate_id" and event.id in self.unsettled:
+            if r.code == "duplicate_id" and event.id in self._unsettled:
                 # The fold still holds an earlier copy whose write failed or is unanswered:
                 # whether the log has it is not known yet. A final refusal would be a lie.
                 raise NotStored("an earlier copy of this event is still being settled with the log; "
                                 "send the event again") from r
             raise
-        self.unsettled.add(event.id)
+        self._unsettled.add(event.id)
         if shared and self.engine.wide_changes != wide:
-            self.wide.add(key)
+            self._wide.add(key)
         seq = delta = view = None
         names = self.engine.names()  # the roster as of this event, once for every viewer
         rendered = [render(n, names) for n in notices]
         if game is not None:
-            seq = self.seqs[game] = self.seqs.get(game, 0) + 1
+            seq = self._seqs[game] = self._seqs.get(game, 0) + 1
             view = self.engine.view(game)
             feed = self.feeds.get(game)
             base = None if feed is None else feed.base
@@ -248,8 +330,8 @@ class Hub:
         loop = asyncio.get_running_loop()
         fut: asyncio.Future[pr.Ack] = loop.create_future()      # for retries of this event
         waiter: asyncio.Future[pr.Ack] = loop.create_future()   # for this submitter
-        self.keys[key] = Taken(payload_digest, fut)
-        self.applied.append(key)
+        self._keys[key] = Taken(payload_digest, fut)
+        self._applied.append(key)
         if shared and game is not None and seq is not None:
             self.races.track(game, Tentative(key, seq, savepoint, base, fut, event.id))
         self.wake.set()
@@ -283,23 +365,23 @@ class Hub:
         except SeqTaken as err:
             lost = err
         except NotStored as err:  # not stored, or not known: settled game by game (races.py)
-            self.keys.pop(key, None)
+            self._keys.pop(key, None)
             failed(err)
-            await (self.recover() if game is None or self.races.fold is None else self.races.failed())
+            await (self.recover() if game is None or not self.following else self.races.failed())
             return
         if lost is not None:  # another node took the seq first: catch the game up (races.py)
-            self.keys.pop(key, None)
+            self._keys.pop(key, None)
             caught = None if game is None else self.races.lost(game, lost.current)
             failed(lost)
             await (self.recover() if caught is None else caught)
             return
-        self.unsettled.discard(p.ack.log_id)  # the log has it
+        self._unsettled.discard(p.ack.log_id)  # the log has it
         if p.generation != self.generation:
             # The log was folded again while this commit was in flight: that fold
             # (or the follower, reading on from it) shows the event; only ack it.
             ok()
             return
-        self.keys[key] = Taken(p.record.digest, p.ack)
+        self._keys[key] = Taken(p.record.digest, p.ack)
         ok()
         if game is not None:
             self.races.committed(game)
@@ -319,7 +401,7 @@ class Hub:
         await self.races.close()
         await self.snapshots.close()
         if self.ready and not self.recovering:
-            await self.snapshots.save_at_close(self.position, self.applied, self._capture)
+            await self.snapshots.save_at_close(self.position, self._applied, self._capture)
         await self.store.close()
 
     async def recovered(self) -> None:
@@ -358,5 +440,5 @@ class Hub:
         finally:
             self.recovering = False
             self.races.clear()
-            self.wide.clear()
+            self._wide.clear()
             self._recovered.set()

@@ -22,7 +22,7 @@ way the node **catches the game up**:
    events that waited, and the refused ones (``Hub.submit`` sends them again),
    are judged on that state.
 
-A node alone on its log (no follower: ``Races.fold`` unset) never races, and takes
+A node alone on its log (no follower: ``Hub.following`` unset) never races, and takes
 no savepoints.
 
 Only if something since the first refused event may have changed more than its
@@ -58,7 +58,7 @@ import asyncio
 import contextlib
 import logging
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -70,7 +70,6 @@ from ..store import Record, Store
 from ..tasks import stop
 from . import protocol as pr
 from .dedup import Key
-from .feeds import Feeds
 
 log = logging.getLogger("arena_stream.races")
 
@@ -90,16 +89,20 @@ class Tentative:
 
 
 class Node(Protocol):
-    """What a catch-up works on: the hub's fold and log."""
+    """What a catch-up works on: the hub's fold and log, through the hub's own methods."""
 
     engine: Engine
-    seqs: dict[str, int]
-    feeds: Feeds
-    applied: list[Key]
-    unsettled: set[str]
     store: Store
     generation: int
+    following: bool
     wake: asyncio.Event
+
+    @property
+    def seqs(self) -> Mapping[str, int]: ...
+
+    def fold_other(self, r: Record) -> bool: ...
+
+    def rewind(self, game: str, seq: int, base: Any, taken: Collection[Key], ids: Iterable[str]) -> None: ...
 
     async def recover(self) -> None: ...
 
@@ -112,8 +115,6 @@ class Races:
         self.targets: dict[str, int] = {}           # the seq the log was seen to hold
         self.catching: dict[str, asyncio.Task[None]] = {}
         self.caught_up = 0                          # catch-ups that took events back
-        # Folds another node's entry, as the follower does (``follower.run`` sets it).
-        self.fold: Callable[[Record], bool] | None = None
         self.readable = True                        # the follower's last read of the log answered
         self.reloads = 0                            # ... that had to fold the whole log
         # Settling after a failed write (``failed``): new events wait, the follower pauses.
@@ -203,6 +204,10 @@ class Races:
         self.owed.clear()
         self.passed.clear()
         self._paid.set()
+
+    def read(self, answered: bool) -> None:
+        """The follower's read of the log answered (True), or could not (a failover)."""
+        self.readable = answered
 
     def follower_passed(self, game: str, seq: int) -> None:
         """The follower passed ``game``'s entry at ``seq`` (folded, or this node's own)."""
@@ -345,10 +350,7 @@ class Races:
         if why is not None:
             log.info("the events in flight can't be taken back", extra={"game": game, "why": why})
             return None
-        node.seqs[game] = first.seq - 1
-        node.feeds[game].base = first.base
-        _drop(node.applied, {t.key for t in refused})
-        node.unsettled.difference_update(t.eid for t in refused)
+        node.rewind(game, first.seq, first.base, [t.key for t in refused], [t.eid for t in refused])
         return True
 
     async def _fold_tail(self, game: str, behind: int = 0) -> bool:
@@ -356,24 +358,15 @@ class Races:
         game alone (step 5); the follower folds the rest in the log's order. False: an entry
         at or before ``behind`` (the follower has passed it) did not fold. Raises
         ``NotStored`` if the log can't be read."""
-        node, fold = self.node, self.fold
-        if fold is None:
+        node = self.node
+        if not node.following:
             return True
         generation = node.generation
         records = await node.store.game_records(game, node.seqs.get(game, 0))
         if node.generation != generation:
             return True  # the whole log was folded again while it was read
         for r in records:
-            if not gm.only_its_game(node.engine.status_of(game), codec.decode_event(r.body)) or not fold(r):
+            alone = gm.only_its_game(node.engine.status_of(game), codec.decode_event(r.body))
+            if not alone or not node.fold_other(r):
                 return (r.seq or 0) > behind
         return True
-
-
-def _drop(applied: list[Key], keys: set[Key]) -> None:
-    """Remove ``keys`` from the end of ``applied``, where the latest events are."""
-    i = len(applied)
-    while keys and i:
-        i -= 1
-        if applied[i] in keys:
-            keys.discard(applied[i])
-            del applied[i]

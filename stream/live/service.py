@@ -10,6 +10,7 @@ from collections import Counter
 
 from aiohttp import web
 
+from ..store import Store
 from . import auth
 from . import protocol as pr
 from .config import Config
@@ -46,12 +47,14 @@ def _held(hub: Hub, kind: str) -> float:
 class Service:
     KEY: web.AppKey[Service] = web.AppKey("service")
 
-    def __init__(self, config: Config, secret: bytes, hub: Hub) -> None:
+    def __init__(self, config: Config, secret: bytes, store: Store) -> None:
         self.config = config
         self.secret = secret
-        self.hub = hub
         self.metrics = Metrics()
-        self.fanout = Fanout(hub.feeds, self.metrics, send_timeout=config.send_timeout)
+        # The fan-out is where the hub's feeds send what they show; it reads them back for a
+        # viewer that fell behind.
+        self.fanout = Fanout(lambda: self.hub.feeds, self.metrics, send_timeout=config.send_timeout)
+        self.hub = hub = Hub(store, self.fanout)
         self.metrics.connections.labels("watch").set_function(lambda: len(self.fanout.watchers))
         # Every viewer pinged once per 3 heartbeats, closed if it leaves a ping unanswered 1.5.
         self.pings = Pings(self.metrics, interval=config.heartbeat * 3, timeout=config.heartbeat * 1.5,

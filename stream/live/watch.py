@@ -132,7 +132,8 @@ def subscribe(svc: Service, w: Watcher, sub: pr.Subscribe,
         engine = svc.hub.engine
         for gid in engine.game_ids():
             if engine.arena_of(gid) == sub.arena and gid in svc.hub.feeds and gid not in w.games:
-                svc.fanout.follow(w, gid, None, svc.hub.feeds[gid].seq, svc.hub.feeds.snapshot(gid))
+                feeds = svc.hub.feeds
+                svc.fanout.follow(w, gid, None, feeds[gid].seq, feeds.snapshot(gid), feeds.roster(gid))
         return None
     game = sub.game
     if game is None:
@@ -148,14 +149,14 @@ def subscribe(svc: Service, w: Watcher, sub: pr.Subscribe,
     if sub.since is not None:
         catch_up = svc.hub.feeds.since(game, sub.since) if sub.epoch == svc.hub.store.epoch else None
         if catch_up is not None:
-            svc.fanout.follow(w, game, catch_up, feed.seq, None)
+            svc.fanout.follow(w, game, catch_up, feed.seq, None, svc.hub.feeds.roster(game))
             svc.fanout.send_one(w, svc.presence_frames(game))
             if sub.graphics:
                 svc.fanout.follow_graphics(w, game)
             return None
         reason = "resume_unavailable"
     snap = svc.hub.feeds.snapshot(game, reset=reason is not None, reason=reason)
-    svc.fanout.follow(w, game, None, feed.seq, snap)
+    svc.fanout.follow(w, game, None, feed.seq, snap, svc.hub.feeds.roster(game))
     svc.fanout.send_one(w, svc.presence_frames(game))
     if sub.graphics:
         svc.fanout.follow_graphics(w, game)

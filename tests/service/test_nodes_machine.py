@@ -12,7 +12,7 @@ node; restarting either node (a clean close, or a crash with no snapshot); viewe
 watching or resuming (``since``/``epoch``) on either node, also in the middle of a race.
 
 A viewer is what ``stream/live/watch.py`` and ``fanout.py`` make of one: ``ensure_history``
-and ``since`` (or a snapshot), then every delta ``Feeds.on_publish`` gives, a delta the
+and ``since`` (or a snapshot), then every delta ``Sink.publish`` gives, a delta the
 snapshot or catch-up already covers skipped as the fan-out skips it.
 
 After every step, once both followers have caught up (a bounded wait):
@@ -65,6 +65,7 @@ from stream.store.redis_connect import client
 
 from ..rules.script import AWAY, HOME, T0, game_setup
 from ..sdk import sdk
+from ..sinks import Deltas
 from .conftest import eventually
 
 T = TypeVar("T")
@@ -104,7 +105,7 @@ class Viewer:
 @dataclass(eq=False)
 class Node:
     index: int
-    hub: Hub
+    hub: Hub = field(init=False)   # the instance running (``_start`` makes a new one each time)
     task: asyncio.Task[None] | None = None
     instance: int = 0
     published: dict[str, int] = field(default_factory=dict)  # what this instance published
@@ -152,7 +153,7 @@ class TwoNodes(RuleBasedStateMachine):
         # The store's Redis: through the Sentinels, for a Sentinel URL (whichever is primary).
         self.redis, self.sentinel = client(self.url, socket_timeout=5)
         for i in (0, 1):
-            self.nodes.append(await self._start(Node(i, Hub(RedisStore(self.url, prefix=self.prefix)))))
+            self.nodes.append(await self._start(Node(i)))
         await self.submit(0, "ump-0", self.cid(), self.setup_body("g1"))
 
     def teardown(self) -> None:
@@ -192,9 +193,10 @@ class TwoNodes(RuleBasedStateMachine):
         can't reach Redis (through Sentinel, just after a failover, say) is tried again."""
         deadline = self.loop.time() + SETTLE_S
         while True:
-            node.hub = hub = Hub(RedisStore(self.url, prefix=self.prefix)) if node.instance else node.hub
+            sink = Deltas()
+            node.hub = hub = Hub(RedisStore(self.url, prefix=self.prefix), sink)
+            sink.publish = functools.partial(self.published, node, hub)
             node.instance += 1
-            hub.feeds.on_publish = functools.partial(self.published, node, hub)
             try:
                 await hub.start()
                 break
@@ -226,7 +228,7 @@ class TwoNodes(RuleBasedStateMachine):
             assert task.cancelled(), f"node {node.index}'s follower did not stop when cancelled"
 
     def published(self, node: Node, hub: Hub, game: str, frames: Frames) -> None:
-        """``Feeds.on_publish`` of one node instance: the fan-out to its viewers."""
+        """``Sink.publish`` of one node instance: the fan-out to its viewers."""
         seq = frames.msg.seq
         last = node.published.get(game, 0)
         if hub is not node.hub:

@@ -11,6 +11,7 @@ up to its commit), so both give it the same ``seq``.
 from __future__ import annotations
 
 import asyncio
+import functools
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -28,6 +29,7 @@ from stream.rules.engine import Engine
 from stream.store.redis import RedisStore
 
 from ..rules.script import AWAY, HOME, T0, game_setup
+from ..sinks import Deltas
 
 CONDUCT = "arguing"
 
@@ -71,9 +73,10 @@ async def pair(redis_url: str) -> AsyncIterator[Pair]:
     prefix = f"r{uuid.uuid4().hex[:8]}:"
     nodes = []
     for i in (0, 1):
-        hub = Hub(RedisStore(redis_url, prefix=prefix))
+        sink = Deltas()
+        hub = Hub(RedisStore(redis_url, prefix=prefix), sink)
         node = Node(hub, asyncio.create_task(asyncio.sleep(0)))
-        hub.feeds.on_publish = lambda game, f, node=node: _published(node, game, f)  # type: ignore[misc]
+        sink.publish = functools.partial(_published, node)
         await hub.start()
         node.task = asyncio.create_task(follower.run(hub), name=f"follower-{i}")
         nodes.append(node)

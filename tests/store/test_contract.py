@@ -38,6 +38,7 @@ from stream.tools.harness import HOST, SentinelGroup
 
 from ..redis_server import RedisServer
 from ..rules.script import AWAY, HOME, T0, game_setup
+from ..sinks import Deltas
 
 
 def rec(n: int, *, game: str | None = "g1", seq: int | None = None, device: str = "d1",
@@ -111,7 +112,7 @@ class StoreContract:
     async def start_hub(self, store: Store) -> Hub:
         """A hub started on the storage of ``store``, which is closed first (a restart)."""
         await store.close()
-        hub = Hub(self.unopened())
+        hub = Hub(self.unopened(), Deltas())
         await hub.start()
         return hub
 

@@ -1,0 +1,26 @@
+"""A ``Sink`` for a hub built in a test (``stream/live/feeds.py``): each delta it shows goes
+to ``publish``; the rest (a new game, a reset, a roster, notices) goes nowhere: the test
+watches the deltas."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from stream.live.feeds import Frames
+
+
+class Deltas:
+    def __init__(self, publish: Callable[[str, Frames], None] = lambda game, frames: None) -> None:
+        self.publish = publish
+
+    def new_game(self, game: str, arena: str, snapshot: Frames, roster: Frames) -> None:
+        pass
+
+    def reset_game(self, game: str, reason: str, snapshot: Frames, roster: Frames) -> None:
+        pass
+
+    def publish_roster(self, game: str, frames: Frames) -> None:
+        pass
+
+    def publish_notices(self, game: str, frames: Frames) -> None:
+        pass
