@@ -21,7 +21,7 @@ from .live import logs
 from .live.app import build_app
 from .live.auth import fingerprint
 from .live.config import Config, admin_token, load_secret
-from .live.front_door import FrontSite
+from .live.front_door import FrontServer
 from .live.loops import loop_factory
 from .live.service import Service
 from .tools.device_client import DeviceError
@@ -89,8 +89,8 @@ async def _serve(config: Config) -> None:
     # A reconnect storm (every viewer at once after a network blip) overflows aiohttp's default
     # accept backlog of 128: the dropped SYNs are retried a second later. The kernel caps it
     # at net.core.somaxconn.
-    site = FrontSite(runner, config.host, config.port, backlog=4096)
-    await site.start()
+    front = FrontServer(runner, config.host, config.port, backlog=4096)
+    await front.start()
     svc = app[Service.KEY]
     base = f"http://{config.host}:{config.port}"
     loop_name = "uvloop" if type(asyncio.get_running_loop()).__module__.startswith("uvloop") else "asyncio"
@@ -111,6 +111,7 @@ async def _serve(config: Config) -> None:
         await stop.wait()
     finally:
         await tasks.stop([demo])
+        front.close()
         await runner.cleanup()
 
 

@@ -24,7 +24,7 @@ from typing import TextIO
 import pytest
 
 from stream.live.loops import default_loop
-from stream.tools.harness import Processes, SentinelGroup
+from stream.tools.harness import Processes, SentinelGroup, Viewer
 
 
 def pytest_asyncio_loop_factories(config: pytest.Config, item: pytest.Item
@@ -125,3 +125,17 @@ def sentinel_group(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sentine
         group = SentinelGroup(work, group=processes)
         group.start()
         yield group
+
+
+@pytest.fixture(autouse=True)
+def _viewer_route() -> Iterator[None]:
+    """``ARENA_VIEWER_AFTER_HTTP=1``: every harness viewer connects on a connection that served
+    HTTP first, so that the same tests run against the aiohttp upgrade (tests/run.sh)."""
+    if os.environ.get("ARENA_VIEWER_AFTER_HTTP") != "1":
+        yield
+        return
+    Viewer.after_http = True
+    try:
+        yield
+    finally:
+        Viewer.after_http = False

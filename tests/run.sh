@@ -98,4 +98,10 @@ if [ $# -eq 0 ]; then
     # the proof suites run again on asyncio's own loop, which `serve --loop asyncio` uses.
     say "the proof suites again on asyncio's own loop (ARENA_STREAM_LOOP=asyncio)"
     ARENA_STREAM_LOOP=asyncio "$py" -m pytest -q tests/proof tests/test_loop.py
+    # A viewer is served by the task-free endpoint on a fresh connection, by aiohttp's upgrade
+    # on one that served HTTP first: the viewer protocol's tests run again on the second.
+    say "the viewer protocol's tests again on connections that served HTTP first (ARENA_VIEWER_AFTER_HTTP=1)"
+    ARENA_VIEWER_AFTER_HTTP=1 "$py" -m pytest -q tests/service/test_live.py tests/service/test_resume.py \
+        tests/service/test_slow_viewer.py tests/service/test_rosters.py tests/service/test_alerts.py \
+        tests/service/test_notice_names.py tests/service/test_committee_feed.py tests/service/test_snapshot.py
 fi

@@ -66,21 +66,35 @@ class FrontDoor(asyncio.Protocol):
         self.transport = None
 
 
-class FrontSite(web.TCPSite):
-    """aiohttp's TCP site, with the front door before its request handler."""
+class FrontServer:
+    """The service's listening socket, with the front door before aiohttp's handler.
 
-    def __init__(self, runner: web.AppRunner, host: str | None, port: int,
-                 *, backlog: int = 128) -> None:
-        super().__init__(runner, host, port, backlog=backlog)
-        self._svc = runner.app[Service.KEY]
+    Built on aiohttp's public runner (``AppRunner.server``, the handler a connection is
+    given to) and asyncio's own server: no aiohttp site, so nothing private of aiohttp is
+    touched. ``close`` stops listening; it comes before ``AppRunner.cleanup``, as a site's
+    stop does, which then closes the connections aiohttp serves."""
+
+    def __init__(self, runner: web.AppRunner, host: str | None, port: int, *, backlog: int = 128) -> None:
+        self._runner = runner
+        self._host, self._port, self._backlog = host, port, backlog
+        self._server: asyncio.Server | None = None
 
     async def start(self) -> None:
-        await web.BaseSite.start(self)   # registers the site with its runner
-        loop = asyncio.get_running_loop()
-        server = self._runner.server
-        assert server is not None
-        svc = self._svc
-        self._server = await loop.create_server(
-            lambda: FrontDoor(svc, server), self._host, self._port, backlog=self._backlog)
-        sockets = self._server.sockets
-        self._bound_port = sockets[0].getsockname()[1] if sockets else self._port
+        http = self._runner.server
+        if http is None:
+            raise RuntimeError("the runner is not set up: call AppRunner.setup() first")
+        svc = self._runner.app[Service.KEY]
+        self._server = await asyncio.get_running_loop().create_server(
+            lambda: FrontDoor(svc, http), self._host, self._port, backlog=self._backlog)
+
+    @property
+    def port(self) -> int:
+        """The port it listens on (the one the system chose, for port 0)."""
+        sockets = self._server.sockets if self._server is not None else ()
+        return int(sockets[0].getsockname()[1]) if sockets else self._port
+
+    def close(self) -> None:
+        """Stop listening (the connections already open go on)."""
+        if self._server is not None:
+            self._server.close()
+            self._server = None

@@ -71,6 +71,7 @@ class ViewerConnection(asyncio.Protocol):
     def eof_received(self) -> bool | None:
         # The viewer is gone (or half gone: it can't answer a close any more). Nothing is
         # owed to it; with thousands leaving at once, every microsecond here is a stall.
+        self.proto.receive_eof()   # its state is CLOSED: nothing more is framed for it
         self._leave()
         return None   # the transport closes itself, and calls connection_lost
 

@@ -19,7 +19,7 @@ from aiohttp import web
 
 from stream.live.app import build_app
 from stream.live.config import Config
-from stream.live.front_door import FrontSite
+from stream.live.front_door import FrontServer
 from stream.live.service import Service
 from stream.tools.harness import Device, Viewer, free_port
 
@@ -97,15 +97,20 @@ class RunningServer:
                                          "heartbeat": 0.5, "auth_timeout": 1.0, "ping_interval": 0.5,
                                          **overrides}
         self.runner: web.AppRunner | None = None
+        self.front: FrontServer | None = None
 
     async def __aenter__(self) -> Server:
         app = build_app(Config(**self.settings))
         self.runner = web.AppRunner(app, access_log=None, shutdown_timeout=2.0)
         await self.runner.setup()
-        await FrontSite(self.runner, "127.0.0.1", self.port).start()
+        self.front = FrontServer(self.runner, "127.0.0.1", self.port)
+        await self.front.start()
         return Server(app, self.port, self.data)
 
     async def __aexit__(self, *exc: object) -> None:
+        if self.front is not None:
+            self.front.close()
+            self.front = None
         if self.runner is not None:
             await self.runner.cleanup()
             self.runner = None

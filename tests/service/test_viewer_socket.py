@@ -26,7 +26,7 @@ from stream.live.fanout import Watcher
 from stream.live.front_door import is_watch
 from stream.live.viewer_socket import ViewerConnection
 
-from .conftest import RunningServer, Server, eventually
+from .conftest import RunningServer, Server, Viewer, eventually
 
 
 @pytest.fixture
@@ -93,6 +93,22 @@ async def test_an_upgrade_after_http_on_the_same_connection_is_aiohttps(server: 
             while (msg := await ws.receive_json(timeout=5))["type"] != "pong":
                 pass
             assert msg["device_time"] == 3
+
+
+@pytest.mark.parametrize("after_http", [False, True])
+async def test_the_test_viewer_takes_either_route_as_asked(server: Server, after_http: bool,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """The service's viewer tests run once on each route (``ARENA_VIEWER_AFTER_HTTP``,
+    tests/run.sh): the harness viewer reaches the one it is asked for."""
+    monkeypatch.setattr(Viewer, "after_http", after_http)
+    known = set(server.svc.fanout.watchers)
+    viewer = await Viewer.open(server.watch_url, game="g1")
+    try:
+        assert (await viewer.next("snapshot"))["game"] == "g1"
+        w = newest(server, known)
+        assert isinstance(w.ws, web.WebSocketResponse if after_http else ViewerConnection)
+    finally:
+        await viewer.close()
 
 
 HANDSHAKE = (b"tch?game=g1 HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\n"

@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import socket
 import time
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
 import aiohttp
 import msgspec
@@ -42,9 +44,16 @@ class Viewer:
         qs = "&".join(f"{k}={v}" for k, v in query.items())
         return await cls.connect(f"{url}?{qs}" if qs else url)
 
+    #: Connect as a browser may: on a connection that served an HTTP request first (kept
+    #: alive), which the service's aiohttp handler upgrades (``watch.watch_ws``) rather than
+    #: its task-free endpoint. The service's viewer tests run once each way (tests/run.sh).
+    after_http = False
+
     @classmethod
     async def connect(cls, url: str, **options: Any) -> Viewer:
         """``url`` as it is, with ``websockets.connect`` ``options`` (``max_size`` …)."""
+        if cls.after_http and "sock" not in options:
+            options["sock"] = await asyncio.to_thread(_served_http, url)
         return cls(await websockets.connect(url, **options))
 
     async def next(self, kind: str | None = None, timeout: float = 5.0,  # noqa: ASYNC109
@@ -73,6 +82,28 @@ class Viewer:
 
     async def close(self) -> None:
         await self.ws.close()
+
+
+def _served_http(url: str) -> socket.socket:
+    """A connection to ``url``'s host that has served ``GET /healthz`` whole and is kept alive."""
+    where = urlsplit(url)
+    host, port = where.hostname or "127.0.0.1", where.port or 80
+    sock = socket.create_connection((host, port), timeout=10)
+    sock.sendall(f"GET /healthz HTTP/1.1\r\nHost: {host}:{port}\r\n\r\n".encode())
+    got = b""
+    while True:
+        head, ended, body = got.partition(b"\r\n\r\n")
+        if ended:
+            length = next((int(line.split(b":", 1)[1]) for line in head.split(b"\r\n")
+                           if line.lower().startswith(b"content-length:")), 0)
+            if len(body) >= length:
+                break
+        chunk = sock.recv(4096)
+        if not chunk:
+            raise ConnectionError(f"{host}:{port} closed the connection before answering GET /healthz")
+        got += chunk
+    sock.settimeout(None)
+    return sock
 
 
 async def setup_game(http: str, admin: str, *, game: str = GAME, arena: str = "bench-arena",
