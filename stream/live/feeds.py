@@ -35,7 +35,7 @@ from ..rules.engine import Engine
 from ..rules.notices import Alert, Notice
 from ..rules.text import render
 from ..rules.view import GameView, diff_builtins
-from ..store import Record, Store
+from ..store import Log, Record
 from . import protocol as pr
 
 RECENT = 12        # notices a snapshot repeats for a display that joins late
@@ -137,7 +137,7 @@ class Sink(Protocol):
 class Feeds(dict[str, GameFeed]):
     """Every game's feed, by game id; and where shown updates go (``sink``)."""
 
-    def __init__(self, store: Store, engine: Callable[[], Engine], sink: Sink) -> None:
+    def __init__(self, store: Log, engine: Callable[[], Engine], sink: Sink) -> None:
         super().__init__()
         self._store = store
         self._engine = engine              # the current fold (a reload replaces it)

@@ -69,8 +69,8 @@ class Service:
         self.devices_online: dict[web.WebSocketResponse, tuple[auth.Claims, int]] = {}
         self.by_jti: dict[str, weakref.WeakSet[Socket]] = {}
         self.device_sockets: Counter[str] = Counter()
-        self.metrics.commits.set_function(lambda: getattr(hub.store, "commits", 0))
-        self.metrics.committed.set_function(lambda: getattr(hub.store, "committed_records", 0))
+        self.metrics.commits.set_function(lambda: hub.store.stats().commits)
+        self.metrics.committed.set_function(lambda: hub.store.stats().records)
         self.metrics.races.labels(outcome="caught_up").set_function(lambda: hub.races.caught_up)
         self.metrics.races.labels(outcome="reloaded").set_function(lambda: hub.races.reloads)
         self.metrics.failed_writes.labels(outcome="taken_back").set_function(lambda: hub.races.settled)

@@ -32,6 +32,7 @@ import struct
 import zlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Protocol
 
 import msgspec
 import msgspec.inspect
@@ -39,7 +40,7 @@ import msgspec.inspect
 from .. import __version__
 from ..rules.engine import CHECKPOINT_EVERY, Engine
 from ..rules.records import EngineImage
-from ..store import Store
+from ..store import Log, Snapshots
 from .dedup import Key, Known, Logged
 
 log = logging.getLogger("arena_stream.snapshot")
@@ -161,10 +162,14 @@ def _why(err: BaseException) -> str:
     return str(err) if isinstance(err, SnapshotError) else f"{type(err).__name__}: {err}"
 
 
+class SnapshotStore(Log, Snapshots, Protocol):
+    """What the cache uses of the store: its snapshot, and the log it is the fold of."""
+
+
 class SnapshotCache:
     """The store's snapshot, read and written; never an error to its caller."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: SnapshotStore) -> None:
         self.store = store
         self.position: str | None = None  # where the store's snapshot is, if this code can use it
         self.size = 0                     # the size of the last snapshot read or written

@@ -26,6 +26,11 @@ The log is the truth; the service's state is a fold over it. Every backend
   that names one is never committed before it); storing one again is harmless.
 * ``record_token(claims_json, at, by)`` / ``tokens()``: the tokens issued (their claims,
   when and by whom; never the token itself), in the order issued.
+* ``stats()``: what it has committed since it was opened (transactions, records).
+
+Each of these is one face, a protocol of its own (``Log``, ``Snapshots``, ``Tokens``,
+``Blobs``, ``HistoryControl``; ``Followable`` for a log several nodes share): a caller
+names the face it uses. ``Store`` is all of them, with ``open``, ``close`` and ``stats``.
 """
 
 from __future__ import annotations
@@ -118,28 +123,28 @@ class Accepted(msgspec.Struct, frozen=True, kw_only=True):
     repaired: dict[str, int]
 
 
-class Store(abc.ABC):
-    """An append-only event log with dedup keys; see the module docstring."""
+class StoreStats(msgspec.Struct, frozen=True, kw_only=True):
+    """What a store has written since it was opened: transactions (one fsync each) and the
+    records they held (``commits`` < ``records``: appends shared a commit). On SQLite a
+    token, a revocation or a blob written in a batch counts among its records too."""
+
+    commits: int = 0
+    records: int = 0
+
+
+# ------------------------------------------------------------------ the faces
+#
+# A store serves several callers, each through one face: the fold and the hub read and
+# append the log, the snapshot cache keeps a fold, the tokens' routes keep tokens, the
+# logo routes keep blobs, the operator settles the history. A caller names the face it
+# needs; ``Store`` is all of them, and every backend is a ``Store``.
+
+
+class Log(Protocol):
+    """The log: appends, durable on return, and its reads, in append order."""
 
     #: Identifies this log: a resume against a different epoch starts afresh.
-    epoch: str = ""
-    #: Called with the operator's reason when the history was replaced (``accept``, on any node).
-    on_replaced: Callable[[str], None] | None = None
-
-    @property
-    def hold(self) -> Hold | None:
-        """Why no append is taken until something outside the store changes, or None."""
-        return None
-
-    async def accept(self, by: str, reason: str) -> Accepted:
-        """Take the history held now as the log (only while ``hold`` is ``diverged``)."""
-        raise NotStored("this store has no history in question")
-
-    @abc.abstractmethod
-    async def open(self) -> None: ...
-
-    @abc.abstractmethod
-    async def close(self) -> None: ...
+    epoch: str
 
     @abc.abstractmethod
     async def append(self, record: Record) -> None:
@@ -161,6 +166,20 @@ class Store(abc.ABC):
         is not one of this log's (beyond its end, say)."""
 
     @abc.abstractmethod
+    async def reset_after_failure(self) -> None:
+        """Accept appends again after a failed commit (the caller has reloaded)."""
+
+    @abc.abstractmethod
+    def readmit(self, game: str) -> None:
+        """Accept ``game``'s appends again after one was refused with ``SeqTaken``: the
+        caller has settled every append of the game it had sent and taken back the
+        events they carried."""
+
+
+class Snapshots(Protocol):
+    """One snapshot: the fold up to a log position, cached; never the truth."""
+
+    @abc.abstractmethod
     async def save_snapshot(self, position: str, blob: bytes | bytearray) -> None:
         """Keep ``blob``, the fold of the log up to ``position``, in place of any earlier
         one. Raises ``NotStored`` if it could not; nothing else depends on it."""
@@ -169,19 +188,9 @@ class Store(abc.ABC):
     async def load_snapshot(self) -> tuple[str, bytes] | None:
         """The last snapshot saved, as (position, blob), or None."""
 
-    @abc.abstractmethod
-    async def revoke(self, jti: str, at: int, by: str, reason: str) -> None: ...
 
-    @abc.abstractmethod
-    async def revoked(self) -> set[str]: ...
-
-    @abc.abstractmethod
-    async def put_blob(self, digest: str, content_type: str, data: bytes) -> None:
-        """Keep ``data`` under ``digest`` (its SHA-256, lower hex), durably; or raise ``NotStored``."""
-
-    @abc.abstractmethod
-    async def get_blob(self, digest: str) -> tuple[str, bytes] | None:
-        """(content type, data) of the blob under ``digest``, or None."""
+class Tokens(Protocol):
+    """The tokens issued and those revoked."""
 
     @abc.abstractmethod
     async def record_token(self, claims_json: bytes, at: int, by: str) -> None:
@@ -192,11 +201,66 @@ class Store(abc.ABC):
         """Every token recorded, in the order recorded."""
 
     @abc.abstractmethod
-    async def reset_after_failure(self) -> None:
-        """Accept appends again after a failed commit (the caller has reloaded)."""
+    async def revoke(self, jti: str, at: int, by: str, reason: str) -> None:
+        """Keep a revocation, durably (again: harmless); or raise ``NotStored``."""
+
+    @abc.abstractmethod
+    async def revoked(self) -> set[str]:
+        """The ``jti`` of every token revoked."""
+
+
+class Blobs(Protocol):
+    """Small files the log names by their SHA-256."""
+
+    @abc.abstractmethod
+    async def put_blob(self, digest: str, content_type: str, data: bytes) -> None:
+        """Keep ``data`` under ``digest`` (its SHA-256, lower hex), durably; or raise ``NotStored``."""
+
+    @abc.abstractmethod
+    async def get_blob(self, digest: str) -> tuple[str, bytes] | None:
+        """(content type, data) of the blob under ``digest``, or None."""
+
+
+class HistoryControl(Protocol):
+    """Whether the store takes appends, and the operator's word when its history is in question."""
+
+    #: Called with the operator's reason when the history was replaced (``accept``, on any node).
+    on_replaced: Callable[[str], None] | None
+
+    @property
+    @abc.abstractmethod
+    def hold(self) -> Hold | None:
+        """Why no append is taken until something outside the store changes, or None."""
+
+    @abc.abstractmethod
+    async def accept(self, by: str, reason: str) -> Accepted:
+        """Take the history held now as the log (only while ``hold`` is ``diverged``)."""
+
+
+class Store(Log, Snapshots, Tokens, Blobs, HistoryControl):
+    """An append-only event log with dedup keys, and what it keeps beside it; see the
+    module docstring. A backend opens and closes, and counts what it commits."""
+
+    epoch: str = ""
+    on_replaced: Callable[[str], None] | None = None
+
+    @property
+    def hold(self) -> Hold | None:
+        return None
+
+    async def accept(self, by: str, reason: str) -> Accepted:
+        raise NotStored("this store has no history in question")
 
     def readmit(self, game: str) -> None:
-        """Accept ``game``'s appends again after one was refused with ``SeqTaken``: the
-        caller has settled every append of the game it had sent and taken back the
-        events they carried. A store that never raises ``SeqTaken`` has nothing to do."""
+        """A store that never raises ``SeqTaken`` has nothing to do."""
         return
+
+    @abc.abstractmethod
+    async def open(self) -> None: ...
+
+    @abc.abstractmethod
+    async def close(self) -> None: ...
+
+    @abc.abstractmethod
+    def stats(self) -> StoreStats:
+        """What it has committed since it was opened (for metrics and benchmarks)."""

@@ -57,7 +57,7 @@ from redis.backoff import NoBackoff
 from redis.exceptions import ResponseError
 
 from ..errors import NotStored, StartupRefused
-from . import START, Accepted, FoldRow, Hold, Record, Store, TokenRecord
+from . import START, Accepted, FoldRow, Hold, Record, Store, StoreStats, TokenRecord
 from . import redis_history as history
 from .redis_connect import (
     LINK_ERRORS,
@@ -151,20 +151,8 @@ class RedisStore(Store):
     def hold(self) -> Hold | None:
         return self.history.hold
 
-    @property
-    def commits(self) -> int:
-        return self.writer.commits
-
-    @property
-    def committed_records(self) -> int:
-        return self.writer.committed_records
-
-    @property
-    def _conn(self) -> Any:
-        return self.writer.conn
-
-    def _command(self, record: Record) -> tuple[Any, ...]:
-        return self.writer.command(record)
+    def stats(self) -> StoreStats:
+        return StoreStats(commits=self.writer.commits, records=self.writer.committed_records)
 
     def _replaced(self, reason: str) -> None:
         if self.on_replaced is not None:

@@ -48,7 +48,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import NotStored, StartupRefused
-from . import START, DuplicateKey, FoldRow, Record, SeqTaken, Store, TokenRecord
+from . import START, DuplicateKey, FoldRow, Record, SeqTaken, Store, StoreStats, TokenRecord
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -167,6 +167,9 @@ class SqliteStore(Store):
         self.committed_records = 0
 
     # ------------------------------------------------------------- lifecycle
+
+    def stats(self) -> StoreStats:
+        return StoreStats(commits=self.commits, records=self.committed_records)
 
     async def open(self) -> None:
         self._loop = asyncio.get_running_loop()

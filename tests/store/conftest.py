@@ -19,3 +19,9 @@ def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServ
         yield srv
     finally:
         srv.stop()
+
+
+@pytest.fixture(scope="module")
+def redis_url(redis_server: RedisServer) -> str:
+    """Its URL (``backends.RedisBackend``'s, as the service's tests name theirs)."""
+    return redis_server.url

@@ -1,129 +1,33 @@
 """One contract, every backend: what ``stream.store.Store`` promises, run
-against a real SQLite file and a real redis-server on loopback.
+against a real SQLite file, a real redis-server on loopback and Redis through Sentinel.
 
-Each backend's test class inherits ``StoreContract`` and provides ``open_store``
-(a fresh store on fresh storage), ``reopen`` (a new instance on the same
-storage, as after a restart), ``unopened`` (the same, not opened yet) and
-``beyond`` (a position past a given one).
-
-The snapshot tests run a ``Hub`` on the store: a start from a snapshot and the
-records after it must be the fold of the whole log (state, seqs, dedup answers).
+Each backend's test class inherits ``StoreContract`` and its backend
+(``tests/store/backends.py``). What the service makes of a snapshot on each store (a
+start from it and the records after it are the fold of the whole log) is
+``tests/service/test_snapshot_stores.py``'s.
 """
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
-import logging
-import uuid
-from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
 
 import msgspec
 import pytest
 import redis.asyncio as aioredis
 
-from stream.errors import Conflict, NotStored, StartupRefused
-from stream.live import protocol as pr
-from stream.live import snapshot as snap
-from stream.live.dedup import digest
-from stream.live.hub import Hub
-from stream.rules import codec
-from stream.rules.engine import Engine
-from stream.store import START, DuplicateKey, Record, SeqTaken, Store, TokenRecord
+from stream.errors import NotStored, StartupRefused
+from stream.store import START, DuplicateKey, SeqTaken, Store, StoreStats, TokenRecord
 from stream.store.redis import RedisStore
 from stream.store.sqlite import SqliteStore
-from stream.tools.harness import HOST, SentinelGroup
+from stream.tools.harness import HOST
 
 from ..redis_server import RedisServer
-from ..rules.script import AWAY, HOME, T0, game_setup
-from ..sinks import Deltas
+from .backends import Backend, RedisBackend, SentinelBackend, SqliteBackend, rec, row
 
 
-def rec(n: int, *, game: str | None = "g1", seq: int | None = None, device: str = "d1",
-        client_id: str | None = None, body: bytes | None = None) -> Record:
-    return Record(game=game, seq=n if seq is None and game is not None else seq, device=device,
-                  client_id=client_id or f"e{n}", official="Ump One", digest=bytes([n % 256]) * 16,
-                  received_at=1_780_000_000_000 + n, body=body or b'{"n":%d}' % n)
-
-
-def row(r: Record) -> tuple[Any, ...]:
-    return (r.game, r.seq, r.device, r.client_id, r.digest, r.body)
-
-
-_CYCLE = ("clock.start", "whistle", "clock.start", "goal", "clock.start", "whistle", "clock.start",
-          "card", "whistle", "void")
-
-
-def bodies(game: str, first: int, n: int) -> list[dict[str, Any]]:
-    """Events ``first`` to ``first + n - 1`` of ``game`` (0 is its set-up), all accepted: play,
-    stoppages, goals, yellows that arrive late (stamped in the stoppage before the last
-    clock.start), and every other one voided."""
-    out: list[dict[str, Any]] = []
-    for k in range(first, first + n):
-        at = T0 + k * 10_000
-        kind = _CYCLE[(k - 1) % len(_CYCLE)]
-        cycle = (k - 1) // len(_CYCLE)
-        body: dict[str, Any] = {"type": kind}
-        if k == 0:
-            body = game_setup(game, at=T0 - 60_000)
-        elif kind == "goal":
-            body = {"type": "goal", "team": ("home", "away")[cycle % 2]}
-        elif kind == "card":
-            body = {"type": "card", "player": (*HOME, *AWAY)[cycle % 6], "color": "yellow",
-                    "conduct": "arguing", "at": at - 15_000}
-        elif kind == "void":
-            body = ({"type": "void", "target": f"ump/{game}-{k - 2}"} if cycle % 2
-                    else {"type": "horn", "split": True})
-        out.append({"id": f"{game}-{k}", "at": at, "game": game, **body})
-    return out
-
-
-async def send(hub: Hub, body: dict[str, Any]) -> pr.Ack:
-    """As a device's event reaches the hub: its digest as sent, its log id ``device/id``."""
-    event = codec.decode_event(msgspec.json.encode({**body, "id": f"ump/{body['id']}"}))
-    return await hub.submit(device="ump", official="Ump One", client_id=body["id"],
-                            payload_digest=digest(msgspec.json.encode(body)), event=event)
-
-
-def full_fold(records: list[Record]) -> Engine:
-    engine = Engine()
-    for r in records:
-        engine.feed(codec.decode_event(r.body))
-    return engine
-
-
-class StoreContract:
-    async def open_store(self) -> Store:
-        raise NotImplementedError
-
-    async def reopen(self, store: Store) -> Store:
-        raise NotImplementedError
-
-    def beyond(self, position: str) -> str:
-        """A position after ``position`` that no record has yet."""
-        raise NotImplementedError
-
-    def unopened(self) -> Store:
-        """A new instance on the same storage, not yet opened (``Hub.start`` opens it)."""
-        raise NotImplementedError
-
-    async def start_hub(self, store: Store) -> Hub:
-        """A hub started on the storage of ``store``, which is closed first (a restart)."""
-        await store.close()
-        hub = Hub(self.unopened(), Deltas())
-        await hub.start()
-        return hub
-
-    @pytest.fixture
-    async def store(self) -> AsyncIterator[Store]:
-        s = await self.open_store()
-        try:
-            yield s
-        finally:
-            await s.close()
-
+class StoreContract(Backend):
     async def test_appends_come_back_in_order_field_for_field(self, store: Store) -> None:
         records = [rec(1), rec(2), rec(0, game=None, client_id="t1"), rec(3)]
         for r in records:
@@ -211,6 +115,22 @@ class StoreContract:
         finally:
             await again.close()
 
+    async def test_stats_count_what_was_committed_since_the_store_opened(self, store: Store) -> None:
+        assert store.stats() == StoreStats(commits=0, records=0)
+        await asyncio.gather(*(store.append(rec(n)) for n in range(1, 21)))
+        with pytest.raises(DuplicateKey):
+            await store.append(rec(7))
+        stats = store.stats()
+        assert stats.records == 20  # the refused one is not among them
+        assert 1 <= stats.commits <= 21
+        again = await self.reopen(store)
+        try:
+            assert again.stats() == StoreStats(commits=0, records=0)
+            await again.append(rec(21))
+            assert again.stats() == StoreStats(commits=1, records=1)
+        finally:
+            await again.close()
+
     async def test_revocations_persist(self, store: Store) -> None:
         await store.revoke("jti-1", 1, "admin", "lost device")
         await store.revoke("jti-1", 2, "admin", "twice is harmless")
@@ -289,104 +209,8 @@ class StoreContract:
         finally:
             await again.close()
 
-    async def test_a_restart_folds_the_snapshot_then_the_tail_as_the_whole_log(self, store: Store) -> None:
-        hub = await self.start_hub(store)
-        first = {b["id"]: await send(hub, b) for b in bodies("g1", 0, 60) + bodies("g2", 0, 25)}
-        await hub.close()  # a clean shutdown: a snapshot of all 85
-        hub = await self.start_hub(hub.store)
-        try:
-            assert (hub.folded, hub.snapshots.position) == (0, hub.position)
-            assert hub.engine.state_hash() == full_fold(await hub.store.records()).state_hash()
-            assert hub.seqs == {"g1": 60, "g2": 25}
-            # A retry of an event folded from the snapshot: its first ack, as a duplicate.
-            for b in (bodies("g1", 0, 1)[0], bodies("g1", 48, 1)[0], bodies("g2", 24, 1)[0]):
-                again = await send(hub, b)
-                assert again == msgspec.structs.replace(first[b["id"]], duplicate=True, notices=[])
-            with pytest.raises(Conflict):
-                await send(hub, {**bodies("g1", 48, 1)[0], "type": "whistle"})
-            # Play on: late cards and voids reach into the games the snapshot holds.
-            later = {b["id"]: await send(hub, b) for b in bodies("g1", 60, 30) + bodies("g2", 25, 10)}
-            live = hub.engine.state_hash()
-            snapshot_at = hub.snapshots.position
-        finally:
-            await hub.store.close()  # a crash: no snapshot at shutdown
-        hub = await self.start_hub(hub.store)
-        try:
-            assert (hub.folded, hub.snapshots.position) == (40, snapshot_at)
-            assert hub.engine.state_hash() == live == full_fold(await hub.store.records()).state_hash()
-            assert hub.seqs == {"g1": 90, "g2": 35}
-            for b in (bodies("g1", 3, 1)[0], bodies("g1", 89, 1)[0], bodies("g2", 30, 1)[0]):
-                acks = first | later
-                assert await send(hub, b) == msgspec.structs.replace(acks[b["id"]], duplicate=True,
-                                                                    notices=[])
-            assert (await send(hub, bodies("g1", 90, 1)[0])).seq == 91
-        finally:
-            await hub.close()
 
-    async def test_a_bad_snapshot_is_ignored_for_a_full_fold(self, store: Store,
-                                                             caplog: pytest.LogCaptureFixture,
-                                                             monkeypatch: pytest.MonkeyPatch) -> None:
-        hub = await self.start_hub(store)
-        for b in bodies("g1", 0, 40):
-            await send(hub, b)
-        expected = hub.engine.state_hash()
-        await hub.close()
-        store = await self.reopen(hub.store)
-        found = await store.load_snapshot()
-        assert found is not None
-        at, good = found
-        engine = full_fold(await store.records())
-        beyond = self.beyond(at)
-
-        def made(**kw: Any) -> bytes:
-            args: dict[str, Any] = {"epoch": store.epoch, "position": at, **kw}
-            return bytes(snap.capture(engine, {}, {}, **args))
-
-        with monkeypatch.context() as m:
-            m.setattr(snap, "FORMAT", snap.FORMAT - 1)
-            old_version = made()
-        flipped = bytearray(good)
-        flipped[len(good) // 2] ^= 0x40
-        cases = {"not msgpack": (at, b"\xc1 not a snapshot"), "truncated": (at, good[:-100]),
-                 "a flipped bit": (at, bytes(flipped)), "older code": (at, old_version),
-                 "another log": (at, made(epoch="another")), "another position": (at, made(position=beyond)),
-                 "beyond the log": (beyond, made(position=beyond))}
-        for case, (position, blob) in cases.items():
-            await store.save_snapshot(position, blob)
-            caplog.clear()
-            with caplog.at_level(logging.WARNING, logger="arena_stream.hub"):
-                hub = await self.start_hub(store)
-            try:
-                assert (hub.folded, hub.snapshots.position) == (40, None), case
-                assert hub.engine.state_hash() == expected, case
-                warned = [r.message for r in caplog.records]
-                assert warned == ["snapshot ignored; folding the whole log"], case
-            finally:
-                await hub.close()  # writes a good one again
-            store = await self.reopen(hub.store)
-            assert await store.load_snapshot() == (at, good), case
-        await store.close()
-
-class TestSqliteStore(StoreContract):
-    @pytest.fixture(autouse=True)
-    def _dir(self, tmp_path: Path) -> None:
-        self.path = tmp_path / "arena.sqlite"
-
-    async def open_store(self) -> Store:
-        s = SqliteStore(self.path)
-        await s.open()
-        return s
-
-    async def reopen(self, store: Store) -> Store:
-        await store.close()
-        return await self.open_store()
-
-    def beyond(self, position: str) -> str:
-        return str(int(position) + 1)
-
-    def unopened(self) -> Store:
-        return SqliteStore(self.path)
-
+class TestSqliteStore(SqliteBackend, StoreContract):
     async def test_a_failed_snapshot_write_fails_nothing_else(self, store: Store) -> None:
         assert isinstance(store, SqliteStore)
         await store.append(rec(1))
@@ -405,8 +229,9 @@ class TestSqliteStore(StoreContract):
     async def test_group_commit_batches_concurrent_appends(self, store: Store) -> None:
         assert isinstance(store, SqliteStore)
         await asyncio.gather(*(store.append(rec(n)) for n in range(1, 301)))
-        assert store.committed_records == 300
-        assert store.commits < 300  # several records shared one transaction (one fsync)
+        stats = store.stats()
+        assert stats.records == 300
+        assert stats.commits < 300  # several records shared one transaction (one fsync)
 
     async def test_wal_and_full_sync_are_in_force(self, store: Store) -> None:
         import sqlite3
@@ -439,37 +264,16 @@ class TestSqliteStore(StoreContract):
 # ----------------------------------------------------------------------- Redis
 
 
-
-
-class TestRedisStore(StoreContract):
-    @pytest.fixture(autouse=True)
-    def _server(self, redis_server: RedisServer) -> None:
-        self.url = redis_server.url
-        self.prefix = f"t{uuid.uuid4().hex[:8]}:"
-
-    async def open_store(self) -> Store:
-        s = RedisStore(self.url, prefix=self.prefix)
-        await s.open()
-        return s
-
-    async def reopen(self, store: Store) -> Store:
-        await store.close()
-        return await self.open_store()
-
-    def beyond(self, position: str) -> str:
-        return f"{int(position.partition('-')[0]) + 1}-0"
-
-    def unopened(self) -> Store:
-        return RedisStore(self.url, prefix=self.prefix)
-
+class TestRedisStore(RedisBackend, StoreContract):
     async def test_pipelined_appends_share_a_round_trip(self, store: Store) -> None:
         """Appends of different games share a pipelined batch (one AOF fsync for many);
         a game's appends go one batch after another, in order."""
         assert isinstance(store, RedisStore)
         records = [rec(n, game=f"g{n % 10}", seq=n // 10 + 1) for n in range(300)]
         await asyncio.gather(*(store.append(r) for r in records))
-        assert store.committed_records == 300
-        assert store.commits <= 40  # 30 per game, 10 games a batch
+        stats = store.stats()
+        assert stats.records == 300
+        assert stats.commits <= 40  # 30 per game, 10 games a batch
         assert await store.game_records("g3") == [r for r in records if r.game == "g3"]
 
     async def test_an_append_built_on_a_refused_one_never_lands(self, store: Store) -> None:
@@ -513,15 +317,8 @@ async def test_redis_that_could_lose_acked_events_is_refused(tmp_path: Path) -> 
 # ----------------------------------------------------------------------- Redis through Sentinel
 
 
-class TestSentinelStore(TestRedisStore):
-    """The same contract through Sentinel (a primary, its replica, three Sentinels), with
-    every ack waiting for the replica (``replicas`` 1, the default on such a URL)."""
-
-    @pytest.fixture(autouse=True)
-    def _server(self, sentinel_group: SentinelGroup) -> None:
-        self.group = sentinel_group
-        self.url = sentinel_group.url
-        self.prefix = f"s{uuid.uuid4().hex[:8]}:"
+class TestSentinelStore(SentinelBackend, TestRedisStore):
+    """The same contract through Sentinel, with every ack waiting for the replica."""
 
     async def test_an_ack_comes_once_the_replica_has_the_write(self, store: Store) -> None:
         assert isinstance(store, RedisStore) and store.replicas == 1

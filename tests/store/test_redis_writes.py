@@ -30,7 +30,7 @@ from stream.store.redis_connect import redacted
 
 from ..redis_server import RedisServer
 from ..tcp_proxy import Proxy
-from .test_contract import rec
+from .backends import rec
 
 
 @pytest.fixture
@@ -91,7 +91,7 @@ async def test_the_append_script_names_every_key_it_touches(direct: Any, prefix:
     store = RedisStore("redis://unused", prefix=prefix)
 
     async def run(record: Record, script: str = APPEND) -> list[bytes]:
-        _, _, *rest = store._command(record)
+        _, _, *rest = store.writer.command(record)
         return list(await direct.eval(CHECKED + script, *rest))
 
     assert (await run(rec(1)))[0] == b"ok"                               # a game's record
@@ -144,7 +144,7 @@ async def test_a_write_to_a_redis_that_is_not_there_is_not_stored(
         store: RedisStore, proxy: Proxy, direct: Any, prefix: str) -> None:
     await store.append(rec(1))
     proxy.refuse = True
-    await store._conn.disconnect()  # the writer's connection is lost while idle: it must connect again
+    await store.writer.conn.disconnect()  # the writer's connection is lost while idle: it must connect again
     with pytest.raises(NotStored) as info:
         await store.append(rec(2))
     assert not isinstance(info.value, WriteUnknown) and info.value.code == "not_stored"

@@ -29,7 +29,7 @@ from stream.store.redis import WRITER_NAME, RedisStore
 from stream.store.redis_connect import SentinelURL, parse_sentinel_url
 from stream.tools.harness import HOST, Processes, RedisProcess, SentinelGroup
 
-from .test_contract import rec
+from .backends import rec
 
 # How long an ack may wait for the replica to confirm (its fsync): a healthy pair takes about
 # a millisecond, a busy disk has been seen to hold one fsync 372 ms. Where the replica is down

@@ -16,7 +16,7 @@ from stream.errors import StartupRefused
 from stream.store import START, DuplicateKey, Record, SeqTaken, TokenRecord
 from stream.store.sqlite import SCHEMA_VERSION, SqliteStore
 
-from .test_contract import rec
+from .backends import rec
 
 #: The layout as the store wrote it before it kept its version in ``meta``: the text of
 #: that ``SCHEMA``, kept here as it was so that this test keeps describing those files.
@@ -154,7 +154,7 @@ async def test_a_conflict_in_a_batch_stores_every_other_op_in_it_once(tmp_path: 
 
         held = asyncio.ensure_future(store._submit(hold))
         await asyncio.to_thread(entered.wait)  # the writer is inside a batch: the rest queue
-        commits = store.commits
+        commits = store.stats().commits
         outcomes = asyncio.gather(
             store.record_token(b'{"sub":"d9"}', 11, "admin"), store.append(rec(2)),
             store.revoke("jti-9", 12, "admin", "lost"), store.append(rec(1)),
@@ -164,7 +164,7 @@ async def test_a_conflict_in_a_batch_stores_every_other_op_in_it_once(tmp_path: 
         gate.set()
         await held
         results = await outcomes
-        assert store.commits == commits + 2  # the held batch, then all the others in one
+        assert store.stats().commits == commits + 2  # the held batch, then all the others in one
         assert [r is None for r in results] == [True, True, True, False, True, True]
         assert isinstance(results[3], DuplicateKey) and results[3].existing == rec(1)
         assert await store.records() == [rec(1), rec(2), rec(3)]

@@ -71,7 +71,7 @@ async def store_rate(path: Path, writers: int, seconds: float) -> tuple[float, i
             body = CARD % (b"warm-%d" % i, b"warm")
             await store.append(Record(game="warm", seq=i + 1, device="warm", client_id=f"warm-{i}",
                                       official="bench", digest=digest(body), received_at=i, body=body))
-        commits0, records0 = store.commits, store.committed_records
+        before = store.stats()
         end = loop.time() + seconds
 
         async def writer(i: int) -> None:
@@ -88,8 +88,8 @@ async def store_rate(path: Path, writers: int, seconds: float) -> tuple[float, i
         t0 = time.perf_counter()
         await asyncio.gather(*(writer(i) for i in range(writers)))
         elapsed = time.perf_counter() - t0
-        events = store.committed_records - records0
-        commits = store.commits - commits0
+        after = store.stats()
+        events, commits = after.records - before.records, after.commits - before.commits
     finally:
         await store.close()
     return events / elapsed, events, commits
