@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+from typing import Any
 
 import msgspec
 from aiohttp import web
@@ -168,6 +169,11 @@ async def decisions_csv(request: web.Request) -> web.Response:
         "Content-Disposition": f'attachment; filename="{filename(event)}-decisions.csv"'})
 
 
+def _event_read(op_id: str, summary: str, tag: str, ok: dict[str, Any], what: str) -> dict[str, Any]:
+    """A read of one event's: admin or committee token (403 another event's), 404 no such event."""
+    return op(op_id, summary, tag, admin_responses(**{
+        "200": ok, "403": scoped(f"`out_of_scope`: a committee token asking for another event's {what}"),
+        "404": UNKNOWN_EVENT}), admin=True, params=["event"])
 
 
 ROUTES = (
@@ -176,40 +182,24 @@ ROUTES = (
     get("/api/events", events, op("listEvents", "Every tournament event", "admin", admin_responses(**{
         "200": list_of("Tournament", "class, handicap, teams, completed, eliminated, rules; by id")}),
         admin=True)),
-    get("/api/events/{event}/reports.csv", event_reports_csv, op(
+    get("/api/events/{event}/reports.csv", event_reports_csv, _event_read(
         "eventReportsCsv", "Every game report of a tournament event, as one CSV", "admin",
-        admin_responses(**{
-            "200": {"description": "a `game` column, then the columns of `/games/{game}/report.csv`; "
-                                   "the games in set-up order (a download)", "content": _CSV},
-            "403": scoped("`out_of_scope`: a committee token asking for another event's reports"),
-            "404": UNKNOWN_EVENT}),
-        admin=True, params=["event"])),
-    get("/api/events/{event}/decisions", decisions, op(
+        {"description": "a `game` column, then the columns of `/games/{game}/report.csv`; "
+                        "the games in set-up order (a download)", "content": _CSV}, "reports")),
+    get("/api/events/{event}/decisions", decisions, _event_read(
         "eventDecisions", "Every decision of a tournament event's committee, oldest first", "admin",
-        admin_responses(**{
-            "200": list_of("CommitteeDecision", "its set-up, completion, eliminations, roster changes and "
-                                                "the committee's increases, rescinds and decreases, each "
-                                                "with who (`by`), when (`at`), why and what it changed"),
-            "403": scoped("`out_of_scope`: a committee token asking for another event's decisions"),
-            "404": UNKNOWN_EVENT}),
-        admin=True, params=["event"])),
-    get("/api/events/{event}/decisions.csv", decisions_csv, op(
+        list_of("CommitteeDecision", "its set-up, completion, eliminations, roster changes and "
+                                     "the committee's increases, rescinds and decreases, each "
+                                     "with who (`by`), when (`at`), why and what it changed"), "decisions")),
+    get("/api/events/{event}/decisions.csv", decisions_csv, _event_read(
         "eventDecisionsCsv", "The same decisions, as CSV", "admin",
-        admin_responses(**{
-            "200": {"description": "one row per decision, the fields of `CommitteeDecision` with "
-                                   "`text_en` and `text_es` (a download)", "content": _CSV},
-            "403": scoped("`out_of_scope`: a committee token asking for another event's decisions"),
-            "404": UNKNOWN_EVENT}),
-        admin=True, params=["event"])),
-    get("/api/events/{event}/log", event_log, op(
+        {"description": "one row per decision, the fields of `CommitteeDecision` with "
+                        "`text_en` and `text_es` (a download)", "content": _CSV}, "decisions")),
+    get("/api/events/{event}/log", event_log, _event_read(
         "eventLog", "A tournament event's records as JSON Lines", "log",
-        admin_responses(**{
-            "200": ndjson("its games' records, its own set-up, completion and eliminations, the "
-                          "committee's decisions on obligations from its games, and the "
-                          "registrations that enter no other event; in log order (a download)"),
-            "403": scoped("`out_of_scope`: a committee token asking for another event's log"),
-            "404": UNKNOWN_EVENT}),
-        admin=True, params=["event"])),
+        ndjson("its games' records, its own set-up, completion and eliminations, the "
+               "committee's decisions on obligations from its games, and the "
+               "registrations that enter no other event; in log order (a download)"), "log")),
     post("/api/events/{event}/complete", complete_event, op(
         "completeEvent", "Mark a tournament event completed (an `event.complete` event)", "admin",
         submit_responses(), admin=True, body="EventCompleteRequest", body_required=False,
