@@ -5,16 +5,17 @@ nothing they list is one the service can't send; the AsyncAPI document
 (``stream/live/asyncapi_doc.py``) agrees.
 
 The code side is read from the code, not from a list: the syntax tree of
-``stream/live/*.py`` and ``stream/errors.py`` gives the error codes (the code of
+``stream/live/**/*.py`` and ``stream/errors.py`` gives the error codes (the code of
 every ``Error(code=…)`` frame, every ``AuthError``/``MalformedEvent``/``Refused``/
 ``Conflict``/``ProtocolError(…)``, an error class that fixes its own code such as
 ``NotStored``, and every call of a helper that takes a ``code`` parameter, such as
-``_malformed`` and ``_problem``) and the close codes and reasons (every
+``_malformed`` and ``problem``) and the close codes and reasons (every
 ``close(code=CloseCode.X, message=…)``, and aiohttp's 1009 where a socket sets
 ``max_msg_size``). Which socket can send a code is what is reachable, by the
 names of the functions called, from its handler (``ingest.device_ws``,
-``watch.watch_ws``) or from the HTTP handlers routed by ``app.build_app``. The
-frame types are the tagged unions of ``stream/live/protocol.py``.
+``watch.watch_ws``) or from the HTTP handlers of the route table that
+``app.build_app`` routes (``schemas.ROUTES``). The frame types are the tagged
+unions of ``stream/live/protocol.py``.
 
 The rules' own refusals (``Refused`` in ``stream/rules/``) are documented in
 log-format.md and checked by ``test_docs.py``; the error table here points to them."""
@@ -144,7 +145,7 @@ def _close_code(node: ast.AST | None) -> int | None:
 def scan_service() -> dict[str, list[Scanned]]:
     """Every function of stream/live (and stream/errors.py), by the name it is called by."""
     trees = {path: ast.parse(path.read_text(encoding="utf-8"))
-             for path in [*sorted(LIVE.glob("*.py")), ERRORS]}
+             for path in [*sorted(LIVE.rglob("*.py")), ERRORS]}
     error_classes, fixed = _error_classes(trees[ERRORS])
     defs = [(name, fn, path) for path, tree in trees.items() for name, fn in _defs(tree)]
     # Helpers that take a ``code`` (``_malformed``, ``_problem``): its position, and the
@@ -247,19 +248,9 @@ def reachable(*entries: str) -> list[Scanned]:
 
 
 def http_handlers() -> list[str]:
-    """The handlers ``app.build_app`` routes (``web.get(path, handler)``, ``add_get``),
-    and those the modules it calls ``add_routes`` of route there, but the two WebSocket ones."""
-    tree = ast.parse((LIVE / "app.py").read_text(encoding="utf-8"))
-    build = next(n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == "build_app")
-    routers = [build]
-    for call in ast.walk(build):
-        if (isinstance(call, ast.Call) and call_name(call) == "add_routes"
-                and isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Name)):
-            module = ast.parse((LIVE / f"{call.func.value.id}.py").read_text(encoding="utf-8"))
-            routers += [n for n in module.body if isinstance(n, ast.FunctionDef) and n.name == "add_routes"]
-    names = {call.args[1].id for router in routers for call in ast.walk(router) if isinstance(call, ast.Call)
-             and call_name(call) in ("get", "post", "add_get", "add_post") and len(call.args) == 2
-             and isinstance(call.args[1], ast.Name)}
+    """The handlers of the route table ``app.build_app`` routes (``schemas.ROUTES``), but
+    the two WebSocket ones."""
+    names = {route.handler.__name__ for route in schemas.ROUTES if route.handler is not None}
     return sorted(names - set(HANDLERS.values()))
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from playwright.async_api import Page, expect
 
-from stream.live import app as stream_app
+from stream.live.http import pages
 
 from ..docs_text import protocol_section
 from ..service.conftest import RunningServer, Server
@@ -34,11 +34,11 @@ def _snippets() -> tuple[str, str]:
 async def doc_server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Server]:
     """The service, serving a copy of its clients' folder with the doc's two files saved in it."""
     folder = tmp_path / "web"
-    shutil.copytree(stream_app.CLIENTS, folder, ignore=shutil.ignore_patterns("__pycache__", "*.py"))
+    shutil.copytree(pages.CLIENTS, folder, ignore=shutil.ignore_patterns("__pycache__", "*.py"))
     html, js = _snippets()
     (folder / "mini.html").write_text(html)
     (folder / "mini.js").write_text(js)
-    monkeypatch.setattr(stream_app, "CLIENTS", folder)
+    monkeypatch.setattr(pages, "CLIENTS", folder)
     async with RunningServer(tmp_path / "data") as server:
         yield server
 

@@ -36,6 +36,7 @@ from stream import cli
 from stream.errors import NotStored
 from stream.live import app as stream_app
 from stream.live.config import Config
+from stream.live.http import pages
 from stream.serve import config_from
 from stream.store import Record
 from stream.store.redis import RedisStore
@@ -329,7 +330,7 @@ def test_dockerfile_structure() -> None:
 def test_the_image_installs_the_wheel_with_the_locked_dependencies() -> None:
     """The pages are inside the package (stream.web): the image builds the wheel from the
     tree with the locked dependencies, installs it into the venv, and keeps only the venv."""
-    assert stream_app.CLIENTS.parent == Path(stream.__file__).resolve().parent.parent / "clients", (
+    assert pages.CLIENTS.parent == Path(stream.__file__).resolve().parent.parent / "clients", (
         "the pages are written in clients/web, the folder the package stream.web is built from")
     all_stages = stages(dockerfile())
     build, final = all_stages[0], all_stages[-1]

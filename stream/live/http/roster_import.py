@@ -1,28 +1,12 @@
-"""Rosters over HTTP: teams and players as registered in the log, their logos, and a CSV import.
+"""Rosters from a CSV: the template, and the import of teams and players.
 
-Every route takes an admin or a committee token (``Authorization: Bearer``) but the
-logos and the CSV template, which carry nothing private:
-
-    GET  /api/teams                   every team's current registration
-    GET  /api/teams/{team}            its current registration and every revision
-    GET  /api/players                 every player's current registration
-    GET  /api/players/{player}        its current registration and every revision
-    POST /api/teams                   a ``team.registered`` (201 ack / 409 stale_registration / 400)
-    POST /api/players                 a ``player.registered``
-    POST /api/teams/{team}/logo       a PNG, JPEG, WebP or GIF of at most 64 KiB: its SHA-256
-    GET  /logos/{sha}                 the image, cached for good (it is named by its content)
-    GET  /api/rosters/template.csv    the CSV the import takes
-    POST /api/rosters/import?event=E  teams and players from a CSV, every row checked first
-
-A registration is an event like any other (``submit_fields``, as a device sends it):
-the answers are the device's, and a committee token changes only the teams and players
-of its own event, or of none (``auth.committee_rosters``; docs/security.md). The import
-checks every row (the event's schema, the token's rights, the file's own consistency and
-the engine's checks) before it sends anything; a file with one bad row imports nothing
-and names each bad row by line and column (403 ``out_of_scope`` when a row is of another
-event than the committee token's, else 400 ``invalid_csv``). Rows that register what
-is registered already are skipped. Each registration of a file has an id made of the
-file's digest and its line, so a file sent again is acked as duplicates.
+The import checks every row (the event's schema, the token's rights, the file's own
+consistency and the engine's checks) before it sends anything; a file with one bad row
+imports nothing and names each bad row by line and column (403 ``out_of_scope`` when a
+row is of another event than the committee token's, else 400 ``invalid_csv``). Rows
+that register what is registered already are skipped. Each registration of a file has
+an id made of the file's digest and its line, so a file sent again is acked as
+duplicates. Its routes are in the rosters' table (``rosters.py``).
 """
 
 from __future__ import annotations
@@ -32,36 +16,21 @@ import csv
 import hashlib
 import io
 import re
-import secrets
-from collections.abc import Sequence
 from typing import Any
 
 import msgspec
 from aiohttp import web
 
-from ..errors import AuthError, MalformedEvent, Refused
-from ..rules import codec
-from ..rules.engine import Engine
-from ..rules.events import PlayerRegistered, TeamRegistered
-from ..rules.rosters import PlayerEntry, TeamEntry
-from . import api_types, auth, committee_api, report_csv
-from . import protocol as pr
-from .ingest import submit_fields
-from .service import Service
-
-_json = msgspec.json.Encoder()
-_body = msgspec.json.Decoder(dict[str, Any])
-
-#: The images a logo may be, by Content-Type: what its first bytes must be.
-LOGO_TYPES: dict[str, tuple[bytes, ...]] = {
-    "image/png": (b"\x89PNG\r\n\x1a\n",),
-    "image/jpeg": (b"\xff\xd8\xff",),
-    "image/gif": (b"GIF87a", b"GIF89a"),
-    "image/webp": (b"RIFF",),          # and b"WEBP" at offset 8
-}
-LOGO_MAX = 64 * 1024
-IMMUTABLE = "public, max-age=31536000, immutable"
-_SHA = re.compile(r"^[0-9a-f]{64}$")
+from ...errors import AuthError, MalformedEvent, Refused
+from ...rules import codec
+from ...rules.engine import Engine
+from ...rules.events import PlayerRegistered, TeamRegistered
+from ...rules.rosters import PlayerEntry, TeamEntry
+from .. import api_types, auth, committee_api, report_csv
+from .. import protocol as pr
+from ..ingest import submit_fields
+from ..service import Service
+from .responses import RETRY, error_status, problem, send
 
 #: The CSV's columns, in the template's order (one row per player; the team's repeat).
 COLUMNS = ("team", "team_name", "short", "primary", "secondary", "player", "player_name", "number",
@@ -79,147 +48,11 @@ _PLAYER_COLUMNS = {"player": "player", "name": "player_name", "number": "number"
                    "handicap": "handicap", "team": "team"}
 
 
-def _send(doc: msgspec.Struct | Sequence[msgspec.Struct], status: int = 200,
-          headers: dict[str, str] | None = None) -> web.Response:
-    return web.Response(status=status, body=_json.encode(doc), content_type="application/json",
-                        headers=headers)
-
-
-def _problem(status: int, code: str, detail: str) -> web.Response:
-    return _send(api_types.Problem(code=code, detail=detail), status)
-
-
 def _bad_rows(code: str, detail: str, rows: list[api_types.CsvRowProblem], status: int = 400) -> web.Response:
     """A file that can't be imported (400; 403 with a row outside a committee token's event):
     every bad row, by line and column."""
-    return _send(api_types.InvalidCsv(code=code, detail=detail, rows=sorted(rows, key=lambda r: r.line)),
+    return send(api_types.InvalidCsv(code=code, detail=detail, rows=sorted(rows, key=lambda r: r.line)),
                  status)
-
-
-def _status(err: pr.Error) -> int:
-    """An event refused, as HTTP (as ``app._submit`` answers)."""
-    return {"not_stored": 503, "unknown": 503, "forbidden": 403, "out_of_scope": 403,
-            "id_conflict": 409}.get(err.code, 400 if err.clause is None else 409)
-
-
-def answer(result: pr.Ack | pr.Error) -> web.Response:
-    if isinstance(result, pr.Error):
-        return _send(result, _status(result), {"Retry-After": "1"} if result.retry else None)
-    return _send(result, 200 if result.duplicate else 201)
-
-
-# ------------------------------------------------------------------ reading
-
-
-async def list_teams(request: web.Request) -> web.Response:
-    committee_api.staff(request)
-    return _send(request.app[Service.KEY].hub.engine.teams())
-
-
-async def get_team(request: web.Request) -> web.Response:
-    committee_api.staff(request)
-    engine = request.app[Service.KEY].hub.engine
-    team = request.match_info["team"]
-    current = engine.team(team)
-    if current is None:
-        return _problem(404, "unknown_team", f"no team {team!r} is registered")
-    return _send(api_types.TeamDocument(current=current, history=engine.team_history(team)))
-
-
-async def list_players(request: web.Request) -> web.Response:
-    committee_api.staff(request)
-    return _send(request.app[Service.KEY].hub.engine.players())
-
-
-async def get_player(request: web.Request) -> web.Response:
-    committee_api.staff(request)
-    engine = request.app[Service.KEY].hub.engine
-    player = request.match_info["player"]
-    current = engine.player(player)
-    if current is None:
-        return _problem(404, "unknown_player", f"no player {player!r} is registered")
-    return _send(api_types.PlayerDocument(current=current, history=engine.player_history(player)))
-
-
-# ------------------------------------------------------------------ registering
-
-
-async def _register(request: web.Request, etype: str) -> web.Response:
-    claims = committee_api.staff(request)  # the token first: an anonymous caller learns nothing
-    try:
-        fields = _body.decode(await request.read())
-    except (msgspec.DecodeError, RecursionError) as err:
-        return _problem(400, "invalid_field", f"the body is not a JSON object: {err}")
-    fields = {**fields, "type": etype}
-    fields.setdefault("id", f"api-{secrets.token_hex(6)}")
-    return answer(await submit_fields(request.app[Service.KEY], claims, fields, None))
-
-
-async def post_team(request: web.Request) -> web.Response:
-    return await _register(request, "team.registered")
-
-
-async def post_player(request: web.Request) -> web.Response:
-    return await _register(request, "player.registered")
-
-
-# ------------------------------------------------------------------ logos
-
-
-def _image_type(data: bytes) -> str | None:
-    """The image type ``data`` is, by its first bytes."""
-    for kind, magics in LOGO_TYPES.items():
-        if any(data.startswith(m) for m in magics) and (kind != "image/webp" or data[8:12] == b"WEBP"):
-            return kind
-    return None
-
-
-async def _read_limited(request: web.Request, limit: int) -> bytes | None:
-    """The body, or None once it is longer than ``limit`` (nothing more is read)."""
-    if request.content_length is not None and request.content_length > limit:
-        return None
-    out = bytearray()
-    while chunk := await request.content.read(limit + 1 - len(out)):
-        out += chunk
-        if len(out) > limit:
-            return None
-    return bytes(out)
-
-
-async def post_logo(request: web.Request) -> web.Response:
-    committee_api.staff(request)
-    svc = request.app[Service.KEY]
-    kind = request.content_type
-    if kind not in LOGO_TYPES:
-        return _problem(415, "unsupported_media", f"a logo is a PNG, JPEG, WebP or GIF image "
-                                                  f"(Content-Type {', '.join(LOGO_TYPES)}), not {kind!r}")
-    data = await _read_limited(request, LOGO_MAX)
-    if data is None:
-        return _problem(413, "too_large", f"a logo is at most {LOGO_MAX // 1024} KiB")
-    if _image_type(data) != kind:
-        return _problem(415, "unsupported_media", f"the body is not a {kind.removeprefix('image/').upper()} "
-                                                  "image (its first bytes are not that format's)")
-    sha = hashlib.sha256(data).hexdigest()
-    await svc.hub.store.put_blob(sha, kind, data)
-    return _send(api_types.LogoStored(logo=sha, url=f"/logos/{sha}"), 201)
-
-
-async def get_logo(request: web.Request) -> web.Response:
-    sha = request.match_info["sha"]
-    etag = f'"{sha}"'
-    if not _SHA.match(sha):
-        return _problem(404, "unknown_logo", "a logo is named by the SHA-256 of its bytes (64 hex digits)")
-    headers = {"Cache-Control": IMMUTABLE, "ETag": etag, "X-Content-Type-Options": "nosniff"}
-    if etag in request.headers.get("If-None-Match", ""):
-        return web.Response(status=304, headers=headers)
-    found = await request.app[Service.KEY].hub.store.get_blob(sha)
-    if found is None:
-        return _problem(404, "unknown_logo", f"no logo {sha} is stored")
-    kind, data = found
-    return web.Response(body=data, content_type=kind, headers=headers)
-
-
-# ------------------------------------------------------------------ CSV
 
 
 async def template_csv(request: web.Request) -> web.Response:
@@ -391,7 +224,7 @@ async def import_csv(request: web.Request) -> web.Response:
             continue
         except AuthError as err:
             if claims.role != "committee" or err.code != "out_of_scope":
-                return _problem(403, err.code, err.detail)  # the token's, not the row's
+                return problem(403, err.code, err.detail)  # the token's, not the row's
             outside += 1
             problems.append(api_types.CsvRowProblem(line=row.line, field=_scope_column(row, err),
                                                     reason=err.detail))
@@ -417,26 +250,10 @@ async def import_csv(request: web.Request) -> web.Response:
     done = api_types.RosterImported(teams=new.count("team"), players=new.count("player"),
                                     unchanged=unchanged, acks=acks, error=failed)
     if failed is not None:
-        return _send(done, _status(failed), {"Retry-After": "1"} if failed.retry else None)
-    return _send(done)
+        return send(done, error_status(failed), RETRY if failed.retry else None)
+    return send(done)
 
 
 def _reason(detail: str) -> str:
     """A schema error's reason, without the path (the column says where)."""
     return re.sub(r"\s*-\s*at `\$[^`]*`$", "", detail)
-
-
-def add_routes(app: web.Application) -> None:
-    """Add this module's routes to the service's application."""
-    app.add_routes([
-        web.get("/api/teams", list_teams),
-        web.post("/api/teams", post_team),
-        web.get("/api/teams/{team}", get_team),
-        web.post("/api/teams/{team}/logo", post_logo),
-        web.get("/api/players", list_players),
-        web.post("/api/players", post_player),
-        web.get("/api/players/{player}", get_player),
-        web.get("/logos/{sha}", get_logo),
-        web.get("/api/rosters/template.csv", template_csv),
-        web.post("/api/rosters/import", import_csv),
-    ])

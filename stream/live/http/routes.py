@@ -1,0 +1,10 @@
+"""Every route of the HTTP API but the two documents' own (``schemas.py`` adds them), one
+table per resource, in the order the OpenAPI document lists them."""
+
+from __future__ import annotations
+
+from . import admin, events, games, ledger, pages, reports, rosters, site, tokens
+from .route import Route
+
+TABLE: tuple[Route, ...] = (*site.ROUTES, *games.ROUTES, *events.ROUTES, *ledger.ROUTES, *tokens.ROUTES,
+                            *rosters.ROUTES, *admin.ROUTES, *pages.ROUTES, *reports.ROUTES)
