@@ -7,11 +7,11 @@
 
 import { WatchSocket } from "./watch.js";
 import { applyPatch } from "./patch.js";
-import { gameClock, mmss } from "./live.js";
+import { gameClock } from "./live.js";
 import { S, bus, t, el, swatch } from "./committee-ui.js";
 import { stamp } from "./committee-live.js";
+import { $, mmss } from "./common.js";
 
-const $ = (sel, root = document) => root.querySelector(sel);
 const ALERTS_KEPT = 6;
 
 const obligationNotices = (notices) => (notices || []).some((n) => String(n.type).startsWith("obligation."));

@@ -9,8 +9,8 @@
 import { api, submit } from "./committee-api.js";
 import { fillFromDraw } from "./committee-games.js";
 import { S, bus, t, el, option, run, reload, formMessage, teamName, flash, errorText } from "./committee-ui.js";
+import { $ } from "./common.js";
 
-const $ = (sel, root = document) => root.querySelector(sel);
 const FORMATS = ["knockout", "round_robin"];
 const draw = { bracket: null, event: "", seeds: [] };
 

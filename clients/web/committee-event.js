@@ -8,8 +8,7 @@ import { api, submit, ApiError, session } from "./committee-api.js";
 import { S, bus, t, el, option, run, reload, formMessage, slug, swatch, team, errorText } from "./committee-ui.js";
 import { fieldHint } from "./refusals.js";
 import { translator } from "./committee-i18n.js";
-
-const $ = (sel, root = document) => root.querySelector(sel);
+import { $ } from "./common.js";
 
 export function init() {
   $("#event-form").addEventListener("submit", (e) => { e.preventDefault(); createEvent(); });

@@ -4,8 +4,7 @@
 
 import { download } from "./committee-api.js";
 import { S, bus, t, el, flash, teamName, errorText } from "./committee-ui.js";
-
-const $ = (sel, root = document) => root.querySelector(sel);
+import { $ } from "./common.js";
 
 export function init() {
   $("#export-csv").addEventListener("click", () => save(`/api/events/${encodeURIComponent(S.event)}/reports.csv`, `${S.event}-reports.csv`));

@@ -7,8 +7,8 @@
 import { submit } from "./committee-api.js";
 import { S, bus, t, el, option, run, reload, formMessage, playerName, teamName, parseMmss } from "./committee-ui.js";
 import { fromLocal, officialsOf } from "./committee-order.js";
+import { $ } from "./common.js";
 
-const $ = (sel, root = document) => root.querySelector(sel);
 const SIDES = ["home", "away"];
 const KINDS = ["regular", "consolation", "subsidiary_first_round", "shootout"];
 

@@ -236,10 +236,6 @@ export const DICT = {
   },
 };
 
-export function pickLang(value) {
-  return String(value || "en").toLowerCase().startsWith("es") ? "es" : "en";
-}
-
 export function translator(lang) {
   const table = DICT[lang] || DICT.en;
   return (key, vars = {}) => String(table[key] ?? DICT.en[key] ?? key)

@@ -5,11 +5,11 @@
 // or a team's (eliminated).
 
 import { api, submit } from "./committee-api.js";
-import { S, bus, t, el, option, run, reload, formMessage, playerName, teamName, mmss, parseMmss, errorText } from "./committee-ui.js";
+import { S, bus, t, el, option, run, reload, formMessage, playerName, teamName, parseMmss, errorText } from "./committee-ui.js";
 import { stamp } from "./committee-live.js";
 import { translator } from "./committee-i18n.js";
+import { $, mmss } from "./common.js";
 
-const $ = (sel, root = document) => root.querySelector(sel);
 let obligations = [];
 let generation = 0;      // the latest refresh: an older one's answers, landing later, are dropped
 

@@ -6,8 +6,8 @@
 
 import { api, submit } from "./committee-api.js";
 import { S, bus, t, el, run, reload, formMessage, teamName, errorText } from "./committee-ui.js";
+import { $ } from "./common.js";
 
-const $ = (sel, root = document) => root.querySelector(sel);
 const ROLES = [["umpires", 0, "umpire"], ["umpires", 1, "umpire"], ["referee", null, "referee"], ["timekeeper", null, "timekeeper"]];
 const urls = [];
 

@@ -5,8 +5,8 @@
 
 import { api } from "./committee-api.js";
 import { S, bus, t, el, run, flash, teamName, formMessage, errorText } from "./committee-ui.js";
+import { $ } from "./common.js";
 
-const $ = (sel, root = document) => root.querySelector(sel);
 const ROLES = ["umpire", "referee", "timekeeper"];
 const made = new Map();   // `${game}/${role}` -> the last pairing made (kept across re-renders)
 const urls = [];

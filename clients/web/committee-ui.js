@@ -3,7 +3,8 @@
 // how a refusal is shown: beside the field it is about, with the API's reason, code and clause.
 
 import { api } from "./committee-api.js";
-import { translator, pickLang } from "./committee-i18n.js";
+import { translator } from "./committee-i18n.js";
+import { pickLang } from "./common.js";
 import { el } from "./live.js";
 import { refusalWords } from "./refusals.js";
 
@@ -192,11 +193,6 @@ export function flash(text, kind = "ok") {
   const item = el("div", { class: `flash ${kind}`, role: kind === "error" ? "alert" : "status" }, text);
   box.append(item);
   setTimeout(() => item.remove(), 6000);
-}
-
-export function mmss(ms) {
-  const s = Math.max(0, Math.ceil((ms || 0) / 1000));
-  return `${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")}`;
 }
 
 /** "7:30" or "450" (seconds) -> ms; NaN when it reads as neither. */

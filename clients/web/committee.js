@@ -17,8 +17,8 @@ import * as daySection from "./committee-day.js";
 import * as ledgerSection from "./committee-ledger.js";
 import * as exportSection from "./committee-export.js";
 import * as live from "./committee-live.js";
+import { $ } from "./common.js";
 
-const $ = (sel) => document.querySelector(sel);
 const TABS = ["event", "games", "pair", "order", "day", "ledger", "export"];
 
 const params = new URLSearchParams(location.search);

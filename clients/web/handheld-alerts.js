@@ -2,7 +2,8 @@
 // not expect, and say what to check), from this device's acks and from the feed, stays on
 // top of the page until the official dismisses it; kept per game in localStorage.
 import { L, t } from "./handheld.js";
-import { $, LS, S, esc, h, hhmmss, lsGet, lsSet, setHTML } from "./handheld-state.js";
+import { LS, S, esc, h, hhmmss, lsGet, lsSet, setHTML } from "./handheld-state.js";
+import { $ } from "./common.js";
 
 /** The same alert reaches this page twice (the ack, then the feed's delta): one key for both. */
 const alertKey = (n) => [n.cause, n.code, n.subject || "", n.player || "", n.at].join("|");

@@ -14,7 +14,8 @@
  *
  * No build step, no dependencies. */
 import { lang, setLang, t } from "./handheld.js";
-import { $, LS, S, app, lsGet, lsSet } from "./handheld-state.js";
+import { LS, S, app, lsGet, lsSet } from "./handheld-state.js";
+import { $ } from "./common.js";
 import { dismissAlert, loadAlerts } from "./handheld-alerts.js";
 import { connectDevice, dropDevice, followNetwork } from "./handheld-device.js";
 import { feedSeq, feedState, loadWatch, startFeed, stopFeed } from "./handheld-feed.js";

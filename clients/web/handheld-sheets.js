@@ -4,7 +4,8 @@
 // a function that draws it, redrawn when the language changes; its Record button puts the
 // event in the outbox.
 import { CONDUCTS, cardName, conductLabel, lang, t } from "./handheld.js";
-import { $, S, h, hhmmss, lastUndoable, pendingCards, player, recentEvents, sideOf, teamName, who } from "./handheld-state.js";
+import { S, h, hhmmss, lastUndoable, pendingCards, player, recentEvents, sideOf, teamName, who } from "./handheld-state.js";
+import { $ } from "./common.js";
 import { record } from "./handheld-outbox.js";
 
 const sheet = () => $("#sheet");

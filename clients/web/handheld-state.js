@@ -40,8 +40,6 @@ export function lsSet(key, value) {
 
 // ------------------------------------------------------------------ DOM
 
-export const $ = (sel) => document.querySelector(sel);
-
 export function h(tag, props, ...kids) {
   const el = document.createElement(tag);
   for (const [k, v] of Object.entries(props || {})) {
@@ -68,17 +66,21 @@ export function setHTML(el, html) {
 
 // ------------------------------------------------------------------ time
 
-export function mmss(ms) {
-  ms = Math.max(0, Math.ceil(ms / 1000) * 1000);
-  const s = Math.floor(ms / 1000);
-  return `${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")}`;
-}
 export function hhmmss(at) {
   return new Date(at).toLocaleTimeString(lang === "es" ? "es" : "en-GB", { hour12: false });
 }
 /** The server's clock: from this device's clock sync, else from the feed's. */
 export const serverNow = () => Date.now() + (S.offsetFromDevice || !S.live ? S.offset : S.live.offset);
 export const ago = (ms) => t("ago", { s: Math.max(0, Math.round((Date.now() - ms) / 1000)) });
+/** The game clock now: run from `clock.at` while it runs, held while the feed is stale. */
+export function clockFigures() {
+  const c = S.view && S.view.clock;
+  if (!c) return null;
+  const stale = !S.live || S.live.stale;
+  const run = c.running && !stale;
+  const remaining = run ? Math.max(0, c.remaining_ms - (serverNow() - c.at)) : c.remaining_ms;
+  return { ...c, left: remaining, stale };
+}
 
 // ------------------------------------------------------------------ the game
 

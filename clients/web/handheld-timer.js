@@ -5,8 +5,8 @@
 // time (a setting, 30 s unless changed); the screen kept awake while the game is live (the
 // Screen Wake Lock, taken again when the page is shown again).
 import { t } from "./handheld.js";
-import { $, S, esc, isTimekeeper, lsGet, lsSet, mmss, serverNow, setHTML } from "./handheld-state.js";
-import { clockFigures } from "./handheld-views.js";
+import { S, clockFigures, esc, isTimekeeper, lsGet, lsSet, serverNow, setHTML } from "./handheld-state.js";
+import { $, mmss } from "./common.js";
 
 const WARN_MS = 30000;
 const REMIND_KEY = "arena.handheld.stopRemind";

@@ -5,9 +5,10 @@
 import { L, cardName, clauseText, lang, reasonText, stripCitation, t } from "./handheld.js";
 import { REASONS } from "./refusals.js";
 import {
-  $, S, ago, entryLogId, esc, hhmmss, isOffline, isOfficial, isTimekeeper, lastUndoable, mmss, namedConduct, pendingCards,
+  S, ago, clockFigures, entryLogId, esc, hhmmss, isOffline, isOfficial, isTimekeeper, lastUndoable, namedConduct, pendingCards,
   player, registered, serverNow, setHTML, teamColours, teamLetters, teamName, voidedTargets, describe,
 } from "./handheld-state.js";
+import { $, mmss } from "./common.js";
 import { playerText, teamShort } from "./watch.js";
 import { renderAlerts } from "./handheld-alerts.js";
 import { deviceWatchdog } from "./handheld-device.js";
@@ -345,16 +346,6 @@ export function toast(text, kind) {
 }
 
 // ------------------------------------------------------------------ ticking
-
-/** The game clock now: run from `clock.at` while it runs, held while the feed is stale. */
-export function clockFigures() {
-  const c = S.view && S.view.clock;
-  if (!c) return null;
-  const stale = !S.live || S.live.stale;
-  const run = c.running && !stale;
-  const remaining = run ? Math.max(0, c.remaining_ms - (serverNow() - c.at)) : c.remaining_ms;
-  return { ...c, left: remaining, stale };
-}
 
 function tickValue(el) {
   const kind = el.dataset.tick;

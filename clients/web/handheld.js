@@ -15,6 +15,7 @@
 //   handheld-main.js     the entry: sign in and out, taps, the service worker, start
 
 import { refusalWords } from "./refusals.js";
+import { pickLang } from "./common.js";
 
 export const CONDUCTS = [
   ["appealing", "Appealing to officials", "Apelar a los umpires"],
@@ -64,7 +65,6 @@ const CLAUSES = {
   A4: ["Arena · Ties (Arena Rule 5.c)", "Arena · Empates (Regla de Arena 5.c)"],
   L1: ["Log · The event log", "Registro · El registro de eventos"],
 };
-
 
 const I18N = {
   en: {
@@ -451,19 +451,16 @@ const I18N = {
   },
 };
 
-const params = new URLSearchParams(location.search);
-
 /** ?lang=, else the language chosen before on this handheld, else the browser's. */
-function pickLang() {
-  const q = (params.get("lang") || "").toLowerCase();
+function startingLang() {
+  const q = (new URLSearchParams(location.search).get("lang") || "").toLowerCase();
   if (q === "es" || q === "en") return q;
   let saved = null;
   try { saved = localStorage.getItem("arena.handheld.lang"); } catch { /* private mode */ }
-  if (saved === "es" || saved === "en") return saved;
-  return (navigator.language || "en").toLowerCase().startsWith("es") ? "es" : "en";
+  return saved === "es" || saved === "en" ? saved : pickLang(navigator.language);
 }
 
-export let lang = pickLang();
+export let lang = startingLang();
 export function setLang(value) { lang = value === "es" ? "es" : "en"; }
 
 export function t(key, vars) {

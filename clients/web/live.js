@@ -13,6 +13,7 @@
 // patches with patch.js.
 
 export { LiveArena, LiveGame, WatchSocket } from "./watch.js";
+import { mmss, pickLang } from "./common.js";
 
 // ------------------------------------------------------------------ strings
 
@@ -63,10 +64,6 @@ export const DICT = {
   },
 };
 
-export function pickLang(value) {
-  return String(value || navigator.language || "en").toLowerCase().startsWith("es") ? "es" : "en";
-}
-
 export function translator(lang) {
   const table = DICT[lang] || DICT.en;
   return (key, vars = {}) => String(table[key] ?? DICT.en[key] ?? key)
@@ -82,12 +79,6 @@ export function setup(search = location.search) {
 }
 
 // ------------------------------------------------------------------ formatting
-
-/** m:ss, rounding up so that a countdown never shows 0:00 early (like the server's text). */
-export function mmss(ms) {
-  const s = Math.max(0, Math.ceil(ms / 1000));
-  return `${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")}`;
-}
 
 /** The game clock: m:ss, and tenths in the last minute while it runs. */
 export function gameClock(ms, running) {

@@ -9,11 +9,11 @@
 // once) or pasted in the form; it is kept in localStorage and sent only in an `auth` frame.
 
 import { el, label, setup } from "./live.js";
+import { byId } from "./common.js";
 import { pairedToken, teamShort, teamText } from "./watch.js";
 import { GraphicsGame, lowerItems } from "./overlay-graphics.js";
 
 const { game } = setup();
-const $ = (id) => document.getElementById(id);
 const body = document.body;
 const KEY = "arena.control.token";
 const MAX_EVENTS = 24;            // the latest events listed, at most
@@ -40,8 +40,8 @@ const pending = new Map();       // command id -> what it was, until answered
 function start(token) {
   if (live) live.stop();
   body.dataset.token = String(!!token);
-  $("token-form").hidden = !!token;
-  $("forget").hidden = !token;
+  byId("token-form").hidden = !!token;
+  byId("forget").hidden = !token;
   if (!game) { status("Add the game to the address: /overlay/control?game=G", true); return; }
   if (!token) return;
   keepForPreview(token);
@@ -55,20 +55,20 @@ function start(token) {
   live.addEventListener("graphics", (e) => renderState(e.detail));
   live.addEventListener("error", (e) => refused(e.detail));
   live.start();
-  const program = $("program");
+  const program = byId("program");
   const src = `/overlay?game=${encodeURIComponent(game)}&control=1`;
   if (program.getAttribute("src") !== src) program.src = src;
 }
 
 function connection(state) {
   body.dataset.connection = state;
-  const pill = $("conn");
+  const pill = byId("conn");
   pill.dataset.state = state;
   pill.textContent = state === "open" ? "Connected" : "Reconnecting…";
 }
 
 function status(text, bad = false) {
-  const s = $("status");
+  const s = byId("status");
   s.textContent = text;
   s.classList.toggle("error", bad);
 }
@@ -87,8 +87,8 @@ function refused(err) {
     live?.stop();
     live = null;
     body.dataset.token = "false";
-    $("token-form").hidden = false;
-    $("token-error").textContent = `${err.code}: ${err.detail}`;
+    byId("token-form").hidden = false;
+    byId("token-error").textContent = `${err.code}: ${err.detail}`;
   }
 }
 
@@ -112,17 +112,17 @@ for (const box of document.querySelectorAll(".graphic")) {
 for (const button of document.querySelectorAll("button[data-lang]")) {
   button.addEventListener("click", () => send({ action: "lang", lang: button.dataset.lang }, `language ${button.dataset.lang}`));
 }
-$("cite").addEventListener("change", (e) => send({ action: "cite", cite: e.target.checked }, "rule citation"));
-$("token-entry").addEventListener("submit", (e) => {
+byId("cite").addEventListener("change", (e) => send({ action: "cite", cite: e.target.checked }, "rule citation"));
+byId("token-entry").addEventListener("submit", (e) => {
   e.preventDefault();
-  const token = $("token-input").value.trim();
+  const token = byId("token-input").value.trim();
   if (!token) return;
   try { localStorage.setItem(KEY, token); } catch { /* private mode */ }
-  $("token-input").value = "";
-  $("token-error").textContent = "";
+  byId("token-input").value = "";
+  byId("token-error").textContent = "";
   start(token);
 });
-$("forget").addEventListener("click", () => {
+byId("forget").addEventListener("click", () => {
   try { localStorage.removeItem(KEY); } catch { /* private mode */ }
   live?.stop();
   live = null;
@@ -154,7 +154,7 @@ function itemRow(item, attrs, ...buttons) {
 }
 
 function renderEvents() {
-  const list = $("events");
+  const list = byId("events");
   const rows = [];
   for (const [cause, notices] of [...events.entries()].reverse()) {
     for (const item of compose(notices)) {
@@ -168,7 +168,7 @@ function renderEvents() {
     }
   }
   list.replaceChildren(...rows);
-  $("no-events").hidden = rows.length > 0;
+  byId("no-events").hidden = rows.length > 0;
 }
 
 function renderMatch() {
@@ -176,8 +176,8 @@ function renderMatch() {
   if (!v) return;
   body.dataset.ready = "true";
   const side = (s) => teamShort(live.roster, s, v.teams[s].team) || label(v.teams[s].team);
-  $("match").textContent = `${side("home")} ${v.score.home}–${v.score.away} ${side("away")}`;
-  $("match").title = `${teamText(live.roster, "home", v.teams.home.team, label)} v ${teamText(live.roster, "away", v.teams.away.team, label)}`;
+  byId("match").textContent = `${side("home")} ${v.score.home}–${v.score.away} ${side("away")}`;
+  byId("match").title = `${teamText(live.roster, "home", v.teams.home.team, label)} v ${teamText(live.roster, "away", v.teams.away.team, label)}`;
 }
 
 function renderState(g) {
@@ -192,20 +192,20 @@ function renderState(g) {
   lower.querySelector(".state").textContent = onAir ? "ON AIR" : "OFF";
   const first = (it) => compose(it.notices, it.player, it.notice)[0];
   const aired = onAir && first(onAir);
-  $("on-air").textContent = aired ? aired.headline : g.lower.last ? "Nothing on air: Replay puts the last one back" : "Nothing on air";
-  $("on-air").dataset.item = onAir ? String(onAir.id) : "";
+  byId("on-air").textContent = aired ? aired.headline : g.lower.last ? "Nothing on air: Replay puts the last one back" : "Nothing on air";
+  byId("on-air").dataset.item = onAir ? String(onAir.id) : "";
   const rows = g.lower.queue.map((q) => {
     const item = first(q) || { headline: q.cause, team: "", icon: "box" };
     const skip = el("button", { type: "button", "data-action": "skip", text: "Skip" });
     skip.addEventListener("click", () => send({ action: "skip", item: q.id }, `skip ${item.headline}`));
     return itemRow(item, { "data-item": q.id, "data-cause": q.cause }, skip);
   });
-  $("queue").replaceChildren(...rows);
-  $("queue-count").textContent = rows.length ? `${rows.length} of 8` : "empty";
+  byId("queue").replaceChildren(...rows);
+  byId("queue-count").textContent = rows.length ? `${rows.length} of 8` : "empty";
   lower.querySelector('[data-action="take"]').disabled = !rows.length;
   lower.querySelector('[data-action="replay"]').disabled = !g.lower.last;
   for (const b of document.querySelectorAll("button[data-lang]")) b.setAttribute("aria-pressed", String(b.dataset.lang === g.lang));
-  $("cite").checked = g.cite;
+  byId("cite").checked = g.cite;
   body.dataset.version = String(g.version);
   body.dataset.graphicsLang = g.lang;
   renderEvents();   // in the state's language
@@ -214,7 +214,7 @@ function renderState(g) {
 
 // The program preview: a 1920×1080 overlay, scaled to the box it sits in.
 new ResizeObserver(([entry]) => {
-  $("preview").style.setProperty("--scale", String(entry.contentRect.width / 1920));
-}).observe($("preview"));
+  byId("preview").style.setProperty("--scale", String(entry.contentRect.width / 1920));
+}).observe(byId("preview"));
 
 start(controlToken());

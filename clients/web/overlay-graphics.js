@@ -8,7 +8,8 @@
 //                 notices and the game's roster: "SECOND YELLOW · #2 ORTEGA · 2:00 IN THE BOX".
 //   loadFonts     the bundled display face (fonts/barlow-condensed.css), loaded before the first draw.
 
-import { LiveGame, label, mmss, splitCitation, translator } from "./live.js";
+import { LiveGame, label, splitCitation, translator } from "./live.js";
+import { mmss } from "./common.js";
 import { playerText, teamShort, teamText } from "./watch.js";
 
 // ------------------------------------------------------------------ words

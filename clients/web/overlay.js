@@ -10,14 +10,14 @@
 // The score bug shows each team's registered short letters (upper-case; ?home= / ?away= win
 // over them) in its colours (primary: background, secondary: accent) with its logo; players
 // show as "#2 ORTEGA"; a raw id only when nothing is registered (watch.js, "Names").
-import { setup, el, mmss, gameClock, label } from "./live.js";
+import { setup, el, gameClock, label } from "./live.js";
+import { byId, mmss } from "./common.js";
 import { displayToken, playerText, teamColors, teamLogo, teamShort, teamText } from "./watch.js";
 import { GraphicsGame, loadFonts, lowerItems, words } from "./overlay-graphics.js";
 
 const { params, game, lang: urlLang } = setup();
 let lang = urlLang;
 let t = words(lang);
-const $ = (id) => document.getElementById(id);
 const body = document.body;
 
 const POSITIONS = ["top-left", "top-right", "top-center", "bottom-left", "bottom-right", "bottom-center"];
@@ -31,7 +31,7 @@ let cite = params.get("cite") === "1";
 
 body.className = `pos-${position}`;
 body.dataset.control = String(controlled);
-for (const id of ["bug", "box", "lower"]) if (!elements.has(id)) $(id).remove();
+for (const id of ["bug", "box", "lower"]) if (!elements.has(id)) byId(id).remove();
 
 let roster = null;       // the game's roster (live.roster), or null
 let fontsIn = false;
@@ -69,23 +69,23 @@ function render(live) {
   body.dataset.ready = "true";
   body.dataset.stale = String(live.stale);
   for (const side of ["home", "away"]) colours(side, v.teams[side].team);
-  if ($("bug")) {
+  if (byId("bug")) {
     for (const side of ["home", "away"]) {
       const team = v.teams[side];
-      setText($(`bug-${side}-name`), shortName(side, team.team));
-      $(`bug-${side}-name`).title = teamText(roster, side, team.team, label);
-      const src = teamLogo(roster, side, team.team), logo = $(`bug-${side}-logo`);
+      setText(byId(`bug-${side}-name`), shortName(side, team.team));
+      byId(`bug-${side}-name`).title = teamText(roster, side, team.team, label);
+      const src = teamLogo(roster, side, team.team), logo = byId(`bug-${side}-logo`);
       if (src && logo.getAttribute("src") !== src) logo.src = src;
       if (!src) logo.removeAttribute("src");
       logo.hidden = !src;
-      setText($(`bug-${side}-score`), String(v.score[side]));
-      const tag = $(`bug-${side}-tag`);
+      setText(byId(`bug-${side}-score`), String(v.score[side]));
+      const tag = byId(`bug-${side}-tag`);
       // A team playing short: "2v3" style tag, red.
       setText(tag, team.short.length ? `−${team.short.length}` : "");
       tag.title = team.short.length ? t("short") : "";
     }
   }
-  if ($("box")) boxPanel(live);
+  if (byId("box")) boxPanel(live);
 }
 
 /** A registered team's colours, for every part of the overlay that marks its side (the bug, the
@@ -111,7 +111,7 @@ function periodShort(c, status) {
 function setText(node, text) { if (node && node.textContent !== text) node.textContent = text; }
 
 function boxPanel(live) {
-  const v = live.view, box = $("box");
+  const v = live.view, box = byId("box");
   const wanted = [];
   for (const p of v.players) {
     if (p.box) wanted.push({ key: `box:${p.id}`, p, kind: "box", so: p.box });
@@ -147,13 +147,13 @@ function boxPanel(live) {
 function tick(live) {
   const v = live.view;
   if (!v) return;
-  if ($("bug")) {
+  if (byId("bug")) {
     const c = v.clock;
-    setText($("bug-period"), periodShort(c, v.status));
-    setText($("bug-clock"), gameClock(live.clockRemaining(), c.running && !live.stale));
-    $("bug-clock").dataset.running = String(c.running);
+    setText(byId("bug-period"), periodShort(c, v.status));
+    setText(byId("bug-clock"), gameClock(live.clockRemaining(), c.running && !live.stale));
+    byId("bug-clock").dataset.running = String(c.running);
   }
-  const box = $("box");
+  const box = byId("box");
   if (!box) return;
   for (const row of box.children) {
     const w = row._item;
@@ -193,13 +193,13 @@ function follow(live, g) {
   }
   cite = g.cite;
   for (const id of ["bug", "box"]) {
-    const node = $(id), s = g[id];
+    const node = byId(id), s = g[id];
     if (!node) continue;
     node.dataset.on = String(s.on);
     if (s.on && s.take !== takes[id]) enter(node);
     takes[id] = s.take;
   }
-  const lower = $("lower");
+  const lower = byId("lower");
   if (!lower) return;
   const item = g.lower.on_air;
   if (!item) {
@@ -234,7 +234,7 @@ const queue = [];
 let showing = false;
 
 function lowerThirds(live, { notices, catchUp }) {
-  if (!$("lower") || !live.view) return;
+  if (!byId("lower") || !live.view) return;
   const now = live.now();
   const fresh = notices.filter((n) => !catchUp || now - n.at < CATCH_UP_WINDOW);
   const groups = new Map();
@@ -271,7 +271,7 @@ function lowerNode(item) {
 
 /** Put `item` on air (what was there leaves); after `hold` ms, take it off and call `then`. */
 function show(item, hold, then) {
-  const lower = $("lower");
+  const lower = byId("lower");
   for (const old of lower.querySelectorAll(".lt:not(.out)")) leave(lower, old);
   const node = lowerNode(item);
   lower.append(node);
@@ -291,7 +291,7 @@ function leave(lower, node = lower.querySelector(".lt:not(.out)")) {
 
 function next() {
   const item = queue.shift();
-  if (!item || !$("lower")) { showing = false; return; }
+  if (!item || !byId("lower")) { showing = false; return; }
   showing = true;
   // A backlog moves faster, so that the news stays news.
   show(item, queue.length >= 2 ? HOLD / 2 : HOLD, next);

@@ -2,7 +2,7 @@
 // names the roster gives ("SECOND YELLOW · #2 ORTEGA · 2:00 IN THE BOX"). Notices come from
 // each delta (`live` "delta" events) and, on (re)connecting, from the snapshot's `recent`.
 // The words are built when the board is drawn, so a later registration renames them.
-import { mmss } from "./live.js";
+import { mmss } from "./common.js";
 
 const WORDS = {
   en: {

@@ -5,7 +5,8 @@
 // texts on a neutral plate (scoreboard-ink.js). The latest events are said in words
 // (scoreboard-events.js); each team's yellows are counted beside the player's name.
 // Layouts (1080p, 720p, portrait) and the minimum text sizes: scoreboard.css.
-import { LiveGame, setup, el, mmss, gameClock, label } from "./live.js";
+import { LiveGame, setup, el, gameClock, label } from "./live.js";
+import { byId, mmss } from "./common.js";
 import { displayToken, playerText, teamColors, teamLogo, teamText } from "./watch.js";
 import { inkFor } from "./scoreboard-ink.js";
 import { EventLog, describe, words } from "./scoreboard-events.js";
@@ -13,16 +14,15 @@ import { EventLog, describe, words } from "./scoreboard-events.js";
 const { game, lang, t: shared } = setup();
 const t = words(lang, shared);
 const events = new EventLog(3);
-const $ = (id) => document.getElementById(id);
 const body = document.body;
 
 function message(text) {
-  $("message").textContent = text;
-  $("message").hidden = !text;
+  byId("message").textContent = text;
+  byId("message").hidden = !text;
 }
 
 if (!game) {
-  $("board").hidden = true;
+  byId("board").hidden = true;
   body.dataset.stale = "false";
   message(t("noGame", { example: `${location.pathname}?game=GAME` }));
 } else {
@@ -33,7 +33,7 @@ function start(gameId) {
   // A display paired by the committee's link (#pair=<token>) uses its token where viewing is not public.
   const live = new LiveGame(gameId, { token: displayToken() });
   document.title = `${gameId} · Arena Stream`;
-  $("conn-text").textContent = t("connecting");
+  byId("conn-text").textContent = t("connecting");
 
   // While a resume is catching up, keep the last frame: draw once it is complete.
   live.addEventListener("snapshot", (e) => events.reset(e.detail.recent));
@@ -53,8 +53,8 @@ function start(gameId) {
 function connection(live) {
   body.dataset.stale = String(live.stale);
   const text = !live.view ? t("connecting") : live.stale ? (live.connected ? t("reconnecting") : t("offline")) : t("live");
-  $("conn-text").textContent = text;
-  $("stale-banner").textContent = live.view && live.stale ? text : "";
+  byId("conn-text").textContent = text;
+  byId("stale-banner").textContent = live.view && live.stale ? text : "";
   if (!live.view && !live.error) message(t("connecting"));
 }
 
@@ -82,20 +82,20 @@ function render(live) {
   message("");
   body.dataset.ready = "true";
   body.dataset.status = v.status;
-  $("event").textContent = [roster?.event_name || label(v.event), v.arena ? label(v.arena) : ""].filter(Boolean).join(" · ");
+  byId("event").textContent = [roster?.event_name || label(v.event), v.arena ? label(v.arena) : ""].filter(Boolean).join(" · ");
   for (const side of ["home", "away"]) {
     const team = v.teams[side];
     colours(side, team.team);
-    fit($(`${side}-name`), teamName(v, side));
-    $(`${side}-score`).textContent = String(v.score[side]);
-    $(`${side}-strength`).replaceChildren(strength(v, team));
-    $(`${side}-yellows`).replaceChildren(...yellows(v, side));
+    fit(byId(`${side}-name`), teamName(v, side));
+    byId(`${side}-score`).textContent = String(v.score[side]);
+    byId(`${side}-strength`).replaceChildren(strength(v, team));
+    byId(`${side}-yellows`).replaceChildren(...yellows(v, side));
     const rows = panel(v, side);
-    $(`box-${side}`).dataset.empty = String(rows.length === 1 && rows[0].classList.contains("empty"));
-    $(`box-${side}`).replaceChildren(el("h2", { text: `${t("box")} · ${teamName(v, side)}` }), ...rows);
+    byId(`box-${side}`).dataset.empty = String(rows.length === 1 && rows[0].classList.contains("empty"));
+    byId(`box-${side}`).replaceChildren(el("h2", { text: `${t("box")} · ${teamName(v, side)}` }), ...rows);
   }
-  $("box").dataset.empty = String(["home", "away"].every((s) => $(`box-${s}`).dataset.empty === "true"));
-  $("period").textContent = periodText(v.clock, v.status);
+  byId("box").dataset.empty = String(["home", "away"].every((s) => byId(`box-${s}`).dataset.empty === "true"));
+  byId("period").textContent = periodText(v.clock, v.status);
   lastEvents(v);
   mounts(v);
   carried(v);
@@ -123,24 +123,24 @@ function eventNode(item, v, tag) {
 /** The latest event in words, and the two before it while there is room (fitPanels). */
 function lastEvents(v) {
   const nodes = events.items.map((item) => eventNode(item, v, "div")).filter(Boolean).reverse();
-  $("events").hidden = !nodes.length;
-  if (!nodes.length) { $("last-event").replaceChildren(); $("earlier-events").replaceChildren(); return; }
+  byId("events").hidden = !nodes.length;
+  if (!nodes.length) { byId("last-event").replaceChildren(); byId("earlier-events").replaceChildren(); return; }
   const [latest, ...earlier] = nodes;
-  $("last-event").replaceChildren(...latest.childNodes);
-  $("last-event").dataset.icon = latest.dataset.icon;
-  $("last-event").dataset.side = latest.dataset.side;
-  if (latest.dataset.player) $("last-event").dataset.player = latest.dataset.player;
-  else delete $("last-event").dataset.player;
-  $("earlier-events").replaceChildren(...earlier.map((n) => el("li", { class: "ev", "data-side": n.dataset.side, "data-icon": n.dataset.icon }, ...n.childNodes)));
+  byId("last-event").replaceChildren(...latest.childNodes);
+  byId("last-event").dataset.icon = latest.dataset.icon;
+  byId("last-event").dataset.side = latest.dataset.side;
+  if (latest.dataset.player) byId("last-event").dataset.player = latest.dataset.player;
+  else delete byId("last-event").dataset.player;
+  byId("earlier-events").replaceChildren(...earlier.map((n) => el("li", { class: "ev", "data-side": n.dataset.side, "data-icon": n.dataset.icon }, ...n.childNodes)));
 }
 
 /** The team's colours on its panel (primary: background, secondary: accent) and its logo. */
 function colours(side, team) {
   const c = teamColors(roster, side, team);
-  const node = $(side);
+  const node = byId(side);
   const ink = c ? inkFor(c.primary) : null;
   node.dataset.plate = String(!!ink && ink.plate);
-  for (const target of [node, $(`box-${side}`)]) {
+  for (const target of [node, byId(`box-${side}`)]) {
     target.dataset.colors = String(!!c);
     if (c) {
       target.style.setProperty("--team-bg", c.primary);
@@ -150,7 +150,7 @@ function colours(side, team) {
       for (const k of ["--team-bg", "--team-ink", "--team-accent"]) target.style.removeProperty(k);
     }
   }
-  const logo = $(`${side}-logo`);
+  const logo = byId(`${side}-logo`);
   const src = teamLogo(roster, side, team);
   if (src && logo.getAttribute("src") !== src) logo.src = src;
   if (!src) logo.removeAttribute("src");
@@ -169,10 +169,10 @@ function fitPanels() {
   body.dataset.layout = portrait ? "portrait" : "landscape";
   const want = (portrait ? 0.42 : 0.4) * innerHeight;
   for (const [density, earlier] of DENSITY) {
-    $("box").dataset.density = density;
+    byId("box").dataset.density = density;
     body.dataset.density = density;
-    $("earlier-events").hidden = !earlier;
-    if ($("scoreline").getBoundingClientRect().height >= want) return;
+    byId("earlier-events").hidden = !earlier;
+    if (byId("scoreline").getBoundingClientRect().height >= want) return;
   }
 }
 
@@ -220,8 +220,8 @@ function panel(v, side) {
 /** Mount countdowns (R17) in their own panel: not a penalty, not in the box. */
 function mounts(v) {
   const list = v.players.filter((p) => p.mount);
-  $("mounts").hidden = !list.length;
-  $("mounts").replaceChildren(...(list.length ? [el("h2", { text: t("mounts") }), ...list.map(mountRow)] : []));
+  byId("mounts").hidden = !list.length;
+  byId("mounts").replaceChildren(...(list.length ? [el("h2", { text: t("mounts") }), ...list.map(mountRow)] : []));
 }
 
 function cards(p) {
@@ -261,8 +261,8 @@ function mountRow(p) {
 /** Suspensions and sit-outs from earlier games served in this one (R9-R16): their own panel. */
 function carried(v) {
   const list = v.carried || [];
-  $("carried").hidden = !list.length;
-  $("carried").replaceChildren(...(list.length ? [el("h2", { text: t("carried") }),
+  byId("carried").hidden = !list.length;
+  byId("carried").replaceChildren(...(list.length ? [el("h2", { text: t("carried") }),
     ...list.map((c) => el("div", { class: "row carried-row", "data-player": c.player },
       el("span", { class: "who" }, nameOf(c.player)),
       el("span", { class: "what", text: `${t(`kind_${c.kind}`)}${c.owed_ms ? ` ${mmss(c.owed_ms)}` : ""} · ${t("carriedFrom", { game: label(c.origin_game) })}` }),
@@ -278,14 +278,14 @@ function tick(live) {
   if (!v) return;
   const c = v.clock;
   const remaining = live.clockRemaining();
-  setText($("clock"), gameClock(remaining, c.running && !live.stale));
-  $("clock").dataset.running = String(c.running);
+  setText(byId("clock"), gameClock(remaining, c.running && !live.stale));
+  byId("clock").dataset.running = String(c.running);
   // The interval between periods (from the horn to the next start): counted down, in words.
   const iv = v.status === "live" && c.interval ? c.interval : null;
-  $("interval").hidden = !iv;
+  byId("interval").hidden = !iv;
   body.dataset.interval = String(!!iv);
-  setText($("interval"), iv ? `${t("interval")} ${mmss(iv.ends_at - live.now())}` : "");
-  setText($("clock-state"), v.status === "live" && !iv ? (c.running ? t("running") : t("stopped")) : "");
+  setText(byId("interval"), iv ? `${t("interval")} ${mmss(iv.ends_at - live.now())}` : "");
+  setText(byId("clock-state"), v.status === "live" && !iv ? (c.running ? t("running") : t("stopped")) : "");
   for (const p of v.players) {
     if (p.box) sitout(live, p.box, document.querySelector(`.box-row[data-player="${CSS.escape(p.id)}"]`), t("returnsNext"));
     if (p.sent_off) {

@@ -11,7 +11,8 @@
 
 const VERSION = "handheld-v5";
 // The page and every module it imports (handheld-main.js is the entry; handheld.js lists the
-// handheld's modules; watch.js and patch.js are the connection the scoreboard uses too).
+// handheld's modules; watch.js and patch.js are the connection the scoreboard uses too, and
+// common.js the helpers every page shares).
 const SHELL = [
   "/clients/handheld.html",
   "/clients/handheld-main.js",
@@ -25,6 +26,7 @@ const SHELL = [
   "/clients/handheld-sheets.js",
   "/clients/handheld-timer.js",
   "/clients/refusals.js",
+  "/clients/common.js",
   "/clients/watch.js",
   "/clients/patch.js",
   "/clients/handheld.css",
