@@ -9,8 +9,8 @@ How an event is applied
 * Its id must be new (``duplicate_id``), and a game event's game must exist.
 * An event at or after its game's time cursor is applied in place: first the
   deadlines that fell due since the cursor (``box.eligible``, ``sub.eligible``,
-  an expired mount window), then the event's own transition from
-  ``game.TRANSITIONS``.
+  an expired mount window), then the event's own transition, by
+  ``game.apply`` (the same one a game folded again takes).
 * An event *earlier* than the cursor is late: it is inserted in time order
   and the game is folded again from its setup. Its own notices are emitted,
   then a ``correction`` listing every display field that changed.
@@ -20,8 +20,8 @@ How an event is applied
   event that a correction makes impossible is set aside, and an ``alert``
   says so.
 * A game takes its players' obligations from earlier games when it begins
-  (``game.OPENERS``); ``event.complete``, ``team.eliminated`` and the
-  committee's decisions change pending obligations only.
+  (an event whose row of ``game.TRANSITIONS`` ``opens`` it); ``event.complete``,
+  ``team.eliminated`` and the committee's decisions change pending obligations only.
 * A refusal raises ``Refused`` from ``apply`` (``feed`` turns it into a
   ``rejected`` notice); nothing of the event is kept.
 
@@ -60,12 +60,6 @@ __all__ = ["CHECKPOINT_EVERY", "Engine", "EngineState", "GameRecord", "Savepoint
 _pack = msgspec.msgpack.Encoder()
 _unpack_game = msgspec.msgpack.Decoder(Game)
 
-_LEDGER_TYPES = gm.LEDGER_TYPES
-#: ``game.TRANSITIONS`` as the fold reads it, once per event: each type's phases and
-#: handler, whether it may begin its game (``OPENERS``) and whether it changes the
-#: ledger (``LEDGER_TYPES``).
-_STEPS: dict[type, tuple[frozenset[str], gm.Handler, bool, bool]] = {
-    t: (row.phases, row.handler, t in gm.OPENERS, t in _LEDGER_TYPES) for t, row in gm.TRANSITIONS.items()}
 _OBLIGATION_NOTICES = (nt.ObligationCreated, nt.ObligationApplied, nt.ObligationServed,
                        nt.ObligationWithdrawn, nt.ObligationUpdated)
 
@@ -131,8 +125,7 @@ class Engine(Face):
         eid = e.id
         if eid in owner:
             raise Refused("duplicate_id", f"event id {eid!r} is already in the log", "L1")
-        step = _STEPS.get(type(e))
-        if step is None:  # not a game's event (a void: of its target's game)
+        if type(e) not in gm.TRANSITIONS:  # not a game's event (a void: of its target's game)
             t = type(e)
             # A void changes its target's game (its refold says if it changes more) and the
             # engine's record of voids, which a rollback of that game takes back too.
@@ -148,17 +141,14 @@ class Engine(Face):
         if at < rec.now:
             out = self._late(rec, e)
         else:
-            phases, handler, opener, ledger = step
             g = rec.game
-            status = g.status
-            out = [n for _, n in dl.deadlines(g, rec.now, at)] if g.pending and status != "ended" else []
-            if status not in phases:
-                raise gm.refuse_phase(g, e)
-            opening = opener and status == "scheduled"
-            if opening or ledger:
-                self._apply_with_ledger(rec, e, handler, opening, out)
+            out = [n for _, n in dl.deadlines(g, rec.now, at)] if g.pending and g.status != "ended" else []
+            row = gm.transition(g, e)  # a phase that doesn't accept it: refused before any change
+            opening = row.begins(g)
+            if opening or row.ledger:
+                self._apply_with_ledger(rec, e, opening, row.ledger, out)
             else:
-                handler(g, e, out)  # raises before any change
+                gm.apply(g, e, out)  # raises before any change
             events = rec.events
             events.append(e)
             if not len(events) % CHECKPOINT_EVERY:
@@ -167,7 +157,7 @@ class Engine(Face):
         owner[eid] = gid
         return out
 
-    def _apply_with_ledger(self, rec: GameRecord, e: ev.Event, handler: gm.Handler, opening: bool,
+    def _apply_with_ledger(self, rec: GameRecord, e: ev.Event, opening: bool, ledger: bool,
                            out: list[nt.Notice]) -> None:
         """An event that begins a game (it takes obligations) or ends one (it creates
         them): the game and the ledger change together, or neither does."""
@@ -179,9 +169,8 @@ class Engine(Face):
             if opening:
                 taken = self._takes if self._takes is not None else self.book.plan(g, self._info(g))
                 out.extend(self.book.applied_notices(g, e.id, e.at, taken))
-                lg.apply_plan(taken, g, e.id, e.at, out)
-            handler(g, e, out)
-            derived = self._check(rec, g, e.at) if type(e) in _LEDGER_TYPES else None
+            gm.apply(g, e, out, taken)
+            derived = self._check(rec, g, e.at) if ledger else None
         except Refused:
             rec.game = _unpack_game.decode(before)
             raise
