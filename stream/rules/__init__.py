@@ -1,7 +1,8 @@
 """The pure Rule 14 engine: no I/O, no asyncio, no wall clock, no randomness.
 
 Follow one card: ``events.Card`` is decoded by ``codec``; ``engine.Engine``
-routes it to ``game.card`` through ``game.TRANSITIONS``; the handler updates
+hands it to ``game.apply``, which finds ``game.card`` in ``game.TRANSITIONS``
+(the events that are not a game's are ``season``'s); the handler updates
 ``state.Player`` and appends ``notices.CardRecorded``, ``PenaltyAwarded`` and
 ``BoxEnter`` (``steps.box``); ``text.render`` adds the English and Spanish
 display text, and ``view.game_view`` is what a scoreboard shows.

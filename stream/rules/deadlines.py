@@ -1,7 +1,8 @@
 """Time passing with no event: the deadlines of a game that fall due by
 themselves (a box trip's or a no-substitute window's play time served, a mount
-window run out). The engine emits them as time passes (``Engine.advance``),
-and the live shell sets its one timer for the next (``Engine.next_deadline``).
+window run out). The engine emits them before the next event of the game,
+a ``tick`` included: the live shell sets its one timer for the next
+(``Engine.next_deadline``) and logs a ``tick`` when it comes round.
 """
 
 from __future__ import annotations

@@ -9,8 +9,8 @@ How an event is applied
 * Its id must be new (``duplicate_id``), and a game event's game must exist.
 * An event at or after its game's time cursor is applied in place: first the
   deadlines that fell due since the cursor (``box.eligible``, ``sub.eligible``,
-  an expired mount window), then the event's own transition from
-  ``game.TRANSITIONS``.
+  an expired mount window), then the event's own transition, by
+  ``game.apply`` (the same one a game folded again takes).
 * An event *earlier* than the cursor is late: it is inserted in time order
   and the game is folded again from its setup. Its own notices are emitted,
   then a ``correction`` listing every display field that changed.
@@ -20,14 +20,17 @@ How an event is applied
   event that a correction makes impossible is set aside, and an ``alert``
   says so.
 * A game takes its players' obligations from earlier games when it begins
-  (``game.OPENERS``); ``event.complete``, ``team.eliminated`` and the
-  committee's decisions change pending obligations only.
+  (an event whose row of ``game.TRANSITIONS`` ``opens`` it); ``event.complete``,
+  ``team.eliminated`` and the committee's decisions change pending obligations only.
 * A refusal raises ``Refused`` from ``apply`` (``feed`` turns it into a
   ``rejected`` notice); nothing of the event is kept.
 
-Time passes only through events' ``at`` and ``advance(at)``, which the shell
-calls when ``next_deadline()`` comes round. The cursor is not part of the
-state: two engines fed the same events and advanced alike are equal.
+Time passes only through events' ``at``. When ``next_deadline()`` comes round
+the live shell logs a ``tick`` for that game (``stream/live/timer.py``), so a
+replay of the log meets the same deadlines; ``advance(at)`` lets time pass
+with no event, for a fold with no log behind it (the rule tests). The cursor
+is not part of the state: two engines fed the same events and advanced alike
+are equal.
 """
 
 from __future__ import annotations
@@ -41,18 +44,17 @@ import msgspec
 
 from ..errors import Refused
 from . import deadlines as dl
-from . import draw as dr
 from . import events as ev
 from . import game as gm
 from . import ledger as lg
 from . import notices as nt
 from .book import Book, Derived
-from .face import Face
 from .records import CHECKPOINT_EVERY, EngineImage, GameRecord, Savepoint, refold
 from .rosters import PlayerEntry, Registry, TeamEntry
 from .schedule import ScheduleEntry, Schedules
+from .season import Season
 from .state import Game
-from .tournaments import Tournament, Tournaments, team_handicap
+from .tournaments import Tournament, Tournaments
 from .view import GameView, diff, game_view
 
 __all__ = ["CHECKPOINT_EVERY", "Engine", "EngineState", "GameRecord", "Savepoint"]
@@ -60,12 +62,6 @@ __all__ = ["CHECKPOINT_EVERY", "Engine", "EngineState", "GameRecord", "Savepoint
 _pack = msgspec.msgpack.Encoder()
 _unpack_game = msgspec.msgpack.Decoder(Game)
 
-_LEDGER_TYPES = gm.LEDGER_TYPES
-#: ``game.TRANSITIONS`` as the fold reads it, once per event: each type's phases and
-#: handler, whether it may begin its game (``OPENERS``) and whether it changes the
-#: ledger (``LEDGER_TYPES``).
-_STEPS: dict[type, tuple[frozenset[str], gm.Handler, bool, bool]] = {
-    t: (row.phases, row.handler, t in gm.OPENERS, t in _LEDGER_TYPES) for t, row in gm.TRANSITIONS.items()}
 _OBLIGATION_NOTICES = (nt.ObligationCreated, nt.ObligationApplied, nt.ObligationServed,
                        nt.ObligationWithdrawn, nt.ObligationUpdated)
 
@@ -86,7 +82,7 @@ def _alert_key(n: nt.Alert) -> tuple[object, ...]:
     return (n.cause, n.code, n.player, n.subject, n.other, n.reason)
 
 
-class Engine(Face):
+class Engine(Season):
     def __init__(self) -> None:
         self.games: dict[str, GameRecord] = {}
         self.tournaments = Tournaments()
@@ -131,8 +127,7 @@ class Engine(Face):
         eid = e.id
         if eid in owner:
             raise Refused("duplicate_id", f"event id {eid!r} is already in the log", "L1")
-        step = _STEPS.get(type(e))
-        if step is None:  # not a game's event (a void: of its target's game)
+        if type(e) not in gm.TRANSITIONS:  # not a game's event (a void: of its target's game)
             t = type(e)
             # A void changes its target's game (its refold says if it changes more) and the
             # engine's record of voids, which a rollback of that game takes back too.
@@ -148,17 +143,14 @@ class Engine(Face):
         if at < rec.now:
             out = self._late(rec, e)
         else:
-            phases, handler, opener, ledger = step
             g = rec.game
-            status = g.status
-            out = [n for _, n in dl.deadlines(g, rec.now, at)] if g.pending and status != "ended" else []
-            if status not in phases:
-                raise gm.refuse_phase(g, e)
-            opening = opener and status == "scheduled"
-            if opening or ledger:
-                self._apply_with_ledger(rec, e, handler, opening, out)
+            out = [n for _, n in dl.deadlines(g, rec.now, at)] if g.pending and g.status != "ended" else []
+            row = gm.transition(g, e)  # a phase that doesn't accept it: refused before any change
+            opening = row.begins(g)
+            if opening or row.ledger:
+                self._apply_with_ledger(rec, e, opening, row.ledger, out)
             else:
-                handler(g, e, out)  # raises before any change
+                gm.apply(g, e, out)  # raises before any change
             events = rec.events
             events.append(e)
             if not len(events) % CHECKPOINT_EVERY:
@@ -167,7 +159,7 @@ class Engine(Face):
         owner[eid] = gid
         return out
 
-    def _apply_with_ledger(self, rec: GameRecord, e: ev.Event, handler: gm.Handler, opening: bool,
+    def _apply_with_ledger(self, rec: GameRecord, e: ev.Event, opening: bool, ledger: bool,
                            out: list[nt.Notice]) -> None:
         """An event that begins a game (it takes obligations) or ends one (it creates
         them): the game and the ledger change together, or neither does."""
@@ -179,9 +171,8 @@ class Engine(Face):
             if opening:
                 taken = self._takes if self._takes is not None else self.book.plan(g, self._info(g))
                 out.extend(self.book.applied_notices(g, e.id, e.at, taken))
-                lg.apply_plan(taken, g, e.id, e.at, out)
-            handler(g, e, out)
-            derived = self._check(rec, g, e.at) if type(e) in _LEDGER_TYPES else None
+            gm.apply(g, e, out, taken)
+            derived = self._check(rec, g, e.at) if ledger else None
         except Refused:
             rec.game = _unpack_game.decode(before)
             raise
@@ -196,7 +187,8 @@ class Engine(Face):
     # ------------------------------------------------------------------- time
 
     def advance(self, at: int) -> list[nt.Notice]:
-        """Let time pass to ``at`` with no event: the deadlines that fall due."""
+        """Let time pass to ``at`` with no event: the deadlines that fall due. Nothing of it
+        is logged, so the live shell never calls it: it logs a ``tick`` instead."""
         out: list[nt.Notice] = []
         for rec in self.games.values():
             if rec.now < at:
@@ -330,9 +322,6 @@ class Engine(Face):
         return engine
 
     # -------------------------------------------------------------- internals
-
-    def _info(self, g: Game) -> lg.GameInfo:
-        return lg.GameInfo(g.id, g.handicap, g.kind, self.tournaments.event_class(g.event))
 
     def _check(self, rec: GameRecord, g: Game, at: int) -> Derived:
         """What the game's end implies for the ledger (R15 judged when it first ends)."""
@@ -488,117 +477,6 @@ class Engine(Face):
                   if isinstance(n, _OBLIGATION_NOTICES)]
         return [*due, *ledger, *tail]
 
-    # ------------------------------------------------------------ set-ups
-
-    def _new_game(self, e: ev.GameSetup) -> Game:
-        """The game a set-up describes, under its event's rules; refuses what can't be set up."""
-        if e.game in self.games:
-            raise Refused("duplicate_game", f"game {e.game!r} is already set up", "L1")
-        rules = self.tournaments.rules_for(e)
-        if self.draws:
-            dr.check_setup(e, self.brackets())
-        return gm.new_game(e, rules)
-
-    def _game_setup(self, e: ev.GameSetup) -> list[nt.Notice]:
-        g = self._new_game(e)
-        out: list[nt.Notice] = [nt.GameReady(cause=e.id, at=e.at, game=e.game, clause="A3",
-                                             home=e.teams.home.team, away=e.teams.away.team)]
-        # What the team sheets mean for what the game would take if it began now:
-        # the alerts, on a copy (the game takes its obligations when it begins).
-        plan = self.book.plan(g, self._info(g))
-        if plan:
-            lg.apply_plan(plan, _unpack_game.decode(_pack.encode(g)), e.id, e.at, out)
-        limits = self.tournaments.team_limits(g.event)
-        for side in ("home", "away"):
-            team = g.team(side)
-            if len(team.lineup) < 3 and team.bench:
-                out.append(nt.Alert(cause=e.id, at=e.at, game=g.id, clause="A3", code="short_lineup",
-                                    side=side, detail=f"{len(team.lineup)} starters"))
-            if limits is not None:  # the starters' handicaps as registered now, against the event's
-                found = team_handicap([p.handicap if (p := self.registry.players.current(pid)) else None
-                                       for pid in team.lineup], *limits, cause=e.id, at=e.at, game=g.id,
-                                      side=side)
-                if found is not None:
-                    out.append(found)
-        self.games[e.game] = GameRecord(g, e.at, out)
-        self.schedules.set_up(e)
-        return out
-
-    def _game_scheduled(self, e: ev.GameScheduled) -> list[nt.Notice]:
-        self._record(e.game)  # a game set up (``unknown_game``), ended or not
-        self.schedules.schedule(e)
-        return []
-
-    def _event_setup(self, e: ev.EventSetup) -> list[nt.Notice]:
-        self.tournaments.setup(e)
-        return []
-
-    def _event_complete(self, e: ev.EventComplete) -> list[nt.Notice]:
-        self.tournaments.complete(e)
-        return self._rejudge_r15(e)
-
-    def _team_eliminated(self, e: ev.TeamEliminated) -> list[nt.Notice]:
-        self.tournaments.eliminate(e)
-        return self._rejudge_r15(e)
-
-    def _rejudge_r15(self, e: ev.Event) -> list[nt.Notice]:
-        """R15 after an event completes or a team is eliminated; games already played never change."""
-        no_further = self.tournaments.no_further_event
-        for rec in self.games.values():
-            if rec.any_team is not None:
-                for side in ("home", "away"):
-                    if not rec.any_team[side] and no_further(rec.game.team(side).team, rec.game.handicap):
-                        rec.any_team[side] = True
-        return self.book.rejudge(e, no_further)
-
-    def _draw_made(self, e: ev.DrawMade) -> list[nt.Notice]:
-        dr.check_draw(e, self.tournaments.by_id, self.draws.get(e.event), self.has_game)
-        self.draws[e.event] = e
-        return []
-
-    def _committee_rescind(self, e: ev.CommitteeRescind) -> list[nt.Notice]:
-        """The rescind, and an alert to each game set up but not begun whose set-up warned of
-        the obligation (an alert naming the player and its origin game): he need not sit out."""
-        o = self.book.find(e.obligation)
-        planned = [rec.game for rec in self.games.values() if rec.game.status == "scheduled"
-                   and any(isinstance(n, nt.Alert) and (n.player, n.origin_game) == (o.player, o.origin_game)
-                           for n in rec.setup_notices)]
-        out = self.book.rescind(e)  # raises before any change
-        for g in planned:
-            p = g.players.get(o.player)
-            side: ev.Side = p.side if p is not None else ("home" if g.home.team == o.team else "away")
-            out.append(nt.Alert(cause=e.id, at=e.at, game=g.id, clause=o.clause, code="no_longer_owed",
-                                player=o.player, side=side, origin_game=o.origin_game, owed_ms=o.owed_ms,
-                                reason=o.kind))
-        return out
-
-    def _committee_increase(self, e: ev.CommitteeIncrease) -> list[nt.Notice]:
-        rec = self.games.get(e.origin_game)
-        if rec is None or rec.game.status != "ended":
-            raise Refused("game_not_over", f"game {e.origin_game!r} has not ended", "R6")
-        g = rec.game
-        any_team = rec.any_team if rec.any_team is not None else self.tournaments.any_team(g)
-        return self.book.increase(e, g, self.tournaments.event_class(g.event), any_team)
-
-    def _team_registered(self, e: ev.TeamRegistered) -> list[nt.Notice]:
-        revision = self.registry.check_team(e)  # both checks before any change
-        if e.event is not None:
-            self.tournaments.enter(e.event, e.team)
-        self.registry.register_team(e, revision)
-        return []
-
-    #: The events that are not a game's, and what applies each.
-    _OTHER: ClassVar[dict[type, Callable[[Engine, Any], list[nt.Notice]]]] = {
-        ev.Void: _void,
-        ev.GameSetup: _game_setup,
-        ev.EventSetup: _event_setup,
-        ev.EventComplete: _event_complete,
-        ev.TeamEliminated: _team_eliminated,
-        ev.DrawMade: _draw_made,
-        ev.CommitteeIncrease: _committee_increase,
-        ev.CommitteeRescind: _committee_rescind,
-        ev.CommitteeDecrease: lambda self, e: self.book.decrease(e),
-        ev.TeamRegistered: _team_registered,
-        ev.PlayerRegistered: lambda self, e: self.registry.register_player(e),
-        ev.GameScheduled: _game_scheduled,
-    }
+    #: The events that are not a game's, and what applies each: a void here, the rest
+    #: as ``Season`` applies them.
+    _OTHER: ClassVar[dict[type, Callable[[Engine, Any], list[nt.Notice]]]] = {ev.Void: _void, **Season.TABLE}

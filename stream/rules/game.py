@@ -26,19 +26,23 @@ House rules
    clause; the officials act on it.
 
 The table at the bottom, ``TRANSITIONS``, lists each event type with the
-phases in which it is accepted and the handler that applies it; read it
-beside docs/rules.md.
+phases in which it is accepted, the handler that applies it, whether it may
+begin the game (A27) and whether the game's obligations are derived again
+after it (R13); read it beside docs/rules.md. ``apply`` is the one way an
+event is applied to its game, live and folded again alike: a phase the row
+does not accept is refused with the game untouched.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from ..errors import Refused
 from . import clock as clk
 from . import events as ev
+from . import ledger as lg
 from . import notices as nt
 from . import steps as st
 from .state import Game, MountWindow, OfficialCards, Player, PostgameEntry, Team
@@ -58,7 +62,7 @@ Phase = Literal["scheduled", "live", "ended"]
 
 
 def _begin(g: Game, e: ev.EventBase) -> None:
-    """The game is under way; the first time, it began here (an ``OPENERS`` event, A27)."""
+    """The game is under way; the first time, it began here (an event whose row ``opens`` it, A27)."""
     if g.status == "scheduled":
         g.began_at = e.at
     g.status = "live"
@@ -368,8 +372,17 @@ Handler = Callable[[Game, Any, Out], None]
 
 @dataclass(frozen=True, slots=True)
 class Transition:
-    phases: frozenset[Phase]
+    phases: frozenset[Phase]   # the phases in which the event is accepted
     handler: Handler
+    # A fact that, arriving while the game is still scheduled, shows that it has begun:
+    # the game takes its players' obligations from earlier games there (A27).
+    opens: bool = False
+    # The game's obligations are derived again after it (R13).
+    ledger: bool = False
+
+    def begins(self, g: Game) -> bool:
+        """Whether this row's event, applied to ``g`` now, begins it."""
+        return self.opens and g.status == "scheduled"
 
 
 _LIVE: frozenset[Phase] = frozenset({"live"})
@@ -378,39 +391,31 @@ _ENDED: frozenset[Phase] = frozenset({"ended"})
 _ANY: frozenset[Phase] = frozenset({"scheduled", "live", "ended"})
 
 TRANSITIONS: dict[type, Transition] = {
-    #  event               accepted while            handler           clause
-    ev.ClockStart:    Transition(_OPEN,  clock_start),     # A1; a fact (house rule 6)
-    ev.ClockStop:     Transition(_OPEN,  clock_stop),      # A1, house rule 3; a fact
-    ev.Whistle:       Transition(_OPEN,  whistle),         # house rule 3; a fact
-    ev.Goal:          Transition(_OPEN,  goal),            # A2, house rule 3; a fact
-    ev.Horn:          Transition(_OPEN,  horn),            # A1, R11, house rule 3; a fact
-    ev.GameEnd:       Transition(_OPEN,  game_end),        # A1, R11; a fact
-    ev.Card:          Transition(_OPEN,  card),            # R1-R7
-    ev.CardAmended:   Transition(_ANY,   card_amended),    # R1: the conduct, named later
-    ev.BoxLeftEarly:  Transition(_OPEN,  box_left_early),  # R8
-    ev.ArenaLeft:     Transition(_LIVE,  arena_left),      # R14
-    ev.Substitution:  Transition(_OPEN,  substitution),    # R13, R6, A3
-    ev.MountRemoved:  Transition(_OPEN,  mount_removed),   # R17
-    ev.MountReplaced: Transition(_OPEN,  mount_replaced),  # R17
-    ev.PostgameCard:  Transition(_ENDED, postgame_card),   # R9
-    ev.Tick:          Transition(_ANY,   tick),            # house rule 2
+    #  event         accepted while, handler, begins it (A27), changes the ledger (R13)    clause
+    ev.ClockStart:    Transition(_OPEN, clock_start, opens=True),             # A1, A27; a fact (house rule 6)
+    ev.ClockStop:     Transition(_OPEN, clock_stop),                          # A1, house rule 3; a fact
+    ev.Whistle:       Transition(_OPEN, whistle),                             # house rule 3; a fact
+    ev.Goal:          Transition(_OPEN, goal, opens=True),                    # A2, A27, house rule 3; a fact
+    ev.Horn:          Transition(_OPEN, horn),                                # A1, R11, house rule 3; a fact
+    ev.GameEnd:       Transition(_OPEN, game_end, opens=True, ledger=True),   # A1, R11, A27, R13; a fact
+    ev.Card:          Transition(_OPEN, card),                                # R1-R7
+    ev.CardAmended:   Transition(_ANY,  card_amended),                        # R1: the conduct, named later
+    ev.BoxLeftEarly:  Transition(_OPEN, box_left_early),                      # R8
+    ev.ArenaLeft:     Transition(_LIVE, arena_left),                          # R14
+    ev.Substitution:  Transition(_OPEN, substitution),                        # R13, R6, A3
+    ev.MountRemoved:  Transition(_OPEN, mount_removed),                       # R17
+    ev.MountReplaced: Transition(_OPEN, mount_replaced),                      # R17
+    ev.PostgameCard:  Transition(_ENDED, postgame_card, ledger=True),         # R9, R13
+    ev.Tick:          Transition(_ANY,  tick),                                # house rule 2
 }
-
-#: The facts that, arriving while the game is still scheduled, show that it has
-#: begun: the game takes its players' obligations from earlier games there (A27).
-OPENERS: tuple[type, ...] = (ev.ClockStart, ev.Goal, ev.GameEnd)
-
-#: The events after which the game's obligations are derived again (R13).
-LEDGER_TYPES: tuple[type, ...] = (ev.GameEnd, ev.PostgameCard)
-
 
 def only_its_game(status: str | None, e: ev.Event) -> bool:
     """Whether applying ``e`` to its game, now in ``status``, changes that game alone: an
     event of the table while the game is under way, neither beginning nor ending it (the
     ledger of obligations, which other games read) nor anything else's (a void, a set-up,
     a tournament's event). Such events commute with other games' events."""
-    t = type(e)
-    return status == "live" and t in TRANSITIONS and t not in LEDGER_TYPES
+    row = TRANSITIONS.get(type(e))
+    return status == "live" and row is not None and not row.ledger
 
 
 def refuse_phase(g: Game, e: ev.EventBase) -> Refused:
@@ -428,9 +433,22 @@ def refuse_phase(g: Game, e: ev.EventBase) -> Refused:
     return Refused("game_not_over", "a post-game card needs the game to have ended", "R9")
 
 
-def apply(g: Game, e: ev.EventBase, out: Out) -> None:
-    """Apply one game event per the table, or raise ``Refused`` with ``g`` untouched."""
+def transition(g: Game, e: ev.EventBase) -> Transition:
+    """``e``'s row of the table, if ``g``'s phase accepts it; else ``Refused``, nothing changed."""
     row = TRANSITIONS[type(e)]
     if g.status not in row.phases:
         raise refuse_phase(g, e)
+    return row
+
+
+def apply(g: Game, e: ev.EventBase, out: Out, taken: Sequence[lg.Obligation] = ()) -> Transition:
+    """Apply one game event per the table, the game taking ``taken`` (its players'
+    obligations from earlier games) if ``e`` begins it; or raise ``Refused`` with ``g``
+    untouched (every handler checks before it changes, and an event that begins the
+    game is a fact, never refused). The fold's one way of applying a game's event,
+    live and folded again alike. Returns the event's row."""
+    row = transition(g, e)
+    if row.begins(g):
+        lg.apply_plan(taken, g, e.id, e.at, out)
     row.handler(g, e, out)
+    return row

@@ -235,7 +235,7 @@ def _sheet_alert(g: Game, ob: Obligation, p: Player, cause: str, at: int, code: 
                  side=p.side, origin_game=ob.origin_game, owed_ms=ob.owed_ms, **fields)
 
 
-def apply_plan(taken: list[Obligation], g: Game, cause: str, at: int, out: list[Notice]) -> None:
+def apply_plan(taken: Iterable[Obligation], g: Game, cause: str, at: int, out: list[Notice]) -> None:
     """Begin the game with what it took: boxes, suspensions, yellow status, fitted to
     the team sheet as written; an ``alert`` where the sheet had it otherwise."""
     for ob in taken:

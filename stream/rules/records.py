@@ -98,17 +98,11 @@ def refold(rec: GameRecord, events: list[ev.EventBase], start: int, taken: list[
     cursor = events[i - 1].at if i else 0
     for x in events[i:]:
         out: list[nt.Notice] = [] if g.status == "ended" else [n for _, n in dl.deadlines(g, cursor, x.at)]
-        row = gm.TRANSITIONS[type(x)]
-        if g.status not in row.phases:
-            refused[x.id] = gm.refuse_phase(g, x)
-        else:
-            if g.status == "scheduled" and type(x) in gm.OPENERS:
-                # What this game takes when it begins, taken where it now begins.
-                lg.apply_plan(taken, g, x.id, x.at, out)
-            try:
-                row.handler(g, x, out)
-            except Refused as r:
-                refused[x.id] = r
+        try:
+            # What this game takes when it begins, taken where it now begins.
+            gm.apply(g, x, out, taken)
+        except Refused as r:
+            refused[x.id] = r
         cursor = max(cursor, x.at)
         for n in out:
             by_cause.setdefault(n.cause, []).append(n)

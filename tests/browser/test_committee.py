@@ -65,11 +65,8 @@ async def shot_page(page: Page, name: str) -> None:
 
 
 async def committee_token(server: Server, device: str = "htc-1") -> str:
-    status, issued = await server.api("POST", "/api/tokens", {
-        "role": "committee", "device": device, "official": "M. Pérez", "event": EVENT})
-    assert status == 201, issued
-    assert issued["claims"]["role"] == "committee" and issued["claims"]["event"] == EVENT
-    return str(issued["token"])
+    """The host committee's token for the event, as M. Pérez at ``device``."""
+    return await server.committee_token(EVENT, device=device, official="M. Pérez")
 
 
 async def new_event(server: Server) -> None:

@@ -17,7 +17,6 @@ from __future__ import annotations
 import json
 import re
 import struct
-import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,6 +25,8 @@ from typing import Any
 import aiohttp
 import pytest
 from playwright.async_api import Browser, BrowserContext, Page, WebSocketRoute, expect
+
+from stream.live.wallclock import now_ms
 
 from ..service.conftest import RunningServer, Server, admin_device
 from .conftest import shot
@@ -36,10 +37,6 @@ MOBILE: dict[str, Any] = {"viewport": {"width": 390, "height": 844}, "device_sca
 
 
 SUGGESTED = re.compile(r"\bsuggest\b")
-
-
-def now_ms() -> int:
-    return int(time.time() * 1000)
 
 
 @dataclass

@@ -9,22 +9,19 @@ labels sit on one line at 1920×1080. Screenshots go to ``artifacts/screenshots`
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 from playwright.async_api import Browser, Page, expect
 
+from stream.live.wallclock import now_ms
+
 from ..service.conftest import Server, admin_device
 from .conftest import shot
 
 ORTEGA = "SECOND YELLOW · #2 ORTEGA · 2:00 IN THE BOX"
 ORTEGA_ES = "SEGUNDA AMARILLA · #2 ORTEGA · 2:00 EN EL ÁREA"
-
-
-def now_ms() -> int:
-    return int(time.time() * 1000)
 
 
 @pytest.fixture

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import asyncio
 import re
-import time
 from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 from playwright.async_api import Browser, Page, ViewportSize, expect
+
+from stream.live.wallclock import now_ms
 
 from ..service.conftest import Server, admin_device
 from .conftest import shot
@@ -33,10 +34,6 @@ WELLINGTON = {"team": "g1-away", "name": "Wellington Blue", "short": "wel",
               "colors": {"primary": "#f4f7fc", "secondary": "#1c4fd8"}}
 NAMES = {"h1": ("Ortega", 2), "h2": ("Pieres", 3), "h3": ("Heguy", 4),
          "a1": ("Núñez", 7), "a2": ("Salas", 5), "a3": ("Beck", 8)}
-
-
-def now_ms() -> int:
-    return int(time.time() * 1000)
 
 
 @pytest.fixture

@@ -12,7 +12,6 @@ import asyncio
 import json
 import re
 import struct
-import time
 import zlib
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -22,12 +21,10 @@ import aiohttp
 import pytest
 from playwright.async_api import Browser, Page, WebSocketRoute, expect
 
+from stream.live.wallclock import now_ms
+
 from ..service.conftest import RunningServer, Server, admin_device
 from .conftest import shot
-
-
-def now_ms() -> int:
-    return int(time.time() * 1000)
 
 
 @pytest.fixture

@@ -52,7 +52,7 @@ from stream.tools.harness import ServiceProcess
 
 from ..docs_text import doc_text, protocol_section
 from ..rules.script import AWAY, HOME
-from ..service.conftest import Raw, RunningServer, Server
+from ..service.conftest import Raw, RunningServer, Server, game_setup_body
 from ..service.test_auth import auth_attempt, revoked_rows
 from .conftest import Figures
 
@@ -340,12 +340,10 @@ class World:
     async def setup_game(self, game: str, arena: str) -> None:
         """A game with players of its own: what a cell does to one (a card, a committee
         increase) carries over to no other cell's game."""
-        await self.admin({"type": "game.setup", "game": game, "event": "cup", "class": "club", "handicap": 8,
-                          "arena": arena,
-                          "teams": {"home": {"team": f"{game}-h", "players": [p(game, x) for x in HOME],
-                                             "subs": [p(game, "h4")]},
-                                    "away": {"team": f"{game}-a", "players": [p(game, x) for x in AWAY],
-                                             "subs": [p(game, "a4")]}}})
+        body = game_setup_body(game, teams=(f"{game}-h", f"{game}-a"), player=lambda x: p(game, x),
+                               arena=arena)
+        del body["id"]  # the prepared events' own
+        await self.admin({"type": "game.setup", **body, "class": "club"})
 
     async def prepare(self, etype: str, game: str, arena: str, n: int) -> dict[str, Any]:
         """Set ``game`` up so that the event of type ``etype`` returned is one the rules take."""

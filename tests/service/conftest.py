@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +28,21 @@ from ..rules.script import AWAY, HOME
 from ..sdk import sdk
 
 __all__ = ["Raw", "RunningServer", "Server", "Viewer", "admin_device", "eventually",
-           "free_port", "server", "view_after"]
+           "free_port", "game_setup_body", "server", "view_after"]
+
+
+def game_setup_body(game: str = "g1", *, teams: tuple[str, str] | None = None,
+                    player: Callable[[str], str] = str, **over: Any) -> dict[str, Any]:
+    """The ``game.setup`` of a game of "cup" (handicap 8) between ``teams`` (by default
+    ``{game}-home`` and ``{game}-away``): ``HOME`` and ``AWAY`` start, h4 and a4 on the
+    bench, each named by ``player`` (a game's own ids, say); ``over`` sets any field."""
+    home, away = teams or (f"{game}-home", f"{game}-away")
+    body: dict[str, Any] = {
+        "id": f"setup-{game}", "game": game, "event": "cup", "handicap": 8,
+        "teams": {"home": {"team": home, "players": [player(x) for x in HOME], "subs": [player("h4")]},
+                  "away": {"team": away, "players": [player(x) for x in AWAY], "subs": [player("a4")]}}}
+    body.update(over)
+    return body
 
 
 class Server:
@@ -59,11 +73,18 @@ class Server:
             except ValueError:
                 return r.status, text
 
+    async def committee_token(self, event: str = "cup", *, device: str | None = None,
+                              official: str = "Host Committee") -> str:
+        """A committee token for ``event``, minted by the admin over the API."""
+        status, doc = await self.api("POST", "/api/tokens", {
+            "role": "committee", "device": device or f"htc-{event}", "official": official, "event": event})
+        assert status == 201, doc
+        claims = doc["claims"]
+        assert (claims["role"], claims["event"], claims["game"]) == ("committee", event, None)
+        return str(doc["token"])
+
     async def setup_game(self, game: str = "g1", arena: str = "a1", **over: Any) -> None:
-        body = {"id": f"setup-{game}", "game": game, "event": "cup", "handicap": 8, "arena": arena,
-                "teams": {"home": {"team": f"{game}-home", "players": HOME, "subs": ["h4"]},
-                          "away": {"team": f"{game}-away", "players": AWAY, "subs": ["a4"]}}}
-        body.update(over)
+        body = game_setup_body(game, arena=arena, **over)
         if not self.svc.hub.engine.has_event(str(body["event"])):
             # A game of an event never set up says it is a Club game (docs/log-format.md).
             body.setdefault("class", "club")

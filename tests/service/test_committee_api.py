@@ -26,17 +26,6 @@ HOME = ["h1", "h2", "h3"]
 AWAY = ["a1", "a2", "a3"]
 
 
-async def _committee(server: Server, event: str = "cup", device: str | None = None) -> str:
-    """A committee token for ``event``, minted by the admin over the API."""
-    body = {"role": "committee", "device": device or f"htc-{event}", "official": "Host Committee",
-            "event": event}
-    status, doc = await server.api("POST", "/api/tokens", body)
-    assert status == 201, doc
-    claims = doc["claims"]
-    assert (claims["role"], claims["event"], claims["game"]) == ("committee", event, None)
-    return str(doc["token"])
-
-
 def _event(event: str, teams: list[str], cls: str = "uspa") -> dict[str, Any]:
     return {"id": f"{event}-setup", "event": event, "class": cls, "handicap": 8, "teams": teams}
 
@@ -51,7 +40,7 @@ def _game(game: str, event: str, home: str, away: str, *, home_players: list[str
 async def _two_events(server: Server) -> str:
     """``cup`` (games g1, g2), set up by its committee; ``open`` (game o1), by the admin.
     The committee token of ``cup``."""
-    htc = await _committee(server)
+    htc = await server.committee_token()
     for path, body in (("/api/events", _event("cup", ["blue", "red", "gold"])),
                        ("/api/games", _game("g1", "cup", "blue", "red")),
                        ("/api/games", _game("g2", "cup", "gold", "red", home_players=["x1", "x2", "x3"]))):
@@ -141,7 +130,7 @@ async def test_a_committee_mints_device_tokens_for_its_event_s_games_only(server
 
 async def test_a_committee_reads_its_own_event_s_log(server: Server) -> None:
     htc = await _two_events(server)
-    other = await _committee(server, "open")
+    other = await server.committee_token("open")
     ump = Device(server.device_url, server.token("umpire", "u-o1", game="o1"), prefix="u")
     await ump.connect()
     await ump.send({"type": "whistle", "game": "o1"})
@@ -312,7 +301,7 @@ async def test_a_scheduled_game_s_preview_lists_a_carried_suspension_until_it_is
     _conforms("GamePreview", doc)
 
     # Another event's committee may neither read it nor rescind it.
-    other = await _committee(server, "open")
+    other = await server.committee_token("open")
     status, err = await server.api("GET", "/api/games/g2/preview", token=other)
     assert (status, err["code"]) == (403, "out_of_scope")
     status, err = await server.api("POST", "/api/committee/rescind", {
@@ -381,7 +370,8 @@ async def test_the_events_and_the_day_s_reports_as_one_csv(server: Server) -> No
 
 async def test_two_committee_members_saving_one_team_at_once_lose_no_update(server: Server) -> None:
     await _two_events(server)
-    first, second = await _committee(server, device="htc-ana"), await _committee(server, device="htc-luis")
+    first = await server.committee_token(device="htc-ana")
+    second = await server.committee_token(device="htc-luis")
     colors = {"primary": "#1f4e9c", "secondary": "#ffffff"}
     status, ack = await server.api("POST", "/api/teams", {"team": "blue", "name": "La Aguada", "short": "AGU",
                                                           "colors": colors, "revision": 0}, token=first)

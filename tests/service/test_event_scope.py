@@ -16,7 +16,7 @@ from typing import Any
 import aiohttp
 
 from .conftest import Server, Viewer
-from .test_committee_api import _committee, _event, _game
+from .test_committee_api import _event, _game
 from .test_rosters import frames_until, quiet_for
 
 COLORS = {"primary": "#1f4e9c", "secondary": "#ffffff"}
@@ -45,7 +45,7 @@ async def _two_events(server: Server) -> tuple[str, str]:
                  _game("o1", "open", "teal", "rose", home_players=PLAYERS["teal"], arena="side")):
         status, ack = await server.api("POST", "/api/games", body)
         assert status == 201, ack
-    return await _committee(server, "cup"), await _committee(server, "open")
+    return await server.committee_token("cup"), await server.committee_token("open")
 
 
 async def _refused(server: Server, token: str, method: str, path: str, body: Any = None) -> dict[str, Any]:
@@ -199,6 +199,6 @@ async def test_the_admin_does_all_of_it(server: Server) -> None:
         assert status in (200, 201), (path, doc)
     # A team of two events is the admin's alone to change: neither committee may rename it.
     for event in ("cup", "open"):
-        token = await _committee(server, event, device=f"htc2-{event}")
+        token = await server.committee_token(event, device=f"htc2-{event}")
         status, doc = await server.api("POST", "/api/teams", _team("rose", "Mine"), token=token)
         assert (status, doc["code"]) == (403, "out_of_scope"), doc

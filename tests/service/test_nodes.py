@@ -13,7 +13,7 @@ import pytest
 from stream.tools import harness
 from stream.tools.harness import Device, DeviceError, ServiceProcess, Viewer
 
-from ..rules.script import AWAY, HOME
+from .conftest import game_setup_body
 
 
 class Cluster(harness.Cluster):
@@ -31,10 +31,7 @@ class Cluster(harness.Cluster):
         return str(self.a.post("/api/tokens", {"role": role, "device": device, "game": game})["token"])
 
     def setup_game(self, game: str = "g1") -> None:
-        self.a.post("/api/games", {"id": f"s-{game}", "game": game, "event": "cup", "class": "club",
-                                   "handicap": 8,
-                                   "teams": {"home": {"team": "h", "players": HOME, "subs": ["h4"]},
-                                             "away": {"team": "a", "players": AWAY, "subs": ["a4"]}}})
+        self.a.post("/api/games", {**game_setup_body(game), "class": "club"})
 
 
 @pytest.fixture

@@ -50,10 +50,6 @@ def fmt(x: float, spec: str = ".2f") -> str:
     return "n/a" if math.isnan(x) else format(x, spec)
 
 
-def nan_last(x: float) -> float:
-    return math.inf if math.isnan(x) else x
-
-
 def median_of(rounds: list[LoadResult], what: Callable[[LoadResult], float]) -> float:
     """The median over ``rounds`` of a round's figure (NaNs left out; NaN if none)."""
     xs = [x for x in map(what, rounds) if not math.isnan(x)]

@@ -380,9 +380,6 @@ class Processes:
         process.spawn()
         return process
 
-    def log_path(self, name: str) -> Path:
-        return self.workdir / f"{name}.log"
-
     def close(self, grace: float = 5.0) -> None:
         """SIGTERM to every member still running, then wait for each (SIGKILL after ``grace`` s)."""
         for p in reversed(self.members):
