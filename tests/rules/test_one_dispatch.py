@@ -1,7 +1,8 @@
 """A game's event is applied one way, live and folded again alike: ``game.apply``
 reads its row of ``game.TRANSITIONS`` (the phases that accept it, its handler),
-and nothing else in the service does. Read from the syntax tree, so that it holds
-whatever a module names its imports."""
+and nothing else in the engine does (the service reaches a game's events only through
+the engine). Read from the syntax tree, so that it holds whatever a module names its
+imports."""
 
 from __future__ import annotations
 
@@ -9,14 +10,14 @@ import ast
 
 from ..docs_text import ROOT
 
-STREAM = ROOT / "stream"
+RULES = ROOT / "stream" / "rules"
 
 
 def readers_of(attrs: set[str]) -> set[tuple[str, str]]:
-    """(module, function) for each function of stream/ that reads one of ``attrs`` of
-    anything (a row of the table, the only thing in the service with them)."""
+    """(module, function) for each function of stream/rules/ that reads one of ``attrs`` of
+    anything (a row of the table, the only thing in the engine with them)."""
     found: set[tuple[str, str]] = set()
-    for path in sorted(STREAM.rglob("*.py")):
+    for path in sorted(RULES.rglob("*.py")):
         tree = ast.parse(path.read_text(encoding="utf-8"))
         for fn in ast.walk(tree):
             if isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
