@@ -1,7 +1,7 @@
 // Arena Stream handheld: the page's state, what it keeps in localStorage, the DOM and time
 // helpers every module uses, and the game and this device's events described in words.
 import { L, lang, t, cardName, conductLabel, stripCitation } from "./handheld.js";
-import { playerText, teamColors, teamShort, teamText } from "./watch.js";
+import { playerText, teamColors, teamShort, teamText } from "./roster.js";
 
 export const LS = {
   token: "arena.handheld.token",

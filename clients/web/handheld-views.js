@@ -9,7 +9,7 @@ import {
   player, registered, serverNow, setHTML, teamColours, teamLetters, teamName, voidedTargets, describe,
 } from "./handheld-state.js";
 import { $, mmss } from "./common.js";
-import { playerText, teamShort } from "./watch.js";
+import { playerText, teamShort } from "./roster.js";
 import { renderAlerts } from "./handheld-alerts.js";
 import { deviceWatchdog } from "./handheld-device.js";
 import { feedState } from "./handheld-feed.js";

@@ -10,7 +10,8 @@
 
 import { el, label, setup } from "./live.js";
 import { byId } from "./common.js";
-import { pairedToken, teamShort, teamText } from "./watch.js";
+import { pairedToken } from "./pairing.js";
+import { teamShort, teamText } from "./roster.js";
 import { GraphicsGame, lowerItems } from "./overlay-graphics.js";
 
 const { game } = setup();

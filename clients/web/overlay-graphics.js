@@ -10,7 +10,7 @@
 
 import { LiveGame, label, splitCitation, translator } from "./live.js";
 import { mmss } from "./common.js";
-import { playerText, teamShort, teamText } from "./watch.js";
+import { playerText, teamShort, teamText } from "./roster.js";
 
 // ------------------------------------------------------------------ words
 

@@ -12,7 +12,8 @@
 // show as "#2 ORTEGA"; a raw id only when nothing is registered (watch.js, "Names").
 import { setup, el, gameClock, label } from "./live.js";
 import { byId, mmss } from "./common.js";
-import { displayToken, playerText, teamColors, teamLogo, teamShort, teamText } from "./watch.js";
+import { displayToken } from "./pairing.js";
+import { playerText, teamColors, teamLogo, teamShort, teamText } from "./roster.js";
 import { GraphicsGame, loadFonts, lowerItems, words } from "./overlay-graphics.js";
 
 const { params, game, lang: urlLang } = setup();

@@ -7,7 +7,8 @@
 // Layouts (1080p, 720p, portrait) and the minimum text sizes: scoreboard.css.
 import { LiveGame, setup, el, gameClock, label } from "./live.js";
 import { byId, mmss } from "./common.js";
-import { displayToken, playerText, teamColors, teamLogo, teamText } from "./watch.js";
+import { displayToken } from "./pairing.js";
+import { playerText, teamColors, teamLogo, teamText } from "./roster.js";
 import { inkFor } from "./scoreboard-ink.js";
 import { EventLog, describe, words } from "./scoreboard-events.js";
 

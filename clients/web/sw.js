@@ -9,7 +9,7 @@
  * load), with a short timeout, then the cache. Everything else passes through. */
 "use strict";
 
-const VERSION = "handheld-v5";
+const VERSION = "handheld-v6";
 // The page and every module it imports (handheld-main.js is the entry; handheld.js lists the
 // handheld's modules; watch.js and patch.js are the connection the scoreboard uses too, and
 // common.js the helpers every page shares).
@@ -28,6 +28,7 @@ const SHELL = [
   "/clients/refusals.js",
   "/clients/common.js",
   "/clients/watch.js",
+  "/clients/roster.js",
   "/clients/patch.js",
   "/clients/handheld.css",
   "/clients/manifest.webmanifest",
