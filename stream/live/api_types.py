@@ -1,50 +1,10 @@
-"""The aiohttp application: both WebSocket protocols and the HTTP API on one port.
-
-HTTP API (docs/protocol-http.md, OpenAPI at ``/openapi.json``):
-
-    GET  /healthz /readyz /metrics
-    GET  /api/games                    every game, with score and status
-    GET  /api/games/{game}             the game's committed view (what a snapshot holds)
-    GET  /api/games/{game}/log         the game's log as JSON Lines (the pinned format)
-    GET  /games/{game}/report[.json|.csv]  the game report: cards, box trips, clauses, timeline
-    GET  /api/log                      the whole log as JSON Lines          (admin)
-    GET  /api/state                    the SHA-256 of the folded state      (admin)
-    POST /api/events                   set up a tournament event            (admin)
-    POST /api/events/{event}/complete  mark it completed                    (admin)
-    POST /api/events/{event}/eliminate a team is out of the event (R15)     (admin)
-    POST /api/events/{event}/draw      make the event's draw (L3)           (admin)
-    GET  /api/events/{event}/draw      the draw as it stands: games, winners, proposals (admin)
-    POST /api/games                    set up a game and its rosters        (admin)
-    POST /api/tokens                   issue a device token                 (admin)
-    POST /api/tokens/revoke            revoke one                           (admin)
-    GET  /api/players/{player}/obligations   what a player owes, and what was served where
-    GET  /api/obligations?status=served      the ledger, or its history
-    POST /api/games/preview            what a game would apply to its rosters (admin)
-    POST /api/committee/increase       the committee increases a penalty    (admin)
-    POST /api/games/{game}/schedule    a game's start time and officials by name (admin)
-    POST /api/committee/rescind        the committee rescinds an obligation (admin)
-    POST /api/committee/decrease       the committee lowers the play time owed (admin)
-    POST /api/admin/store/accept       take the history the store holds as the log (unscoped admin)
-    POST /api/pairings                 a device token for one game, as a link and a QR code (admin)
-    GET  /api/tokens?game=G            the tokens issued: revoked, connected (admin)
-    GET  /api/games/{game}/preview     what a scheduled game will take when it begins (admin)
-    GET  /api/events                   the tournament events                (admin)
-    GET  /api/events/{event}/reports.csv   every game report of the event, one CSV (admin)
-    GET  /api/events/{event}/log       the event's records as JSON Lines    (admin)
-    GET  /api/teams, /api/players      every team's / player's registration (admin)
-    GET  /api/teams/{team}, /api/players/{player}   its registration and every revision (admin)
-    POST /api/teams, /api/players      register a team / a player           (admin)
-    POST /api/teams/{team}/logo        store a logo (PNG, JPEG, WebP, GIF; 64 KiB) (admin)
-    GET  /logos/{sha}                  a logo, by its SHA-256, cached for good
-    GET  /api/rosters/template.csv     the CSV the roster import takes
-    POST /api/rosters/import?event=E   teams and players from a CSV, every row checked first (admin)
+"""The HTTP API's shapes (docs/protocol-http.md): the request and response types of the
+route table's handlers (``http/``), from which ``schemas.py`` generates the OpenAPI
+document, served at ``/openapi.json`` (this text begins its description; the list of
+routes after it is made from the table itself, so it can't drift from what is served).
 
 Admin calls carry ``Authorization: Bearer <token>``: an admin token, or a committee
 token within its tournament event (``committee_api``).
-
-This module holds the API's shapes: the request and response types of the
-handlers in ``app.py``, from which ``schemas.py`` generates the OpenAPI
-document (this text is its description), and the browser pages it serves.
 """
 
 from __future__ import annotations

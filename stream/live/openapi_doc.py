@@ -27,7 +27,8 @@ def openapi(routes: Iterable[Route]) -> dict[str, Any]:
             "title": "Arena Stream HTTP API",
             "version": version(),
             "summary": "Real-time match events for USPA arena polo",
-            "description": (api_types.__doc__ or "").strip() + "\n\nThe WebSocket protocols are described at "
+            "description": (api_types.__doc__ or "").strip() + "\n\n" + _listed(routes) +
+                           "\n\nThe WebSocket protocols are described at "
                            "`/asyncapi.json`; both, with examples, in docs/protocol-device.md "
                            "and docs/protocol-viewer.md, and this API in docs/protocol-http.md.",
         },
@@ -50,3 +51,9 @@ def openapi(routes: Iterable[Route]) -> dict[str, Any]:
                                "with `role: committee` and its `event`), within its event."}},
         },
     }
+
+
+def _listed(routes: Iterable[Route]) -> str:
+    """Every route of the table, a line each: its method, its path and its summary."""
+    lines = [f"    {r.method:<5}{r.path:<44} {r.operation().get('summary', '')}".rstrip() for r in routes]
+    return "Routes:\n\n" + "\n".join(lines)

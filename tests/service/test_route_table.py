@@ -44,6 +44,15 @@ def test_the_openapi_paths_are_the_route_table_in_its_order() -> None:
     assert list(doc["paths"]) == list(dict.fromkeys(r.path for r in schemas.ROUTES))
 
 
+def test_the_openapi_description_lists_every_route_the_app_serves(tmp_path: Path) -> None:
+    """The description's list of routes is the one a reader skims: every route served is in it,
+    a line each, and nothing else is."""
+    listed = json.loads(schemas.openapi_json())["info"]["description"].split("Routes:\n\n", 1)[1]
+    lines = [line.split() for line in listed.split("\n\n", 1)[0].splitlines()]
+    served = _served(build_app(Config(data_dir=tmp_path, demo=False), secret=b"x" * 32))
+    assert sorted((words[0], words[1]) for words in lines) == sorted(served)
+
+
 def test_routes_are_registered_and_answered_in_one_place_only() -> None:
     """Only ``http/route.py`` registers routes; only ``http/responses.py`` defines the JSON
     answer and the problem (no module keeps a copy of its own)."""
