@@ -41,7 +41,8 @@ export function teamLogo(roster, side, team) {
   return entry && entry.logo ? `/logos/${entry.logo}` : null;
 }
 
-function luminance(hex) {
+/** Relative luminance of "#rrggbb" (WCAG 2), or null. */
+export function luminance(hex) {
   const m = /^#?([0-9a-f]{2})([0-9a-f]{2})([0-9a-f]{2})$/i.exec(String(hex || ""));
   if (!m) return null;
   const [r, g, b] = m.slice(1).map((x) => {

@@ -3,20 +3,11 @@
 // as a panel's background only when an ink reaches 7:1 on it; otherwise the team's texts
 // sit on a neutral plate and the colour frames them.
 
+import { luminance } from "./roster.js";
+
 export const AAA = 7;
 export const LIGHT_INK = "#ffffff";
 export const DARK_INK = "#0b0f17";
-
-/** Relative luminance of "#rrggbb" (WCAG 2), or null. */
-export function luminance(hex) {
-  const m = /^#?([0-9a-f]{2})([0-9a-f]{2})([0-9a-f]{2})$/i.exec(String(hex || ""));
-  if (!m) return null;
-  const [r, g, b] = m.slice(1).map((x) => {
-    const c = parseInt(x, 16) / 255;
-    return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
-  });
-  return 0.2126 * r + 0.7152 * g + 0.0722 * b;
-}
 
 /** The contrast ratio of two colours (1 to 21). */
 export function contrast(a, b) {

@@ -218,3 +218,14 @@ def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         yield srv.url
     finally:
         srv.stop()
+
+
+@pytest.fixture
+async def redis(tmp_path: Path) -> AsyncIterator[RedisServer]:
+    """A real ``redis-server`` of the test's own, that the test may stop and start again."""
+    srv = RedisServer(tmp_path / "redis")
+    await srv.astart()
+    try:
+        yield srv
+    finally:
+        await srv.astop()

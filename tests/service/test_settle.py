@@ -9,24 +9,11 @@ then takes Redis away from B for a while, as a failover does."""
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
 from pathlib import Path
-
-import pytest
 
 from ..redis_server import RedisServer
 from ..tcp_proxy import Proxy
 from .conftest import RunningServer, eventually
-
-
-@pytest.fixture
-async def redis(tmp_path: Path) -> AsyncIterator[RedisServer]:
-    srv = RedisServer(tmp_path / "redis")
-    await srv.astart()
-    try:
-        yield srv
-    finally:
-        await srv.astop()
 
 
 async def test_an_event_taken_back_while_the_log_was_away_comes_back_and_can_be_voided(

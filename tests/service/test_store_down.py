@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -22,16 +21,6 @@ from stream.tools.harness import Device
 from ..redis_server import RedisServer
 from ..tcp_proxy import Proxy
 from .conftest import RunningServer, Server, Viewer, view_after
-
-
-@pytest.fixture
-async def redis(tmp_path: Path) -> AsyncIterator[RedisServer]:
-    srv = RedisServer(tmp_path / "redis")
-    await srv.astart()
-    try:
-        yield srv
-    finally:
-        await srv.astop()
 
 
 async def request(server: Server, method: str, path: str, body: Any = None,
