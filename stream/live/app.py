@@ -24,7 +24,6 @@ def build_app(config: Config, *, store: Store | None = None, secret: bytes | Non
     logs.quiet_bad_requests()
     secret = secret if secret is not None else load_secret(config.data_dir)
     svc = Service(config, secret, store or make_store(config))
-    svc.hub.store.on_replaced = lifecycle.reload_when_replaced(svc)
 
     app = headers.secure(web.Application(client_max_size=256 * 1024, middlewares=[store_unavailable]))
     app[Service.KEY] = svc

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 
 from aiohttp import web
 
@@ -63,27 +63,6 @@ async def heartbeat(svc: Service) -> None:
         hb = pr.Heartbeat(server_time=now_ms(), interval_ms=int(interval * 1000),
                           seqs=svc.hub.feeds.shown())
         svc.fanout.everyone(Frames.of(hb))
-
-
-def reload_when_replaced(svc: Service) -> Callable[[str], None]:
-    """The store's ``on_replaced``: the operator accepted the history the store holds (here
-    or on another node): reload it, and give every viewer a fresh snapshot of it. A reload
-    already under way may have read the history before it was replaced: this one starts
-    after it (``svc.reloads`` holds it until it is done)."""
-    hub = svc.hub
-
-    async def reload() -> None:
-        while hub.recovering:
-            await hub.recovered()
-        await hub.recover()
-
-    def replaced(reason: str) -> None:
-        hub.feeds.restart("history_replaced")
-        task = asyncio.get_running_loop().create_task(reload(), name="reload-accepted-history")
-        svc.reloads.add(task)
-        task.add_done_callback(svc.reloads.discard)
-
-    return replaced
 
 
 async def run(app: web.Application) -> AsyncIterator[None]:

@@ -63,7 +63,6 @@ class Service:
         self.open_sockets = 0
         self.sockets: weakref.WeakSet[Socket] = weakref.WeakSet()
         self.buckets: dict[str, TokenBucket] = {}
-        self.reloads: set[asyncio.Task[None]] = set()   # of a history the operator accepted
         self._presence: dict[str, Frames] = {}   # presence_frames, by game
         # Connected officials' devices: socket -> (claims, since)
         self.devices_online: dict[web.WebSocketResponse, tuple[auth.Claims, int]] = {}

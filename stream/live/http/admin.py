@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import logging
 
 import msgspec
@@ -33,7 +32,7 @@ async def accept_store(request: web.Request) -> web.Response:
         return problem(409, "not_diverged", "the store's history is not in question: nothing to accept"
                        + ("" if hold is None else f" (it takes no writes because {hold.reason})"))
     done = await svc.hub.store.accept(claims.sub, req.reason)
-    await asyncio.gather(*svc.reloads)  # this node has reloaded it and reset its viewers
+    await svc.hub.replaced()  # this node has reloaded it and reset its viewers
     log.warning("store history accepted", extra={"by": claims.sub, "epoch": done.epoch,
                                                   "previous": done.previous, "reason": req.reason})
     return send(api_types.StoreAccepted(**msgspec.structs.asdict(done), games=len(svc.hub.feeds)))
