@@ -340,7 +340,7 @@ class World:
     async def setup_game(self, game: str, arena: str) -> None:
         """A game with players of its own: what a cell does to one (a card, a committee
         increase) carries over to no other cell's game."""
-        body = game_setup_body(game, teams=(f"{game}-h", f"{game}-a"), player=lambda x: p(game, x),
+        body = game_setup_body(game, sides=(f"{game}-h", f"{game}-a"), player=lambda x: p(game, x),
                                arena=arena)
         del body["id"]  # the prepared events' own
         await self.admin({"type": "game.setup", **body, "class": "club"})

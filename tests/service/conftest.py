@@ -31,12 +31,13 @@ __all__ = ["Raw", "RunningServer", "Server", "Viewer", "admin_device", "eventual
            "free_port", "game_setup_body", "server", "view_after"]
 
 
-def game_setup_body(game: str = "g1", *, teams: tuple[str, str] | None = None,
+def game_setup_body(game: str = "g1", *, sides: tuple[str, str] | None = None,
                     player: Callable[[str], str] = str, **over: Any) -> dict[str, Any]:
-    """The ``game.setup`` of a game of "cup" (handicap 8) between ``teams`` (by default
-    ``{game}-home`` and ``{game}-away``): ``HOME`` and ``AWAY`` start, h4 and a4 on the
-    bench, each named by ``player`` (a game's own ids, say); ``over`` sets any field."""
-    home, away = teams or (f"{game}-home", f"{game}-away")
+    """The ``game.setup`` of a game of "cup" (handicap 8) between the teams ``sides`` names
+    (by default ``{game}-home`` and ``{game}-away``): ``HOME`` and ``AWAY`` start, h4 and a4
+    on the bench, each named by ``player`` (a game's own ids, say); ``over`` sets any field
+    (``teams`` the whole of both sides)."""
+    home, away = sides or (f"{game}-home", f"{game}-away")
     body: dict[str, Any] = {
         "id": f"setup-{game}", "game": game, "event": "cup", "handicap": 8,
         "teams": {"home": {"team": home, "players": [player(x) for x in HOME], "subs": [player("h4")]},
