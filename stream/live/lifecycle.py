@@ -6,7 +6,9 @@ history the operator accepted."""
 from __future__ import annotations
 
 import asyncio
+import functools
 import gc
+import logging
 from collections.abc import AsyncIterator
 
 from aiohttp import web
@@ -21,6 +23,8 @@ from .config import Config
 from .feeds import Frames
 from .hub import now_ms
 from .service import Service
+
+log = logging.getLogger("arena_stream.lifecycle")
 
 
 def make_store(config: Config) -> Store:
@@ -84,6 +88,8 @@ async def run(app: web.Application) -> AsyncIterator[None]:
     if isinstance(svc.hub.store, Followable):
         tasks.append(asyncio.create_task(follower.run(svc.hub), name="log-follower"))
     tasks.append(asyncio.create_task(revocations(svc), name="revocations"))
+    for t in tasks:
+        t.add_done_callback(functools.partial(_ended, svc))
     try:
         yield
     finally:
@@ -91,3 +97,14 @@ async def run(app: web.Application) -> AsyncIterator[None]:
         gc.callbacks.remove(pauses)
         await svc.hub.close()
 
+
+def _ended(svc: Service, task: asyncio.Task[None]) -> None:
+    """One of the node's tasks ended while it serves (each runs until cancelled at stop): a
+    bug, or a library that failed it. Said at once, with the error, and the node is no longer
+    ready: a node whose follower stopped would otherwise serve a log it no longer reads."""
+    if task.cancelled():
+        return
+    err = task.exception()
+    svc.stopped = task.get_name() + (f" stopped: {type(err).__name__}: {err}" if err else " ended")
+    log.error("a task of the node stopped; the node is not ready", exc_info=err,
+              extra={"task": task.get_name()})

@@ -61,6 +61,9 @@ class Service:
                            grace=config.send_timeout)
         self.revoked: set[str] = set()
         self.open_sockets = 0
+        # A task the node serves with (its log's follower, its deadline timer …) that ended
+        # on its own: the node is not ready from then on, and says which (``GET /readyz``).
+        self.stopped: str | None = None
         self.sockets: weakref.WeakSet[Socket] = weakref.WeakSet()
         self.buckets: dict[str, TokenBucket] = {}
         self._presence: dict[str, Frames] = {}   # presence_frames, by game

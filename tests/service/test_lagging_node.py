@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from pathlib import Path
 
+import pytest
 import websockets
 
 from stream.live import follower
@@ -150,3 +152,26 @@ async def test_a_resume_ahead_of_a_node_that_cannot_read_the_log_is_closed_1001_
                 await asyncio.wait([resumed], timeout=5)
         finally:
             await tk.close()
+
+
+async def test_a_node_whose_log_follower_stops_is_not_ready_and_says_why(
+        tmp_path: Path, redis_url: str, monkeypatch: pytest.MonkeyPatch,
+        caplog: pytest.LogCaptureFixture) -> None:
+    """The follower ends on an error no read should raise (a bug, or a library failing it):
+    the node would serve a log it no longer reads. It says so at once, in its log and on
+    ``GET /readyz`` (503, the task and its error), rather than only when it stops."""
+    caplog.set_level(logging.INFO)
+    async with RunningServer(tmp_path, store=redis_url) as node:
+        assert await node.api("GET", "/readyz") == (200, {"ready": True, "reason": None})
+
+        async def broken(*args: object, **kwargs: object) -> None:
+            raise RuntimeError("a read that fails as no read should")
+
+        monkeypatch.setattr(node.svc.hub.store, "read_after", broken)
+        await eventually(lambda: node.svc.stopped is not None, timeout=5)
+        status, doc = await node.api("GET", "/readyz")
+        assert status == 503 and doc["ready"] is False, doc
+        assert doc["reason"] == "log-follower stopped: RuntimeError: a read that fails as no read should"
+        said = [r for r in caplog.records
+                if r.getMessage() == "a task of the node stopped; the node is not ready"]
+        assert said and said[0].exc_info is not None
