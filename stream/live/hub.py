@@ -211,18 +211,38 @@ class Hub:
 
     def rewind(self, game: str, seq: int, base: Any, taken: Collection[Key], ids: Iterable[str]) -> None:
         """This node's events of ``game`` from ``seq`` on, which the log refused or did not
-        confirm, are taken back (the engine already rolled back): the game's ``seq``, the
-        base its viewers' next patch is computed against, and what dedup and the unsettled
-        ids knew of them. A retry of one is judged afresh."""
+        confirm, are taken back (the engine already rolled back the game to before them): the
+        game's ``seq``, the base its viewers' next patch is computed against, and what dedup
+        and the unsettled ids knew of them. A retry of one is judged afresh.
+
+        The engine took back every event of the game since, and so does dedup: another
+        node's event the follower folded after one of these (the log held this node's event,
+        but its write's answer was lost) is no longer in the fold, and comes back from the
+        log like this node's own (``Races``: an owed tail)."""
         self._seqs[game] = seq - 1
-        self.feeds[game].base = base
+        feed = self.feeds[game]
+        feed.base = base
+        for held in [s for s in feed.held if s >= seq]:  # built on the state taken back
+            del feed.held[held]
         keys = set(taken)
         i = len(self._applied)
-        while keys and i:  # the latest events are at the end
+        while i:  # the latest events are at the end; the game's, in seq order
             i -= 1
-            if self._applied[i] in keys:
-                keys.discard(self._applied[i])
-                del self._applied[i]
+            key = self._applied[i]
+            if key in keys:
+                keys.discard(key)
+            else:
+                known = self._keys.get(key)
+                at = known if isinstance(known, Logged) else None if known is None else known.logged()
+                if at is None or at.game != game or at.seq is None:
+                    continue
+                if at.seq < seq:
+                    if not keys:
+                        break  # the game's events before the first taken back
+                    continue
+                del self._keys[key]
+                self._wide.discard(key)
+            del self._applied[i]
         self._unsettled.difference_update(ids)
 
     # -------------------------------------------------------------- submit

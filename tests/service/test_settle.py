@@ -8,6 +8,7 @@ then takes Redis away from B for a while, as a failover does."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
@@ -52,4 +53,44 @@ async def test_an_event_taken_back_while_the_log_was_away_comes_back_and_can_be_
         assert a.svc.hub.engine.state_hash() == hub.engine.state_hash()
         assert hub.reloads == 0  # settled game by game, no fold of the whole log
         for d in (tk, ump):
+            await d.close()
+
+
+async def test_another_nodes_event_folded_after_one_taken_back_is_folded_again(
+        tmp_path: Path, redis: RedisServer) -> None:
+    """Through B, an umpire cards a player; Redis stores the card, but the answer to B's
+    write is slow. Meanwhile A folds the card and logs a whistle after it, and B's follower
+    folds both (the card as its own). Then B's answer is lost: B takes its card back, and
+    with it everything of the game folded since, A's whistle included; both come back from
+    the log. B's fold is A's again, and the whistle can be voided through B."""
+    async with Proxy(redis.port) as proxy, \
+            RunningServer(tmp_path, store=redis.url) as a, RunningServer(tmp_path, store=proxy.url) as b:
+        await a.setup_game("g1")
+        tk = await a.device("timekeeper", "g1")
+        await tk.send({"type": "clock.start", "game": "g1"})
+        hub = b.svc.hub
+        await eventually(lambda: hub.seqs.get("g1") == 2, timeout=10)
+        ump_b, ump_a = await b.device("umpire", "g1"), await a.device("umpire", "g1")
+        card = {"type": "card", "game": "g1", "player": "a2", "color": "yellow", "conduct": "arguing",
+                "id": "card-1"}
+        proxy.cut_after(b"EVAL", hold=3.0)
+        carding = asyncio.create_task(ump_b.send_once(dict(card)))
+        await eventually(lambda: a.svc.hub.seqs.get("g1") == 3, timeout=10)
+        whistle = await ump_a.send({"type": "whistle", "game": "g1", "id": "w-1"})
+        assert (whistle["type"], whistle["seq"]) == ("ack", 4), whistle
+        await eventually(lambda: hub.races.passed.get("g1") == 4, timeout=10)
+        assert not proxy.cut.is_set(), "the answer to B's card came back before the whistle was folded"
+        reply = await carding
+        assert (reply["type"], reply["code"], reply["retry"]) == ("error", "unknown", True), reply
+        await eventually(lambda: hub.races.settling is None and not hub.races.owed, timeout=10)
+        await eventually(lambda: hub.seqs == a.svc.hub.seqs, timeout=10)
+        assert hub.engine.state_hash() == a.svc.hub.engine.state_hash()
+        voided = await ump_b.send({"type": "void", "target": whistle["log_id"], "id": "void-1"}, attempts=60)
+        assert (voided["type"], voided["game"], voided["seq"]) == ("ack", "g1", 5), voided
+        again = await ump_b.send(dict(card), attempts=60)
+        assert (again["type"], again["duplicate"], again["seq"]) == ("ack", True, 3), again
+        await eventually(lambda: a.svc.hub.seqs == hub.seqs, timeout=10)
+        assert a.svc.hub.engine.state_hash() == hub.engine.state_hash()
+        assert hub.reloads == 0  # settled game by game, no fold of the whole log
+        for d in (tk, ump_a, ump_b):
             await d.close()
