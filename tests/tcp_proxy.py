@@ -10,6 +10,9 @@ connection at the one moment a test needs:
   then closed and new ones refused (``refuse``) until the test lets them in again.
 * ``cut_before(marker)``: those bytes are not forwarded: the connection is closed on
   both sides. The server never got the command; the client can't tell that either.
+  With ``down``, every connection is then closed and new ones refused, as above.
+* ``delay(marker, seconds)``: the next bytes that hold ``marker`` reach the server that
+  late (other connections go on meanwhile); its answer comes back as usual.
 * ``refuse``: every new connection is closed at once.
 
 Each cut happens once (``cut`` is set when it has). Runs in the test's event loop.
@@ -32,6 +35,7 @@ class Proxy:
         self._arm: tuple[str, bytes] | None = None
         self._hold = 0.0
         self._take_down = False
+        self._delay: tuple[bytes, float] | None = None
         self._clients: set[asyncio.StreamWriter] = set()
         self._server: asyncio.Server | None = None
         self._tasks: set[asyncio.Task[None]] = set()
@@ -66,10 +70,18 @@ class Proxy:
         self._arm = ("after", marker)
         self._hold, self._take_down = hold, down
 
-    def cut_before(self, marker: bytes) -> None:
+    def cut_before(self, marker: bytes, *, down: bool = False) -> None:
         self.cut.clear()
         self._arm = ("before", marker)
-        self._hold, self._take_down = 0.0, False
+        self._hold, self._take_down = 0.0, down
+
+    def delay(self, marker: bytes, seconds: float) -> None:
+        self._delay = (marker, seconds)
+
+    def _down_all(self) -> None:
+        self.refuse = True
+        for other in list(self._clients):
+            other.transport.abort()
 
     async def _client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         task = asyncio.current_task()
@@ -98,10 +110,16 @@ class Proxy:
     async def _up(self, reader: asyncio.StreamReader, up: asyncio.StreamWriter, sent: asyncio.Event,
                   client: asyncio.StreamWriter) -> None:
         while data := await reader.read(65536):
+            late = self._delay
+            if late is not None and late[0] in data:
+                self._delay = None
+                await asyncio.sleep(late[1])
             arm = self._arm
             if arm is not None and arm[1] in data:
                 self._arm = None
                 if arm[0] == "before":
+                    if self._take_down:
+                        self._down_all()
                     self.cut.set()
                     client.transport.abort()
                     up.close()
@@ -118,9 +136,7 @@ class Proxy:
                 if self._hold:
                     await asyncio.sleep(self._hold)
                 if self._take_down:
-                    self.refuse = True
-                    for other in list(self._clients):
-                        other.transport.abort()
+                    self._down_all()
                 self.cut.set()
                 client.transport.abort()
                 return

@@ -42,8 +42,12 @@ and that the log does hold comes back this way). The state is then the log's, wi
 no fold of the whole log.
 
 Such an event may lie behind the follower: it read the entry while the write's
-answer was still on its way, and passed it as this node's own. So a game that had
-an event taken back at a ``seq`` the follower has passed is **owed** its tail until
+answer was still on its way, and passed it as this node's own (and then, maybe,
+folded other nodes' entries of the game after it, which the take-back takes back
+too). A lost race can leave the same: the follower met the log's copy of an event
+this node has in flight at that ``seq`` (a device's retry through another node),
+and passed it as this node's own. So a game that had an event taken back, by a
+settling or a catch-up, at a ``seq`` the follower has passed is **owed** its tail until
 its entries up to that ``seq`` are folded: the settling folds them at once if the
 log can be read, else the follower does as soon as the log answers, before it
 reads on. Until then the game's events wait at its gate, and no refusal is final
@@ -223,8 +227,8 @@ class Races:
                 raise TimeoutError
             await asyncio.wait_for(self._paid.wait(), CATCH_UP_S)
         except TimeoutError:
-            raise NotStored("this node is reading back from the log events whose writes it could "
-                            "not confirm; send the event again") from None
+            raise NotStored("this node is reading back from the log events it took back; send "
+                            "the event again") from None
 
     async def fold_owed(self) -> None:
         """Fold each owed game's entries after its ``seq``, read from the log (the module
@@ -290,10 +294,7 @@ class Races:
             self.settled += 1
             log.debug("a write failed; took back what the log did not confirm",
                      extra={"games": taken})
-            behind = [g for g in taken if self.passed.get(g, 0) > node.seqs.get(g, 0)]
-            if behind:
-                self.owed.update(behind)
-                self._paid.clear()
+            behind = self._owe(taken)
             try:
                 await self.fold_owed()
                 for game in taken:
@@ -306,6 +307,18 @@ class Races:
         finally:
             self.settling = None
             node.wake.set()
+
+    def _owe(self, games: Iterable[str]) -> list[str]:
+        """Of ``games``, just taken back, those whose entries the follower has passed beyond
+        their ``seq`` now: owed their tails until folded (the module docstring)."""
+        node = self.node
+        behind = [g for g in games if self.passed.get(g, 0) > node.seqs.get(g, 0)]
+        if behind:
+            self.owed.update(behind)
+            self._paid.clear()
+            log.info("took back events the follower had passed; their games are owed their tails",
+                     extra={"games": behind})
+        return behind
 
     # ------------------------------------------------------ the catch-up
 
@@ -327,8 +340,9 @@ class Races:
                 self.caught_up += 1
                 log.info("seq race lost; caught the game up", extra={"game": game, "seq": node.seqs[game]})
             node.store.readmit(game)
+            owed = self._owe([game]) if outcome else []
             with contextlib.suppress(NotStored):  # the follower reads on when the store answers
-                await self._fold_tail(game)
+                await (self.fold_owed() if owed else self._fold_tail(game))
         finally:
             del self.catching[game]
             self.advanced(game)

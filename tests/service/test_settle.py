@@ -94,3 +94,45 @@ async def test_another_nodes_event_folded_after_one_taken_back_is_folded_again(
         assert hub.reloads == 0  # settled game by game, no fold of the whole log
         for d in (tk, ump_a, ump_b):
             await d.close()
+
+
+async def test_a_lost_race_with_a_retry_logged_through_another_node_folds_it_again(
+        tmp_path: Path, redis: RedisServer) -> None:
+    """An umpire's card reaches B, and B's write reaches Redis late. Meanwhile the handheld,
+    moved to A, sends the same card again (the same id), and A logs it at the seq B gave its
+    own copy: B's follower meets the log's copy there and passes it as B's. Then Redis answers
+    B that the id is logged, with another copy: B has lost the race, takes its card back, and
+    Redis is away from B before B can read the game's tail. When Redis answers again, the
+    umpire voids the card through B: acked, never refused ``unknown_target``; B's fold is A's."""
+    async with Proxy(redis.port) as proxy, \
+            RunningServer(tmp_path, store=redis.url) as a, RunningServer(tmp_path, store=proxy.url) as b:
+        await a.setup_game("g1")
+        tk = await a.device("timekeeper", "g1")
+        await tk.send({"type": "clock.start", "game": "g1"})
+        hub = b.svc.hub
+        await eventually(lambda: hub.seqs.get("g1") == 2, timeout=10)
+        ump_b = await b.device("umpire", "g1", name="umpire-x")
+        ump_a = await a.device("umpire", "g1", name="umpire-x")
+        card = {"type": "card", "game": "g1", "player": "a2", "color": "yellow", "conduct": "arguing",
+                "id": "card-1"}
+        proxy.delay(b"EVAL", 2.0)
+        proxy.cut_before(b"game:g1\r\n$1\r\n-\r\n", down=True)  # B's read of the game's tail (XRANGE)
+        carding = asyncio.create_task(ump_b.send_once(dict(card)))
+        await eventually(lambda: hub.seqs.get("g1") == 3, timeout=10)  # B applied its copy
+        logged = await ump_a.send(dict(card))
+        assert (logged["type"], logged["seq"], logged["duplicate"]) == ("ack", 3, False), logged
+        await eventually(lambda: hub.races.passed.get("g1") == 3, timeout=10)
+        reply = await carding
+        assert proxy.cut.is_set(), "B did not read the game's tail"
+        assert (reply["type"], reply["retry"]) == ("error", True), reply
+        await eventually(lambda: hub.races.settling is None and "g1" not in hub.races.catching, timeout=10)
+        proxy.refuse = False  # Redis answers B again
+        voided = await ump_b.send({"type": "void", "target": logged["log_id"], "id": "void-1"}, attempts=60)
+        assert (voided["type"], voided["game"], voided["seq"]) == ("ack", "g1", 4), voided
+        again = await ump_b.send(dict(card), attempts=60)
+        assert (again["type"], again["duplicate"], again["seq"]) == ("ack", True, 3), again
+        await eventually(lambda: a.svc.hub.seqs == hub.seqs, timeout=10)
+        assert a.svc.hub.engine.state_hash() == hub.engine.state_hash()
+        assert hub.reloads == 0  # caught up game by game, no fold of the whole log
+        for d in (tk, ump_a, ump_b):
+            await d.close()
