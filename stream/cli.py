@@ -160,9 +160,10 @@ def main(argv: list[str] | None = None) -> int:
                         "through Sentinel, redis+sentinel://[:password@]host:port[,host:port...]/"
                         "SERVICE[?db=N] (the Sentinels, and the name they monitor the primary by)")
     s.add_argument("--redis-replicas", type=int, default=None, metavar="N",
-                   help="acknowledge an event only once N Redis replicas confirm it too (WAITAOF 1 N "
-                        "on Redis 7.2+, else WAIT N with each replica checked for appendfsync "
-                        "always); default 1 on a redis+sentinel:// store, 0 on redis://")
+                   help="acknowledge an event only once N Redis replicas confirm it too, and every "
+                        "replica the primary has online if more (WAITAOF 1 N on Redis 7.2+, else "
+                        "WAIT N with each replica checked for appendfsync always); default 1 on a "
+                        "redis+sentinel:// store, 0 on redis://")
     s.add_argument("--redis-wait-ms", type=int, default=Config().redis_wait_ms, metavar="MS",
                    help="how long an ack waits for the replicas (default %(default)s); past that "
                         "the event is answered 'unknown': send it again")

@@ -23,7 +23,8 @@ Writes go out through one writer connection of its own, queued appends pipelined
 together (``redis_writer.py``): Redis runs them in order and, with ``appendfsync
 always``, writes and fsyncs its AOF once per batch before it replies. With
 ``replicas`` > 0 (the default through Sentinel) an append is acked only once that many
-replicas confirm it too (``WAITAOF``, or ``WAIT`` before Redis 7.2). A reply means
+replicas confirm it too, and every replica the primary has online if more (``WAITAOF``,
+or ``WAIT`` before Redis 7.2). A reply means
 durable, as with SQLite; a write whose fate is not known is ``WriteUnknown``.
 
 **Checks.** ``open`` refuses a Redis that could lose an acked event (AOF off, or fsync
@@ -215,6 +216,7 @@ class RedisStore(Store):
         7.2, when acks wait for replicas, each online replica's too), or nothing."""
         problems = [p for p in [durability(pairs(conf), "Redis")] if p]
         self.writer.waitaof = version(info(server)) >= WAITAOF_SINCE
+        self.writer.count(replication)
         if self.replicas > 0 and not self.writer.waitaof and not self.unsafe:
             online = replicas(info(replication))
             problems += await replica_durability(online, server_options(self.url))
@@ -261,7 +263,8 @@ class RedisStore(Store):
         ``confirm``, when acks wait for replicas) the replicas' confirmation of all that came
         before. Raises ``NotStored`` if the history is not whole (unless not ``strict``: the
         first load may read a history on hold) or not confirmed."""
-        extra = self.writer.confirm_commands() if confirm else []
+        n = self.writer.wanted
+        extra = self.writer.confirm_commands(n) if confirm else []
         check = self.history.check()
         with self.talking():
             replies = await self._pipeline([*check.commands, *reads, *extra])
@@ -279,9 +282,9 @@ class RedisStore(Store):
             if isinstance(reply, ResponseError):
                 raise NotStored(f"Redis refused a read: {reply}")
         if extra:
-            if not confirmed(replies[-1], self.replicas):
+            if not confirmed(replies[-1], n):
                 self.replica_outage.failed(RuntimeError(
-                    f"fewer than {self.replicas} replica(s) confirmed within {self.wait_ms} ms"))
+                    f"fewer than {n} replica(s) confirmed within {self.wait_ms} ms"))
                 raise NotStored("the log's newest entries are not confirmed on a replica yet")
             self.replica_outage.ok()
         return out
@@ -303,8 +306,8 @@ class RedisStore(Store):
         with self.talking():
             done = await history.accept(self.redis, self.prefix, previous=self.history.epoch,
                                         by=by, reason=reason)
-            if self.replicas > 0 and not confirmed(
-                    (await self._pipeline(self.writer.confirm_commands()))[-1], self.replicas):
+            n = self.writer.wanted
+            if n > 0 and not confirmed((await self._pipeline(self.writer.confirm_commands(n)))[-1], n):
                 log.warning("the acceptance is not confirmed on a replica yet",
                             extra={"store": self.history.where, "epoch": done.epoch})
         self.history.adopt(done.epoch)
@@ -333,13 +336,14 @@ class RedisStore(Store):
     async def _write_confirmed(self, command: tuple[Any, ...]) -> None:
         """One write, answered once the replicas acks wait for have it too (as an append is)."""
         assert self.redis is not None
-        confirm = self.writer.confirm_commands()
+        n = self.writer.wanted
+        confirm = self.writer.confirm_commands(n)
         with self.talking():
             replies = await self._pipeline([command, *confirm])
         if isinstance(replies[0], Exception):
             raise NotStored(f"Redis refused the write: {replies[0]}")
-        if confirm and not confirmed(replies[-1], self.replicas):
-            raise NotStored(f"fewer than {self.replicas} replica(s) confirmed the write "
+        if confirm and not confirmed(replies[-1], n):
+            raise NotStored(f"fewer than {n} replica(s) confirmed the write "
                             f"within {self.wait_ms} ms")
 
     async def put_blob(self, digest: str, content_type: str, data: bytes) -> None:

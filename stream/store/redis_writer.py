@@ -7,13 +7,18 @@ the record to both streams and the dedup key. It names every key it touches in
 ``KEYS`` (the rule Redis Cluster routes scripts by). Redis runs a batch in order and,
 with ``appendfsync always``, writes and fsyncs its AOF once per batch before it replies.
 
-**Replicas.** When acks wait for ``replicas`` replicas, the same pipeline ends with a
-write that every later ``WAIT`` covers (``INCR {p}mark``: a batch of known dedup keys
-writes nothing of its own) and ``WAITAOF 1 N <ms>`` (Redis 7.2 and later: fsynced on
-the primary and on N replicas) or ``WAIT N <ms>`` (before 7.2: received and applied by
-N replicas; see docs/reliability.md for what that does and does not assert). Fewer than
-N within the time: the batch's writes are on the primary, not confirmed on a replica,
-and are answered ``WriteUnknown``, never acked.
+**Replicas.** When acks wait for replicas, the same pipeline ends with a write that
+every later ``WAIT`` covers (``INCR {p}mark``: a batch of known dedup keys writes nothing
+of its own) and ``WAITAOF 1 N <ms>`` (Redis 7.2 and later: fsynced on the primary and on
+N replicas) or ``WAIT N <ms>`` (before 7.2: received and applied by N replicas; see
+docs/reliability.md for what that does and does not assert), then ``INFO replication``.
+N is ``replicas``, or every replica the primary had online at the last count (that
+``INFO`` of the batch before, or the check at connect) if more: the Sentinels promote
+any replica they judge most up to date, from offsets they may have read a moment
+before, so an ack on only some of the online replicas could be lost in a failover.
+Fewer than N within the time: the batch's writes are on the primary, not confirmed on
+a replica, and are answered ``WriteUnknown``, never acked (a replica gone since the
+count costs one batch so).
 
 **What a failure means.** Until the batch has been handed to the connection, nothing of
 it can have run: a failure then (Redis down, a connection that won't open or answer a
@@ -44,7 +49,7 @@ from redis.exceptions import BusyLoadingError, ResponseError
 from ..errors import NotStored, WriteUnknown
 from ..tasks import stop
 from . import DuplicateKey, Hold, Record, SeqTaken
-from .redis_connect import LINK_ERRORS, Outage, link_failed, quietly
+from .redis_connect import LINK_ERRORS, Outage, info, link_failed, quietly, replicas
 from .redis_history import History
 
 
@@ -107,6 +112,7 @@ class Writer:
         # append fails at once until then.
         self.failed: str | None = None
         self.waitaof = False    # the primary has WAITAOF (looked up at each connect)
+        self.online = 0         # the replicas the primary had online at the last count
         self.task: asyncio.Task[None] | None = None
         self.commits = 0
         self.committed_records = 0
@@ -204,10 +210,21 @@ class Writer:
         return ("EVAL", APPEND, len(keys), *keys, _key(record.device, record.client_id),
                 record.game or "", record.seq or 0, self.store.encode(record))
 
-    def confirm_commands(self) -> list[tuple[Any, ...]]:
-        """What makes Redis answer only once ``replicas`` replicas have what came before (none
-        when acks wait for no replica): a write of its own, then WAITAOF or WAIT."""
-        n, ms = self.store.replicas, self.store.wait_ms
+    @property
+    def wanted(self) -> int:
+        """How many replicas must confirm a write (the module docstring): 0 when acks wait for
+        none; else ``replicas``, or every replica the primary had online at the last count."""
+        n = self.store.replicas
+        return 0 if n <= 0 else max(n, self.online)
+
+    def count(self, replication: Any) -> None:
+        """The primary's ``INFO replication``: how many replicas it has online now."""
+        self.online = len(replicas(info(replication)))
+
+    def confirm_commands(self, n: int) -> list[tuple[Any, ...]]:
+        """What makes Redis answer only once ``n`` replicas (``wanted``) have what came before
+        (none when ``n`` is 0): a write of its own, then WAITAOF or WAIT."""
+        ms = self.store.wait_ms
         if n <= 0:
             return []
         wait = ("WAITAOF", 0 if self.store.unsafe else 1, n, ms) if self.waitaof else ("WAIT", n, ms)
@@ -246,12 +263,15 @@ class Writer:
                 raise
             self.store.outage.failed(err)
             return
-        confirm = self.confirm_commands()
+        n = self.wanted
+        confirm = self.confirm_commands(n)
+        count = [("INFO", "replication")] if confirm else []
         stored: list[tuple[Record, asyncio.Future[str], str]] = []
         dups: list[tuple[Record, asyncio.Future[str], str]] = []
         try:
             await conn.send_packed_command(
-                conn.pack_commands([*(self.command(r) for r, _ in batch), *confirm]), check_health=False)
+                conn.pack_commands([*(self.command(r) for r, _ in batch), *confirm, *count]),
+                check_health=False)
             for record, fut in batch:
                 try:
                     reply = await conn.read_response()
@@ -265,7 +285,9 @@ class Writer:
                     _fail([(record, fut)], NotStored(f"Redis refused the write: {reply}"))
                 else:
                     self._settle(record, fut, reply, stored, dups)
-            confirmed = await self._confirmed(conn, confirm)
+            confirmed = await self._confirmed(conn, confirm, n)
+            if count:
+                self.count(await conn.read_response())
         except (*LINK_ERRORS, asyncio.CancelledError) as err:
             if not link_failed(err):
                 raise
@@ -285,7 +307,7 @@ class Writer:
         self.store.outage.ok()
         if not confirmed:
             self.failed = "not confirmed"
-            n, ms = self.store.replicas, self.store.wait_ms
+            ms = self.store.wait_ms
             self.store.replica_outage.failed(RuntimeError(
                 f"fewer than {n} replica(s) confirmed a write within {ms} ms"))
             _fail(batch, WriteUnknown(
@@ -318,8 +340,8 @@ class Writer:
             self.store.history.saw(entry_id, _key(record.device, record.client_id).encode())
             fut.set_result(entry_id)
 
-    async def _confirmed(self, conn: Any, confirm: list[tuple[Any, ...]]) -> bool:
-        """The replies to ``confirm_commands``: whether the replicas confirmed (True if none asked)."""
+    async def _confirmed(self, conn: Any, confirm: list[tuple[Any, ...]], n: int) -> bool:
+        """The replies to ``confirm_commands``: whether ``n`` replicas confirmed (True if none asked)."""
         if not confirm:
             return True
         replies = []
@@ -328,7 +350,7 @@ class Writer:
                 replies.append(await conn.read_response())
             except ResponseError as err:  # WAIT refused (a replica was asked): not confirmed
                 replies.append(err)
-        return confirmed(replies[-1], self.store.replicas)
+        return confirmed(replies[-1], n)
 
     def _settle(self, record: Record, fut: asyncio.Future[str], reply: Any,
                 stored: list[tuple[Record, asyncio.Future[str], str]],

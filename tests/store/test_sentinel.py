@@ -10,11 +10,15 @@ replica and three Sentinels (``stream.tools.harness.SentinelGroup``).
   reconnect, until it is right again.
 * A failover: the primary SIGKILLed, the replica promoted; the writer and the reads
   follow the new primary, and no acked write is missing.
+* With two replicas online, an ack waits for both, though one is asked for: the
+  Sentinels may promote either.
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -194,6 +198,38 @@ async def test_a_failover_is_followed_and_no_acked_write_is_missing(tmp_path: Pa
             assert [r.client_id for r in records] == [r.client_id for r in acked]
             assert await logged(old, "f:") == [r.client_id for r in acked], "the old primary, a replica now"
         finally:
+            await store.close()
+
+
+async def test_with_two_replicas_online_an_ack_waits_for_both(tmp_path: Path) -> None:
+    """One replica is asked for (the default), but the primary has two online: an event is
+    acked only once both have it. One of them stalls (SIGSTOP) while an event is sent: the
+    ack comes only after it resumes, and the primary then counts that replica past the
+    offset the event was written at."""
+    async with Processes(tmp_path) as processes:
+        group = SentinelGroup(tmp_path, group=processes, replicas=2)
+        await group.astart()
+        store = RedisStore(group.url, prefix="t:", wait_ms=ACK_BUDGET_MS)
+        await store.open()
+        primary = direct(group.primary)
+        try:
+            await store.append(rec(1))
+            slow = next(s for s in group.servers if s is not group.primary)
+            assert slow.proc is not None
+            before = int((await primary.info("replication"))["master_repl_offset"])
+            os.kill(slow.proc.pid, signal.SIGSTOP)
+            resumed = asyncio.get_running_loop().call_later(0.5, os.kill, slow.proc.pid, signal.SIGCONT)
+            try:
+                await store.append(rec(2))
+            finally:
+                resumed.cancel()
+                os.kill(slow.proc.pid, signal.SIGCONT)
+            _, _, replicas = await primary.execute_command("ROLE")
+            offsets = {int(port): int(offset) for _, port, offset in replicas}
+            assert offsets[slow.port] > before, "acked before the stalled replica had the event"
+            assert await logged(slow, "t:") == ["e1", "e2"]
+        finally:
+            await primary.aclose()
             await store.close()
 
 

@@ -1,10 +1,11 @@
-"""Redis as it runs for high availability: a primary, one replica and three Sentinels on
-loopback (``SentinelGroup``), each a real process of its own, durable as the service
-requires (AOF, ``appendfsync always`` on both servers).
+"""Redis as it runs for high availability: a primary, one replica (or two) and three
+Sentinels on loopback (``SentinelGroup``), each a real process of its own, durable as the
+service requires (AOF, ``appendfsync always`` on every server).
 
 The Sentinels agree on a failure with a quorum of two, after ``down_after_ms`` without
 an answer (short here: the tests and the proofs fail the primary over in about two
-seconds), then promote the replica. ``kill_primary`` is the crash; ``wait_promoted``
+seconds), then promote a replica (and make the other one, if any, its replica).
+``kill_primary`` is the crash; ``wait_promoted``
 waits for the Sentinels to name the new primary; ``rejoin`` (``arejoin`` from a coroutine)
 starts the old one again as a replica of it (as an operator's restart of that server, with its configuration
 rewritten for the new primary, does) and waits until it is in sync.
@@ -68,16 +69,16 @@ class SentinelProcess(Process):
 
 
 class SentinelGroup:
-    """A primary (``redis-1``), its replica (``redis-2``) and three Sentinels, in
-    ``workdir``; in ``group`` if given (which then ends them)."""
+    """A primary (``redis-1``), its ``replicas`` (``redis-2``, ``redis-3``) and three
+    Sentinels, in ``workdir``; in ``group`` if given (which then ends them)."""
 
     def __init__(self, workdir: Path, *, service: str = "arena", down_after_ms: int = 500,
-                 failover_timeout_ms: int = 2000, group: Processes | None = None) -> None:
+                 failover_timeout_ms: int = 2000, group: Processes | None = None,
+                 replicas: int = 1) -> None:
         self.service = service
         first = RedisProcess(workdir / "redis-1", name="redis-1", extra=SYNC_AT_ONCE)
-        second = RedisProcess(workdir / "redis-2", name="redis-2", extra=SYNC_AT_ONCE,
-                              replicaof=(HOST, first.port))
-        self.servers = [first, second]
+        self.servers = [first, *(RedisProcess(workdir / f"redis-{i}", name=f"redis-{i}", extra=SYNC_AT_ONCE,
+                                              replicaof=(HOST, first.port)) for i in range(2, replicas + 2))]
         self.sentinels = [SentinelProcess(workdir / f"sentinel-{i}", service, (HOST, first.port),
                                           name=f"sentinel-{i}", down_after_ms=down_after_ms,
                                           failover_timeout_ms=failover_timeout_ms) for i in (1, 2, 3)]
@@ -94,11 +95,11 @@ class SentinelGroup:
     # ------------------------------------------------------------ lifecycle
 
     def start(self, timeout: float = 30.0) -> None:
-        """The servers, the replica in sync, then the Sentinels, until each of them knows the
-        replica and the two other Sentinels (else a failover could not be agreed)."""
+        """The servers, the replicas in sync, then the Sentinels, until each of them knows the
+        replicas and the two other Sentinels (else a failover could not be agreed)."""
         for server in self.servers:
             server.start()
-        self.wait_synced(timeout)
+        self.wait_synced(timeout, replicas=len(self.servers) - 1)
         for sentinel in self.sentinels:
             sentinel.start()
         self._until(lambda: all(self._knows_all(s) for s in self.sentinels), timeout,
@@ -133,6 +134,7 @@ class SentinelGroup:
 
     @property
     def replica(self) -> RedisProcess:
+        """A replica (the first, with two)."""
         port = self.primary_address()[1]
         return next(s for s in self.servers if s.port != port)
 
@@ -150,22 +152,23 @@ class SentinelGroup:
         return self.primary
 
     def rejoin(self, old: RedisProcess, timeout: float = 30.0) -> None:
-        """Start ``old`` again, as a replica of the primary now, and wait until it is in sync."""
+        """Start ``old`` again, as a replica of the primary now, and wait until every replica
+        is in sync."""
         old.replicaof = self.primary_address()
         old.start()
-        self.wait_synced(timeout)
+        self.wait_synced(timeout, replicas=len(self.servers) - 1)
 
     async def arejoin(self, old: RedisProcess) -> None:
         """``rejoin`` for a coroutine: ``old`` spawned from the event loop's thread (a process
         dies with the thread that started it), the waits off it."""
         old.replicaof = await asyncio.to_thread(self.primary_address)
         await old.astart()
-        await asyncio.to_thread(self.wait_synced)
+        await asyncio.to_thread(self.wait_synced, 30.0, len(self.servers) - 1)
 
-    def wait_synced(self, timeout: float = 30.0) -> None:
-        """Until the primary has a replica online (in sync, taking the stream)."""
+    def wait_synced(self, timeout: float = 30.0, replicas: int = 1) -> None:
+        """Until the primary has ``replicas`` online (in sync, taking the stream)."""
         def synced() -> bool:
-            return any(s.alive and _online_replicas(s) >= 1 for s in self.servers)
+            return any(s.alive and _online_replicas(s) >= replicas for s in self.servers)
         self._until(synced, timeout, "the replica did not come in sync")
 
     # ------------------------------------------------------------ helpers
@@ -181,7 +184,8 @@ class SentinelGroup:
             state = s.client().sentinel_master(self.service)
         except (redis.RedisError, OSError):
             return False
-        return int(state.get("num-slaves", 0)) >= 1 and int(state.get("num-other-sentinels", 0)) >= 2
+        return (int(state.get("num-slaves", 0)) >= len(self.servers) - 1
+                and int(state.get("num-other-sentinels", 0)) >= 2)
 
     @staticmethod
     def _until(check: Any, timeout: float, what: str) -> None:
