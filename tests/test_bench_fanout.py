@@ -87,6 +87,12 @@ def test_bench_fanout_reports_the_median_and_the_worst_round_quiet_and_contended
         for k in (1, 2):
             assert re.search(rf"^  {name}{k} \({cond}, load average \d+\.\d\d\): 40 events sent "
                              r".* 40 acked, 800 frames timed over 20 viewers", out, re.M), (name, k, out)
+    # Beside each service round, what else held it up, read off its /metrics: figures, not "n/a".
+    for name in ("service1", "servicec2"):
+        assert re.search(rf"^  {name}: beside it, the store's transactions alone \(the disk's fsync\) "
+                         rf"p99 <= {FIG} ms, each append from its call to durable p99 <= {FIG} ms; garbage "
+                         rf"collections {FIG} ms in all; the machine's CPU stolen by its host {FIG} s, "
+                         rf"waiting on a disk {FIG} s$", out, re.M), (name, out)
     assert re.search(rf"^ack p99\s+{NUM} ms \(worst {NUM} ms\)\s+raw SQLite FULL commit p99 {NUM} ms",
                      out, re.M), out
     # The stall probe, read off the service: numbers, not "n/a", for the load and the idle viewers.

@@ -1,11 +1,25 @@
-"""Prometheus metrics, in a registry of the app's own (several apps can live in one process)."""
+"""Prometheus metrics, in a registry of the app's own (several apps can live in one process).
+
+Beside the service's own: what holds an ack or a frame up from outside the loop, so a
+slow second can be told apart: each store transaction alone (the disk's fsync) and each
+append from its call to durable, garbage collections by generation (``heap.py``), the
+loop's lateness (``stall.py``), the process's CPU (``process_*``, prometheus-client's),
+and the machine's CPU time stolen by its host and spent waiting on disks."""
 
 from __future__ import annotations
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+import os
+from collections.abc import Iterator
+from typing import ClassVar
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, ProcessCollector
+from prometheus_client.core import CounterMetricFamily
+from prometheus_client.registry import Collector
 
 from .heap import pause_histogram
 from .stall import LagWindow, lag_histogram
+
+_STORE_BUCKETS = (0.0002, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1.0)
 
 
 class Metrics:
@@ -40,8 +54,42 @@ class Metrics:
                                    "log)", ["outcome"], registry=r)
         self.reloads = Gauge("arena_log_reloads", "Folds of the whole log since the start, for any "
                              "reason", registry=r)
+        self.commit_seconds = Histogram(
+            "arena_store_commit_seconds", "Each store transaction alone: SQLite's COMMIT (its fsync), or "
+            "a Redis batch's round trip (the AOF's fsync and the replicas' confirmation included)",
+            registry=r, buckets=_STORE_BUCKETS)
+        self.durable_seconds = Histogram(
+            "arena_store_durable_seconds", "Each append, from its call to durable (its wait for the "
+            "transaction included)", registry=r, buckets=_STORE_BUCKETS)
+        ProcessCollector(registry=r)
+        r.register(MachineCPU())
         # The loop-stall probe's (stream/live/stall.py): started with the service's tasks.
         self.loop_lag = lag_histogram(r)
         self.loop_lag_window = LagWindow()
         r.register(self.loop_lag_window)
         self.gc_pauses = pause_histogram(r)
+
+
+class MachineCPU(Collector):
+    """``arena_machine_cpu_seconds_total{mode}``: the whole machine's CPU time (every core)
+    stolen by its host (``steal``: a shared virtual machine) and idle while waiting on a
+    disk (``iowait``), from ``/proc/stat``; nothing where there is no such file."""
+
+    MODES: ClassVar[dict[str, int]] = {"iowait": 4, "steal": 7}  # fields after "cpu" in /proc/stat
+
+    def __init__(self, path: str = "/proc/stat") -> None:
+        self.path = path
+        self.hz = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+    def collect(self) -> Iterator[CounterMetricFamily]:
+        try:
+            with open(self.path) as f:
+                fields = f.readline().split()[1:]
+        except OSError:
+            return
+        family = CounterMetricFamily("arena_machine_cpu_seconds", "The machine's CPU time (all cores) "
+                                     "stolen by its host, or idle waiting on a disk", labels=["mode"])
+        for mode, i in self.MODES.items():
+            if i < len(fields):
+                family.add_metric([mode], int(fields[i]) / self.hz)
+        yield family

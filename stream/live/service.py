@@ -71,6 +71,8 @@ class Service:
         self.devices_online: dict[web.WebSocketResponse, tuple[auth.Claims, int]] = {}
         self.by_jti: dict[str, weakref.WeakSet[Socket]] = {}
         self.device_sockets: Counter[str] = Counter()
+        store.on_commit = self.metrics.commit_seconds.observe
+        store.on_durable = self.metrics.durable_seconds.observe
         self.metrics.commits.set_function(lambda: hub.store.stats().commits)
         self.metrics.committed.set_function(lambda: hub.store.stats().records)
         self.metrics.races.labels(outcome="caught_up").set_function(lambda: hub.races.caught_up)

@@ -27,6 +27,11 @@ The log is the truth; the service's state is a fold over it. Every backend
 * ``record_token(claims_json, at, by)`` / ``tokens()``: the tokens issued (their claims,
   when and by whom; never the token itself), in the order issued.
 * ``stats()``: what it has committed since it was opened (transactions, records).
+* ``on_commit(seconds)``, ``on_durable(seconds)``: called, when set, with how long each
+  transaction took alone (SQLite's ``COMMIT``, which is its fsync; a Redis batch's round
+  trip, the AOF's fsync and the replicas' confirmation included), and how long each
+  append took from its call to durable (its wait for the transaction included): what
+  the disk and the store's queue add to an ack (``/metrics``; docs/performance.md).
 
 Each of these is one face, a protocol of its own (``Log``, ``Snapshots``, ``Tokens``,
 ``Blobs``, ``HistoryControl``; ``Followable`` for a log several nodes share): a caller
@@ -243,6 +248,9 @@ class Store(Log, Snapshots, Tokens, Blobs, HistoryControl):
 
     epoch: str = ""
     on_replaced: Callable[[str], None] | None = None
+    #: Each transaction's time alone, and each append's from its call to durable (seconds).
+    on_commit: Callable[[float], None] | None = None
+    on_durable: Callable[[float], None] | None = None
 
     @property
     def hold(self) -> Hold | None:

@@ -49,6 +49,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import secrets
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -320,7 +321,10 @@ class RedisStore(Store):
     # ----------------------------------------------------------------- writes
 
     async def append(self, record: Record) -> None:
+        t = time.perf_counter()
         await self.writer.append(record)
+        if self.on_durable is not None:
+            self.on_durable(time.perf_counter() - t)
 
     async def record_at(self, entry_id: str) -> Record:
         assert self.redis is not None

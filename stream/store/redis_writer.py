@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections import deque
 from collections.abc import Callable
 from contextlib import AbstractContextManager
@@ -65,6 +66,7 @@ class Owner(Protocol):
     replica_outage: Outage
     history: History
     encode: Callable[[Record], bytes]
+    on_commit: Callable[[float], None] | None
 
     @property
     def hold(self) -> Hold | None: ...
@@ -268,6 +270,7 @@ class Writer:
         count = [("INFO", "replication")] if confirm else []
         stored: list[tuple[Record, asyncio.Future[str], str]] = []
         dups: list[tuple[Record, asyncio.Future[str], str]] = []
+        sent = time.perf_counter()
         try:
             await conn.send_packed_command(
                 conn.pack_commands([*(self.command(r) for r, _ in batch), *confirm, *count]),
@@ -286,6 +289,7 @@ class Writer:
                 else:
                     self._settle(record, fut, reply, stored, dups)
             confirmed = await self._confirmed(conn, confirm, n)
+            took = time.perf_counter() - sent
             if count:
                 self.count(await conn.read_response())
         except (*LINK_ERRORS, asyncio.CancelledError) as err:
@@ -317,6 +321,8 @@ class Writer:
         if confirm:
             self.store.replica_outage.ok()
         self.commits += 1
+        if self.store.on_commit is not None:
+            self.store.on_commit(took)
         self._acked(stored)
         for record, fut, entry_id in dups:
             try:

@@ -43,6 +43,7 @@ import queue
 import secrets
 import sqlite3
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -214,7 +215,10 @@ class SqliteStore(Store):
     async def append(self, record: Record) -> None:
         # The record itself is the op: the writer inserts a run of appends with
         # one executemany (see _append_run).
+        t = time.perf_counter()
         await self._submit(record)
+        if self.on_durable is not None:
+            self.on_durable(time.perf_counter() - t)
 
     async def save_snapshot(self, position: str, blob: bytes | bytearray) -> None:
         _pos(position)
@@ -282,7 +286,9 @@ class SqliteStore(Store):
             except _Conflict:
                 conn.execute("ROLLBACK")  # rare: again, row by row, each refusal with its reason
                 results = self._apply(conn, batch, careful=True)
+            t = time.perf_counter()
             conn.execute("COMMIT")
+            took = time.perf_counter() - t
         except sqlite3.Error as err:
             if conn.in_transaction:
                 conn.rollback()
@@ -292,6 +298,8 @@ class SqliteStore(Store):
             return
         self.commits += 1
         self.committed_records += sum(1 for _, _, e in results if e is None)
+        if self.on_commit is not None:
+            self.on_commit(took)
         self._resolve(results)
 
     def _apply(self, conn: sqlite3.Connection, batch: list[tuple[Op | Record, asyncio.Future[Any]]],

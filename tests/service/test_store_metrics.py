@@ -1,7 +1,10 @@
 """What the store has committed, on ``/metrics``, on SQLite and on Redis:
 ``arena_store_records`` counts every event the log took since the service started (a
 device's retry, answered from dedup, is not one more), and ``arena_store_commits`` the
-transactions they took, at least one and no more than one each."""
+transactions they took, at least one and no more than one each. Each transaction is
+timed alone (``arena_store_commit_seconds``) and each append from its call to durable
+(``arena_store_durable_seconds``); beside them, the process's CPU and the machine's
+stolen and disk-waiting CPU time, to tell a slow second's cause."""
 
 from __future__ import annotations
 
@@ -27,7 +30,14 @@ async def committed_figures(server: Server) -> None:
     logged = len(await server.svc.hub.store.records())
     assert logged == 1 + len(events)
     assert await metric(server, "arena_store_records") == logged
-    assert 1 <= await metric(server, "arena_store_commits") <= logged
+    commits = await metric(server, "arena_store_commits")
+    assert 1 <= commits <= logged
+    assert await metric(server, "arena_store_commit_seconds_count") == commits
+    assert await metric(server, "arena_store_durable_seconds_count") >= logged
+    assert await metric(server, "arena_store_durable_seconds_sum") > 0
+    assert await metric(server, "arena_store_commit_seconds_sum") > 0
+    assert await metric(server, "process_cpu_seconds_total") > 0
+    assert await metric(server, 'arena_machine_cpu_seconds_total{mode="steal"}') >= 0
 
 
 async def test_the_store_figures_on_sqlite(tmp_path: Path) -> None:

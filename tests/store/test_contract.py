@@ -131,6 +131,18 @@ class StoreContract(Backend):
         finally:
             await again.close()
 
+    async def test_each_transaction_and_each_append_is_timed(self, store: Store) -> None:
+        """``on_commit`` once per transaction, with its time alone; ``on_durable`` once per
+        append, with its time from the call to durable, never less than a transaction's."""
+        commits: list[float] = []
+        durable: list[float] = []
+        store.on_commit, store.on_durable = commits.append, durable.append
+        await asyncio.gather(*(store.append(rec(n)) for n in range(1, 11)))
+        assert len(durable) == 10 and len(commits) == store.stats().commits
+        assert all(t > 0 for t in commits) and min(durable) >= min(commits)
+        await store.append(rec(11))
+        assert len(durable) == 11 and durable[-1] >= commits[-1]
+
     async def test_revocations_persist(self, store: Store) -> None:
         await store.revoke("jti-1", 1, "admin", "lost device")
         await store.revoke("jti-1", 2, "admin", "twice is harmless")

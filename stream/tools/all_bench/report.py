@@ -163,6 +163,12 @@ METHOD = [
     "the same probe, answered on `GET /lag`, and are read around the same idle viewers: their "
     "stalls are printed beside the service's, since even a server that does nothing else stalls "
     "when thousands of connections open or close at once.",
+    "- **What else held a round up.** Beside the stalls, the service's `/metrics` read around "
+    "each fan-out round's events gives what held it up from outside its loop: each store "
+    "transaction alone (`arena_store_commit_seconds`: SQLite's `COMMIT`, its fsync) and each "
+    "append from its call to durable (`arena_store_durable_seconds`), its garbage collections "
+    "(`arena_gc_pause_seconds`), and the machine's CPU time stolen by its host or idle waiting on "
+    "a disk (`arena_machine_cpu_seconds_total`); `bench fanout` prints them with each round.",
     "- **Saturation point.** For each server (bare websockets, Node `ws`, the service), a ladder of "
     "load steps: a fixed number of viewers and the device at rising event rates, until the viewers' "
     "p99 is over 100 ms; rounds server by server (the order reversed every other round), each "

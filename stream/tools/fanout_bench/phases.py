@@ -31,6 +31,7 @@ from ..harness import (
     histogram_p99_bound,
     lag_of,
     scrape,
+    summed,
     vm_rss_kib,
 )
 from ..harness.workers import LoadResult
@@ -109,6 +110,14 @@ async def load_phase(group: Processes, name: str, servers: list[Process], viewer
     if metrics_from and page0 and page1:
         res.server_ack_p99_bound = histogram_p99_bound(ack_buckets(page0), ack_buckets(page1))
         res.lag_p99_ms, res.lag_max_ms, _ = lag_of(page1)
+        res.commit_p99_ms, res.durable_p99_ms = (
+            histogram_p99_bound(ack_buckets(page0, name), ack_buckets(page1, name))
+            for name in ("arena_store_commit_seconds", "arena_store_durable_seconds"))
+        gc = "arena_gc_pause_seconds_sum"
+        res.gc_ms = 1000 * (summed(page1, gc) - summed(page0, gc))
+        res.steal_s, res.iowait_s = (
+            summed(page1, f'arena_machine_cpu_seconds_total{{mode="{m}"}}')
+            - summed(page0, f'arena_machine_cpu_seconds_total{{mode="{m}"}}') for m in ("steal", "iowait"))
     res.load_avg = os.getloadavg()[0]
     return res
 

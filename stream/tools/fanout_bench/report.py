@@ -89,6 +89,11 @@ def report_round(r: LoadResult) -> None:
         print(f"  {r.name}: the service's own arena_ack_seconds histogram (arrival to ack ready): "
               f"p99 <= {r.server_ack_p99_bound:g} ms; its loop-stall probe: p99 {fmt(r.lag_p99_ms)} ms, "
               f"max {fmt(r.lag_max_ms)} ms", flush=True)
+        print(f"  {r.name}: beside it, the store's transactions alone (the disk's fsync) p99 <= "
+              f"{fmt(r.commit_p99_ms, '.1f')} ms, each append from its call to durable p99 <= "
+              f"{fmt(r.durable_p99_ms, '.1f')} ms; garbage collections {fmt(r.gc_ms, '.1f')} ms in all; the "
+              f"machine's CPU stolen by its host {fmt(r.steal_s, '.2f')} s, waiting on a disk "
+              f"{fmt(r.iowait_s, '.2f')} s", flush=True)
 
 
 def report_nodes(res: LoadResult, urls: list[str]) -> None:

@@ -37,6 +37,7 @@ from .measure import (
     percentile,
     raise_nofile,
     scrape,
+    summed,
     vm_rss_kib,
 )
 from .processes import (
@@ -63,5 +64,6 @@ __all__ = [
     "metric", "node_hashes",
     "open_files", "open_viewers", "percentile", "raise_nofile", "redis_answers", "replay_hash", "scrape",
     "setup_game",
-    "start_redis", "start_service", "stdin_lines", "tally", "vm_rss_kib", "wait_for_game", "workers_for",
+    "start_redis", "start_service", "stdin_lines", "summed", "tally", "vm_rss_kib", "wait_for_game",
+    "workers_for",
 ]

@@ -16,7 +16,7 @@ import msgspec
 
 __all__ = ["LAG_PATH", "LagAnswer", "ack_buckets", "ack_histogram", "cpu_seconds", "histogram_p99_bound",
            "lag_answer", "lag_json", "lag_of", "loop_lag", "metric", "open_files", "peer_loop_lag",
-           "percentile", "raise_nofile", "scrape", "vm_rss_kib"]
+           "percentile", "raise_nofile", "scrape", "summed", "vm_rss_kib"]
 
 
 def raise_nofile() -> int:
@@ -71,12 +71,13 @@ def metric(text: str, name: str) -> float:
     return float(m.group(1)) if m else 0.0
 
 
-def ack_buckets(text: str) -> dict[float, float]:
-    """The ``arena_ack_seconds`` histogram of a metrics page: cumulative count by upper bound (s)."""
+def ack_buckets(text: str, name: str = "arena_ack_seconds") -> dict[float, float]:
+    """A histogram of a metrics page (``arena_ack_seconds`` unless named): cumulative count
+    by upper bound (s)."""
     out: dict[float, float] = {}
     with contextlib.suppress(ValueError, IndexError):
         for line in text.splitlines():
-            if line.startswith("arena_ack_seconds_bucket{"):
+            if line.startswith(name + "_bucket{"):
                 le = line.split('le="', 1)[1].split('"', 1)[0]
                 out[math.inf if le == "+Inf" else float(le)] = float(line.rsplit(" ", 1)[1])
     return out
@@ -97,6 +98,16 @@ def histogram_p99_bound(before: dict[float, float], after: dict[float, float]) -
     if total <= 0:
         return math.nan
     return min(le for le, n in diff.items() if n >= 0.99 * total) * 1000
+
+
+def summed(text: str, name: str) -> float:
+    """The sum of every sample of ``name`` on a metrics page, whatever its labels."""
+    total = 0.0
+    with contextlib.suppress(ValueError, IndexError):
+        for line in text.splitlines():
+            if line.startswith((name + " ", name + "{")):
+                total += float(line.rsplit(" ", 1)[1])
+    return total
 
 
 def lag_of(text: str) -> tuple[float, float, int]:

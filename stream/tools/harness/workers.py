@@ -141,6 +141,15 @@ class LoadResult:
     #: The service's loop-stall probe during the event stream (ms): p99 and max.
     lag_p99_ms: float = math.nan
     lag_max_ms: float = math.nan
+    #: What else held the service up during the event stream (its /metrics, read around
+    #: it): each store transaction alone and each append from its call to durable (p99
+    #: bucket bounds, ms), its garbage collections (ms in all), and the machine's CPU time
+    #: stolen by its host and idle waiting on a disk (s, all cores).
+    commit_p99_ms: float = math.nan
+    durable_p99_ms: float = math.nan
+    gc_ms: float = math.nan
+    steal_s: float = math.nan
+    iowait_s: float = math.nan
 
     def p(self, q: float) -> float:
         return percentile(self.lat_ms, q)
