@@ -4,17 +4,37 @@ at that moment. Until it has, no refusal that depends on it is final (docs/relia
 
 Two service nodes in this process on one real ``redis-server``; node B talks to Redis
 through ``tests/tcp_proxy.py``, which loses the answer to B's write after Redis ran it,
-then takes Redis away from B for a while, as a failover does."""
+then takes Redis away from B for a while, as a failover does. A lost race is settled the
+same way when the follower has passed what the node takes back."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 from ..redis_server import RedisServer
 from ..tcp_proxy import Proxy
-from .conftest import RunningServer, eventually
+from .conftest import RunningServer, Server, eventually
+
+CARD = {"type": "card", "game": "g1", "player": "a2", "color": "yellow", "conduct": "arguing", "id": "card-1"}
+
+
+@asynccontextmanager
+async def two_nodes(tmp_path: Path, redis: RedisServer,
+                    ) -> AsyncIterator[tuple[Proxy, Server, Server]]:
+    """Node A on Redis, node B on Redis through the proxy; game g1 set up and its clock
+    started through A, and folded by B."""
+    async with Proxy(redis.port) as proxy, \
+            RunningServer(tmp_path, store=redis.url) as a, RunningServer(tmp_path, store=proxy.url) as b:
+        await a.setup_game("g1")
+        tk = await a.device("timekeeper", "g1")
+        await tk.send({"type": "clock.start", "game": "g1"})
+        await tk.close()
+        await eventually(lambda: b.svc.hub.seqs.get("g1") == 2, timeout=10)
+        yield proxy, a, b
 
 
 async def test_an_event_taken_back_while_the_log_was_away_comes_back_and_can_be_voided(
@@ -25,17 +45,11 @@ async def test_an_event_taken_back_while_the_log_was_away_comes_back_and_can_be_
     Redis answers again, the umpire voids the card through B: acked (the log holds the
     card), never refused ``unknown_target``; B's fold is A's; the card's retry is a
     duplicate."""
-    async with Proxy(redis.port) as proxy, \
-            RunningServer(tmp_path, store=redis.url) as a, RunningServer(tmp_path, store=proxy.url) as b:
-        await a.setup_game("g1")
-        tk = await a.device("timekeeper", "g1")
-        await tk.send({"type": "clock.start", "game": "g1"})
+    async with two_nodes(tmp_path, redis) as (proxy, a, b):
         hub = b.svc.hub
-        await eventually(lambda: hub.seqs.get("g1") == 2, timeout=10)
         ump = await b.device("umpire", "g1")
         settled = hub.races.settled
-        card = {"type": "card", "game": "g1", "player": "a2", "color": "yellow", "conduct": "arguing",
-                "id": "card-1"}
+        card = dict(CARD)
         proxy.cut_after(b"EVAL", hold=0.5, down=True)
         reply = await ump.send_once(dict(card))
         assert (reply["type"], reply["code"], reply["retry"]) == ("error", "unknown", True), reply
@@ -52,7 +66,7 @@ async def test_an_event_taken_back_while_the_log_was_away_comes_back_and_can_be_
         await eventually(lambda: a.svc.hub.seqs == hub.seqs, timeout=10)
         assert a.svc.hub.engine.state_hash() == hub.engine.state_hash()
         assert hub.reloads == 0  # settled game by game, no fold of the whole log
-        for d in (tk, ump):
+        for d in (ump,):
             await d.close()
 
 
@@ -63,16 +77,10 @@ async def test_another_nodes_event_folded_after_one_taken_back_is_folded_again(
     folds both (the card as its own). Then B's answer is lost: B takes its card back, and
     with it everything of the game folded since, A's whistle included; both come back from
     the log. B's fold is A's again, and the whistle can be voided through B."""
-    async with Proxy(redis.port) as proxy, \
-            RunningServer(tmp_path, store=redis.url) as a, RunningServer(tmp_path, store=proxy.url) as b:
-        await a.setup_game("g1")
-        tk = await a.device("timekeeper", "g1")
-        await tk.send({"type": "clock.start", "game": "g1"})
+    async with two_nodes(tmp_path, redis) as (proxy, a, b):
         hub = b.svc.hub
-        await eventually(lambda: hub.seqs.get("g1") == 2, timeout=10)
         ump_b, ump_a = await b.device("umpire", "g1"), await a.device("umpire", "g1")
-        card = {"type": "card", "game": "g1", "player": "a2", "color": "yellow", "conduct": "arguing",
-                "id": "card-1"}
+        card = dict(CARD)
         proxy.cut_after(b"EVAL", hold=3.0)
         carding = asyncio.create_task(ump_b.send_once(dict(card)))
         await eventually(lambda: a.svc.hub.seqs.get("g1") == 3, timeout=10)
@@ -92,7 +100,7 @@ async def test_another_nodes_event_folded_after_one_taken_back_is_folded_again(
         await eventually(lambda: a.svc.hub.seqs == hub.seqs, timeout=10)
         assert a.svc.hub.engine.state_hash() == hub.engine.state_hash()
         assert hub.reloads == 0  # settled game by game, no fold of the whole log
-        for d in (tk, ump_a, ump_b):
+        for d in (ump_a, ump_b):
             await d.close()
 
 
@@ -104,17 +112,11 @@ async def test_a_lost_race_with_a_retry_logged_through_another_node_folds_it_aga
     B that the id is logged, with another copy: B has lost the race, takes its card back, and
     Redis is away from B before B can read the game's tail. When Redis answers again, the
     umpire voids the card through B: acked, never refused ``unknown_target``; B's fold is A's."""
-    async with Proxy(redis.port) as proxy, \
-            RunningServer(tmp_path, store=redis.url) as a, RunningServer(tmp_path, store=proxy.url) as b:
-        await a.setup_game("g1")
-        tk = await a.device("timekeeper", "g1")
-        await tk.send({"type": "clock.start", "game": "g1"})
+    async with two_nodes(tmp_path, redis) as (proxy, a, b):
         hub = b.svc.hub
-        await eventually(lambda: hub.seqs.get("g1") == 2, timeout=10)
         ump_b = await b.device("umpire", "g1", name="umpire-x")
         ump_a = await a.device("umpire", "g1", name="umpire-x")
-        card = {"type": "card", "game": "g1", "player": "a2", "color": "yellow", "conduct": "arguing",
-                "id": "card-1"}
+        card = dict(CARD)
         proxy.delay(b"EVAL", 2.0)
         proxy.cut_before(b"game:g1\r\n$1\r\n-\r\n", down=True)  # B's read of the game's tail (XRANGE)
         carding = asyncio.create_task(ump_b.send_once(dict(card)))
@@ -134,5 +136,5 @@ async def test_a_lost_race_with_a_retry_logged_through_another_node_folds_it_aga
         await eventually(lambda: a.svc.hub.seqs == hub.seqs, timeout=10)
         assert a.svc.hub.engine.state_hash() == hub.engine.state_hash()
         assert hub.reloads == 0  # caught up game by game, no fold of the whole log
-        for d in (tk, ump_a, ump_b):
+        for d in (ump_a, ump_b):
             await d.close()
