@@ -44,10 +44,22 @@ LAST_RESORT_S = float(os.environ.get("ARENA_TEST_LAST_RESORT_S", "60"))
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item) -> Generator[None, object, object]:
+    return (yield from _watched(item, "running"))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item: pytest.Item,
+                            nextitem: pytest.Item | None) -> Generator[None, object, object]:
+    """The teardown too: a task left behind that swallows its cancellation would hold the
+    loop's close, and the run, for ever."""
+    return (yield from _watched(item, "tearing down"))
+
+
+def _watched(item: pytest.Item, doing: str) -> Generator[None, object, object]:
     if LIMIT_S <= 0:
         return (yield)
     ended = threading.Event()
-    threading.Thread(target=_watch, args=(item, ended), daemon=True,
+    threading.Thread(target=_watch, args=(item, ended, doing), daemon=True,
                      name="hung-test-watchdog").start()
     try:
         return (yield)
@@ -55,13 +67,13 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, object, object]:
         ended.set()
 
 
-def _watch(item: pytest.Item, ended: threading.Event) -> None:
+def _watch(item: pytest.Item, ended: threading.Event, doing: str = "running") -> None:
     if ended.wait(LIMIT_S):
         return
     nodeid = item.nodeid
     out = sys.__stderr__
     assert out is not None
-    print(f"\ntests/conftest.py: {nodeid} still running after {LIMIT_S:g} s: hung. "
+    print(f"\ntests/conftest.py: {nodeid} still {doing} after {LIMIT_S:g} s: hung. "
           "Its loop's tasks, then cancelled:", file=out, flush=True)
     for loop in [o for o in gc.get_objects()
                  if isinstance(o, asyncio.AbstractEventLoop) and o.is_running()]:
@@ -71,7 +83,7 @@ def _watch(item: pytest.Item, ended: threading.Event) -> None:
     capture = item.config.pluginmanager.getplugin("capturemanager")
     if capture is not None:   # what follows must reach the terminal, not the test's capture
         capture.suspend_global_capture(in_=False)
-    print(f"tests/conftest.py: {nodeid} still running {LAST_RESORT_S:g} s after its tasks were "
+    print(f"tests/conftest.py: {nodeid} still {doing} {LAST_RESORT_S:g} s after its tasks were "
           "cancelled; every thread's stack, then the run ends:", file=out, flush=True)
     faulthandler.dump_traceback(file=out, all_threads=True)
     os._exit(1)

@@ -29,12 +29,23 @@ def test_blocks_its_loop_forever():
 
 def test_never_reached():
     assert True
+
+async def test_leaves_a_task_that_swallows_its_cancellation():
+    async def stubborn():
+        while True:
+            try:
+                await asyncio.sleep(3600)
+            except asyncio.CancelledError:
+                pass
+    asyncio.create_task(stubborn())
+    await asyncio.sleep(0)
 '''
 
 
 def _run(tmp_path: Path, *select: str) -> subprocess.CompletedProcess[str]:
     (tmp_path / "conftest.py").write_text(
-        "from tests.conftest import pytest_asyncio_loop_factories, pytest_runtest_call  # noqa: F401\n")
+        "from tests.conftest import pytest_asyncio_loop_factories, pytest_runtest_call, "
+        "pytest_runtest_teardown  # noqa: F401\n")
     (tmp_path / "test_hung.py").write_text(HUNG)
     env = {**os.environ, "PYTHONPATH": str(ROOT), "ARENA_TEST_LIMIT_S": "1",
            "ARENA_TEST_LAST_RESORT_S": "1"}
@@ -61,4 +72,16 @@ def test_a_test_that_blocks_its_loop_ends_the_run_with_every_threads_stack(tmp_p
     assert ("test_hung.py::test_blocks_its_loop_forever still running 1 s after its tasks were "
             "cancelled; every thread's stack, then the run ends") in said
     assert 'test_hung.py", line 11 in test_blocks_its_loop_forever' in said
+    assert "passed" not in said
+
+
+def test_a_teardown_held_by_a_task_that_will_not_end_ends_the_run_with_every_threads_stack(
+        tmp_path: Path) -> None:
+    """The test passes, but leaves a task that swallows every cancellation: its loop can't
+    close. The run ends with the stacks instead of hanging until CI's time is up."""
+    run = _run(tmp_path, "test_leaves_a_task_that_swallows_its_cancellation", "test_never_reached")
+    assert run.returncode == 1, run.stdout + run.stderr
+    said = run.stdout + run.stderr
+    assert ("test_hung.py::test_leaves_a_task_that_swallows_its_cancellation still tearing down 1 s "
+            "after its tasks were cancelled; every thread's stack, then the run ends") in said
     assert "passed" not in said
