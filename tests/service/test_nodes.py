@@ -4,6 +4,7 @@ any game, in one order, and nothing acked is lost when a node or Redis dies."""
 from __future__ import annotations
 
 import asyncio
+import urllib.error
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -45,11 +46,18 @@ async def cluster(tmp_path: Path) -> AsyncIterator[Cluster]:
 
 
 async def _wait_seq(node: ServiceProcess, game: str, seq: int) -> dict[str, Any]:
+    """The game's document on ``node`` once it holds ``seq`` (404 until the node's follower
+    has folded the game's set-up, another node's write)."""
     async with asyncio.timeout(10):
         while True:
-            doc = await asyncio.to_thread(node.get, f"/api/games/{game}")
-            if doc["seq"] >= seq:
-                return dict(doc)
+            try:
+                doc = await asyncio.to_thread(node.get, f"/api/games/{game}")
+            except urllib.error.HTTPError as err:
+                if err.code != 404:
+                    raise
+            else:
+                if doc["seq"] >= seq:
+                    return dict(doc)
             await asyncio.sleep(0.05)
 
 
