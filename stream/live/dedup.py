@@ -38,6 +38,10 @@ class Logged(msgspec.Struct, array_like=True, frozen=True, gc=False):
         return pr.Ack(id=client_id, log_id=self.log_id, game=self.game, seq=self.seq, at=self.at,
                       duplicate=True, notices=[])
 
+    def logged(self) -> Logged:
+        """Itself (``Taken.logged``: what either says of a logged event)."""
+        return self
+
 
 @dataclass(slots=True)
 class Taken:

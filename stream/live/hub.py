@@ -233,7 +233,7 @@ class Hub:
                 keys.discard(key)
             else:
                 known = self._keys.get(key)
-                at = known if isinstance(known, Logged) else None if known is None else known.logged()
+                at = None if known is None else known.logged()
                 if at is None or at.game != game or at.seq is None:
                     continue
                 if at.seq < seq:
