@@ -11,7 +11,8 @@ with ``appendfsync always``, writes and fsyncs its AOF once per batch before it 
 every later ``WAIT`` covers (``INCR {p}mark``: a batch of known dedup keys writes nothing
 of its own) and ``WAITAOF 1 N <ms>`` (Redis 7.2 and later: fsynced on the primary and on
 N replicas) or ``WAIT N <ms>`` (before 7.2: received and applied by N replicas; see
-docs/reliability.md for what that does and does not assert), then ``INFO replication``.
+docs/reliability.md for what that does and does not assert), with ``INFO replication``
+just before them.
 N is ``replicas``, or every replica the primary had online at the last count (that
 ``INFO`` of the batch before, or the check at connect) if more: the Sentinels promote
 any replica they judge most up to date, from offsets they may have read a moment
@@ -273,7 +274,7 @@ class Writer:
         sent = time.perf_counter()
         try:
             await conn.send_packed_command(
-                conn.pack_commands([*(self.command(r) for r, _ in batch), *confirm, *count]),
+                conn.pack_commands([*(self.command(r) for r, _ in batch), *count, *confirm]),
                 check_health=False)
             for record, fut in batch:
                 try:
@@ -288,10 +289,10 @@ class Writer:
                     _fail([(record, fut)], NotStored(f"Redis refused the write: {reply}"))
                 else:
                     self._settle(record, fut, reply, stored, dups)
+            if count:  # read before the confirmation: nothing is read after a batch is confirmed
+                self.count(await conn.read_response())
             confirmed = await self._confirmed(conn, confirm, n)
             took = time.perf_counter() - sent
-            if count:
-                self.count(await conn.read_response())
         except (*LINK_ERRORS, asyncio.CancelledError) as err:
             if not link_failed(err):
                 raise
