@@ -13,7 +13,8 @@ connection at the one moment a test needs:
   With ``down``, every connection is then closed and new ones refused, as above.
 * ``delay(marker, seconds)``: the next bytes that hold ``marker`` reach the server that
   late (other connections go on meanwhile); its answer comes back as usual.
-* ``refuse``: every new connection is closed at once.
+* ``refuse``: every new connection is closed at once; ``down()`` also closes every
+  open one (a server out of reach), until ``refuse`` is unset.
 
 Each cut happens once (``cut`` is set when it has). Runs in the test's event loop.
 """
@@ -77,6 +78,10 @@ class Proxy:
 
     def delay(self, marker: bytes, seconds: float) -> None:
         self._delay = (marker, seconds)
+
+    def down(self) -> None:
+        """Every connection closed, and new ones refused until ``refuse`` is unset."""
+        self._down_all()
 
     def _down_all(self) -> None:
         self.refuse = True

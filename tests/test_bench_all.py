@@ -31,6 +31,7 @@ ROWS = (
     r"ack p99 under fan-out vs raw commit p99",
     r"memory per idle viewer",
     r"loop stall under fan-out",
+    r"the tail: worst round vs median round",
     r"loop stall, idle viewers connecting",
     r"loop stall, idle viewers leaving",
     r"instructions per delivered frame",
@@ -71,6 +72,9 @@ def test_bench_all_quick_prints_every_row_and_writes_the_report(tmp_path: Path) 
                 "cross-node p99 vs single node"):
         assert re.search(rf"^{row}\s+\d+\.\d\d× median \([\d.]+ vs [\d.]+ ms\); worst \d+\.\d\d×", table,
                          re.M), row
+    assert re.search(r"^the tail: worst round vs median round\s+\d+\.\d\d× quiet \(seconds over 50 ms: \d+, "
+                     r"outside the process \d+, not attributed \d+\)(; \d+\.\d\d× contended|\s)", table,
+                     re.M), table
     assert re.search(r"^cold start.*\d+\.\d\d s restart, median of 2 \(worst \d+\.\d\d s", table, re.M)
     for row in ("loop stall under fan-out", "loop stall, idle viewers connecting",
                 "loop stall, idle viewers leaving"):

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import asyncio
 import math
+import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -32,7 +34,8 @@ from stream.tools.fanout_bench.peers import (
     start_bare,
     start_node_ws,
 )
-from stream.tools.fanout_bench.report import beside, report_idle
+from stream.tools.fanout_bench.phases import load_phase, viewer_url
+from stream.tools.fanout_bench.report import beside, report_idle, report_slow
 from stream.tools.fanout_bench.saturation import (
     Point,
     crossing,
@@ -44,8 +47,9 @@ from stream.tools.fanout_bench.saturation import (
     step_p99,
     worst_point,
 )
-from stream.tools.harness import Device, LoadResult, Processes, Viewer, lag_of
+from stream.tools.harness import Device, LoadResult, Processes, Viewer, lag_of, setup_game, slow_seconds
 from stream.tools.harness.measure import lag_answer, lag_json, peer_loop_lag
+from stream.tools.harness.tail import SLOW_MS, Page, SlowSecond
 
 # Each runs benchmarks or whole pytest sessions in processes of its own: seconds to minutes.
 pytestmark = pytest.mark.slow
@@ -93,6 +97,17 @@ def test_bench_fanout_reports_the_median_and_the_worst_round_quiet_and_contended
                          rf"p99 <= {FIG} ms, each append from its call to durable p99 <= {FIG} ms; garbage "
                          rf"collections {FIG} ms in all; the machine's CPU stolen by its host {FIG} s, "
                          rf"waiting on a disk {FIG} s$", out, re.M), (name, out)
+        # ... and each second of it whose p99 was over 50 ms, with what was behind it; or none.
+        assert re.search(rf"^  {name}: (no second with a p99 over 50 ms|second \d+: p99 {FIG} ms over [\d,]+ "
+                         rf"frames; while they were in flight .*: (the disk's fsync|the host's steal|a "
+                         rf"collection|a stall of the loop|a busy core|"
+                         r"not attributed))", out, re.M), (name, out)
+    for cond in ("quiet", "contended"):
+        m = re.search(rf"^tail, {cond}\s+worst round p99 / median round p99 {FIG} \(goal <= 2\); "
+                      r"seconds with a p99 over 50 ms: (\d+), outside the process (\d+), inside (\d+), "
+                      r"not attributed (\d+)", out, re.M)
+        assert m and float(m[1]) >= 1.0, (cond, out)
+        assert int(m[2]) == int(m[3]) + int(m[4]) + int(m[5]), m[0]
     assert re.search(rf"^ack p99\s+{NUM} ms \(worst {NUM} ms\)\s+raw SQLite FULL commit p99 {NUM} ms",
                      out, re.M), out
     # The stall probe, read off the service: numbers, not "n/a", for the load and the idle viewers.
@@ -442,3 +457,93 @@ def test_the_saturation_options_parse_and_are_checked() -> None:
         1, 1, 2, math.ceil(top / per_socket)]
     assert sat_tokens(FanoutOptions()) == math.ceil(top / per_socket)
     assert sat_tokens(FanoutOptions(sat_rounds=0)) == 0
+
+
+async def test_a_service_stopped_mid_round_shows_as_a_slow_second_held_by_the_loop(tmp_path: Path) -> None:
+    """The per-second attribution against a real service: SIGSTOPped for 0.4 s in the middle of
+    a small round, its frames of that second are late, and ``bench fanout``'s analysis names
+    that second, with the loop's stall (the probe wakes 0.4 s late) as what held it up."""
+    async with Processes(tmp_path) as group:
+        svc = group.service(tmp_path / "data", name="service")
+        await svc.astart()
+        tokens = await setup_game(svc.http, svc.admin, devices=4)  # the burst after the stop: in rate
+        stopped: list[float] = []
+
+        async def hold(after: float, hold_s: float) -> None:
+            await asyncio.sleep(after)
+            stopped.append(time.time())
+            os.kill(svc.pid, signal.SIGSTOP)
+            try:
+                await asyncio.sleep(hold_s)
+            finally:
+                os.kill(svc.pid, signal.SIGCONT)
+
+        holding: list[asyncio.Task[None]] = []
+
+        async def start() -> None:
+            holding.append(asyncio.create_task(hold(1.5, 0.4)))
+
+        async def sent() -> None:
+            await asyncio.gather(*holding)
+
+        res = await load_phase(group, "held", [svc], [viewer_url(svc)], svc.device_url, tokens, viewers=4,
+                               workers=1, rate=20, seconds=4, prefix="held-", metrics_from=svc.http,
+                               on_start=start, on_sent=sent)
+    assert res.lost == 0 and res.acked == res.sent, res
+    assert stopped, "the service was never stopped"
+    assert res.by_second and sum(map(len, res.by_second.values())) == len(res.lat_ms)
+    held = [s for s in res.slow if s.stall_max_ms >= 300]
+    assert held, [(s.second, s.p99_ms, s.stall_max_ms, s.cause) for s in res.slow]
+    assert all(s.p99_ms > SLOW_MS for s in res.slow)
+    second = held[0]
+    assert second.cause == "a stall of the loop" and not second.outside, second
+    assert res.lag_max_ms >= 300, "the round's largest stall is the windows' largest"
+    report_slow(res)  # prints without error, for the reader of the test's output
+
+
+def _page(commit_s: list[float], stall_s: float = 0.0, gc_s: float = 0.0) -> str:
+    """A metrics page of the service's own registry, after ``commit_s`` transactions, a stall
+    of ``stall_s`` and a collection of ``gc_s``."""
+    metrics = Metrics()
+    for c in commit_s:
+        metrics.commit_seconds.observe(c)
+    if stall_s:
+        metrics.loop_lag_window.note(stall_s)
+    if gc_s:
+        metrics.gc_pauses.labels("2").observe(gc_s)
+    return generate_latest(metrics.registry).decode()
+
+
+@pytest.mark.parametrize(("commits", "stall", "gc", "cause"), [
+    ([0.001] * 50 + [0.25] * 5, 0.005, 0.0, "the disk's fsync"),     # the fsync as long as the frames
+    ([0.001] * 50, 0.2, 0.0, "a stall of the loop"),                 # a quick disk, a held loop
+    ([0.001] * 50, 0.002, 0.3, "a collection"),                      # a quick disk, a long collection
+    ([0.001] * 50, 0.002, 0.0, "not attributed"),                    # nothing the pages show
+])
+def test_a_slow_second_is_put_down_to_what_the_pages_show_was_as_long_as_it(
+        commits: list[float], stall: float, gc: float, cause: str) -> None:
+    origin = 10**18
+    pages = [Page(origin, _page([])), Page(origin + 1_000_000_000, _page(commits, stall, gc)),
+             Page(origin + 2_000_000_000, _page(commits, 0.0, gc))]  # counters stay; the window empties
+    # Second 0: 100 frames, p99 300 ms; second 1: all quick.
+    seconds = {0: [5.0] * 98 + [300.0] * 2, 1: [5.0] * 100}
+    slow = slow_seconds(seconds, pages, origin)
+    assert [s.second for s in slow] == [0], slow
+    assert slow[0].p99_ms == 300.0 and slow[0].frames == 100
+    assert slow[0].cause == cause, slow[0]
+    assert slow[0].outside == (cause == "the disk's fsync")
+
+
+def test_the_hosts_steal_counts_per_core_and_a_saturated_core_is_the_services_own() -> None:
+    """The host's steal is measured over every core, the service runs on one: its share of one
+    core is set against the p99. With nothing else long enough, a service at 90 % of a core or
+    more over the span is the cause: its frames queued behind its own work."""
+    def second(steal_ms: float, cpu_ms: float) -> SlowSecond:
+        return SlowSecond(second=3, frames=1000, p99_ms=100.0, commit_p99_ms=5.0, durable_p99_ms=10.0,
+                          stall_max_ms=10.0, gc_ms=1.0, cpu_ms=cpu_ms, steal_ms=steal_ms, iowait_ms=0.0,
+                          span_ms=2000.0, cores=2)
+    assert second(steal_ms=120, cpu_ms=1000).cause == "the host's steal"  # 60 ms of one core
+    assert second(steal_ms=120, cpu_ms=1000).outside
+    assert second(steal_ms=80, cpu_ms=1000).cause == "not attributed"  # 40 ms: under half the p99
+    busy = second(steal_ms=80, cpu_ms=1900)
+    assert busy.busy == 0.95 and busy.cause == "a busy core" and not busy.outside

@@ -24,8 +24,8 @@ together (``redis_writer.py``): Redis runs them in order and, with ``appendfsync
 always``, writes and fsyncs its AOF once per batch before it replies. With
 ``replicas`` > 0 (the default through Sentinel) an append is acked only once that many
 replicas confirm it too, and every replica the primary has online if more (``WAITAOF``,
-or ``WAIT`` before Redis 7.2). A reply means
-durable, as with SQLite; a write whose fate is not known is ``WriteUnknown``.
+or ``WAIT`` before Redis 7.2), on a primary the Sentinels vouch for (``redis_fence.py``).
+A reply means durable, as with SQLite; a write whose fate is not known is ``WriteUnknown``.
 
 **Checks.** ``open`` refuses a Redis that could lose an acked event (AOF off, or fsync
 less often than always; before Redis 7.2 with ``replicas`` > 0, a replica so configured)
@@ -73,6 +73,7 @@ from .redis_connect import (
     is_sentinel,
     link_failed,
     pairs,
+    parse_sentinel_url,
     quietly,
     replica_durability,
     replicas,
@@ -80,8 +81,9 @@ from .redis_connect import (
     version,
 )
 from .redis_connect import redacted as _redacted
+from .redis_fence import Address, Fence, fenced, unvouched
 from .redis_history import CHECKS, Check, History, key_of
-from .redis_writer import APPEND, Writer, confirmed
+from .redis_writer import APPEND, Writer
 
 __all__ = ["APPEND", "MAX_SNAPSHOT", "WRITER_NAME", "Outage", "RedisStore"]
 
@@ -132,6 +134,7 @@ class RedisStore(Store):
         self.redis: Any = None
         self._sentinel: Any = None
         self.encode = _enc.encode
+        self.fence = Fence()
         self.writer = Writer(self)
         self.history = History(prefix, _redacted(url))
         self.history.on_replaced = self._replaced
@@ -245,6 +248,13 @@ class RedisStore(Store):
         await self._settle(check, replies[3:], lambda cmds: exchange(conn, cmds))
         self._refuse_if_unsafe()
 
+    async def unvouched(self, address: Address) -> str | None:
+        """Why the Sentinels do not vouch for the server at ``address`` as the primary, or
+        None (they do, or the store is not reached through Sentinel)."""
+        if self._sentinel is None:
+            return None
+        return await unvouched(self._sentinel, parse_sentinel_url(self.url).service, *address)
+
     async def _settle(self, check: Check, replies: list[Any], run: Any) -> None:
         v = self.history.judge(check, replies)
         if v.flag and "diverged" not in self.history.holds and check.changes == self.history.changes:
@@ -258,6 +268,9 @@ class RedisStore(Store):
             pipe.execute_command(*c)
         return list(await pipe.execute(raise_on_error=False))
 
+    async def _fenced(self, commands: list[tuple[Any, ...]], n: int) -> tuple[list[Any], bool]:
+        return await fenced(self.redis, self.fence, self.unvouched, commands, n, self.writer.confirm_commands)
+
     async def _checked(self, reads: list[tuple[Any, ...]], *, confirm: bool = False,
                        strict: bool = True) -> list[Any]:
         """``reads`` after the history's check, in one pipeline on one connection, then (with
@@ -265,10 +278,13 @@ class RedisStore(Store):
         before. Raises ``NotStored`` if the history is not whole (unless not ``strict``: the
         first load may read a history on hold) or not confirmed."""
         n = self.writer.wanted
-        extra = self.writer.confirm_commands(n) if confirm else []
+        extra = confirm and n > 0
         check = self.history.check()
         with self.talking():
-            replies = await self._pipeline([*check.commands, *reads, *extra])
+            if extra:
+                replies, vouched = await self._fenced([*check.commands, *reads], n)
+            else:
+                replies = await self._pipeline([*check.commands, *reads])
             if "unsafe" in self.history.holds:
                 self._unsafe(await self._server_problems(*await self._pipeline(
                     [("CONFIG", "GET", "append*"), ("INFO", "server"), ("INFO", "replication")])))
@@ -283,7 +299,7 @@ class RedisStore(Store):
             if isinstance(reply, ResponseError):
                 raise NotStored(f"Redis refused a read: {reply}")
         if extra:
-            if not confirmed(replies[-1], n):
+            if not vouched:
                 self.replica_outage.failed(RuntimeError(
                     f"fewer than {n} replica(s) confirmed within {self.wait_ms} ms"))
                 raise NotStored("the log's newest entries are not confirmed on a replica yet")
@@ -308,7 +324,7 @@ class RedisStore(Store):
             done = await history.accept(self.redis, self.prefix, previous=self.history.epoch,
                                         by=by, reason=reason)
             n = self.writer.wanted
-            if n > 0 and not confirmed((await self._pipeline(self.writer.confirm_commands(n)))[-1], n):
+            if n > 0 and not (await self._fenced([], n))[1]:
                 log.warning("the acceptance is not confirmed on a replica yet",
                             extra={"store": self.history.where, "epoch": done.epoch})
         self.history.adopt(done.epoch)
@@ -341,14 +357,13 @@ class RedisStore(Store):
         """One write, answered once the replicas acks wait for have it too (as an append is)."""
         assert self.redis is not None
         n = self.writer.wanted
-        confirm = self.writer.confirm_commands(n)
         with self.talking():
-            replies = await self._pipeline([command, *confirm])
+            replies, held = await self._fenced([command], n) if n > 0 else (
+                await self._pipeline([command]), True)
         if isinstance(replies[0], Exception):
             raise NotStored(f"Redis refused the write: {replies[0]}")
-        if confirm and not confirmed(replies[-1], n):
-            raise NotStored(f"fewer than {n} replica(s) confirmed the write "
-                            f"within {self.wait_ms} ms")
+        if not held:
+            raise NotStored(f"fewer than {n} replica(s) confirmed the write within {self.wait_ms} ms")
 
     async def put_blob(self, digest: str, content_type: str, data: bytes) -> None:
         await self._write_confirmed(("HSET", f"{self.prefix}blob:{digest}", "type", content_type,

@@ -21,6 +21,17 @@ Fewer than N within the time: the batch's writes are on the primary, not confirm
 a replica, and are answered ``WriteUnknown``, never acked (a replica gone since the
 count costs one batch so).
 
+**Replicas changed only on the Sentinels' word** (``redis_fence.py``). A replica that
+left may have been promoted, and the replicas left behind (or one that joined since)
+would then confirm writes that the failover drops: a primary only slow for a moment is
+failed over, and keeps its other replica until the Sentinels move it. So on a new
+connection, and whenever a count finds other replicas than before, nothing is sent
+until every Sentinel answers, names this server as the primary and is not failing it
+over (``RedisStore.unvouched``); until then the batch is ``NotStored`` and the
+connection is dropped, so that the next one asks the Sentinels again where the primary
+is. A batch whose own count finds other replicas is confirmed only if the Sentinels,
+asked after its ``WAIT``, vouch for the primary and those replicas.
+
 **What a failure means.** Until the batch has been handed to the connection, nothing of
 it can have run: a failure then (Redis down, a connection that won't open or answer a
 PING, a store on hold) is ``NotStored``. Once it has been sent, each reply that comes
@@ -51,7 +62,8 @@ from redis.exceptions import BusyLoadingError, ResponseError
 from ..errors import NotStored, WriteUnknown
 from ..tasks import stop
 from . import DuplicateKey, Hold, Record, SeqTaken
-from .redis_connect import LINK_ERRORS, Outage, info, link_failed, quietly, replicas
+from .redis_connect import LINK_ERRORS, Outage, exchange, info, link_failed, quietly, replicas
+from .redis_fence import Address, Fence, confirmed
 from .redis_history import History
 
 
@@ -75,6 +87,11 @@ class Owner(Protocol):
     def talking(self) -> AbstractContextManager[None]: ...
 
     async def verify(self, conn: Any) -> None: ...
+
+    @property
+    def fence(self) -> Fence: ...
+
+    async def unvouched(self, address: Address) -> str | None: ...
 
     async def record_at(self, entry_id: str) -> Record: ...
 
@@ -115,7 +132,7 @@ class Writer:
         # append fails at once until then.
         self.failed: str | None = None
         self.waitaof = False    # the primary has WAITAOF (looked up at each connect)
-        self.online = 0         # the replicas the primary had online at the last count
+        self.online: list[Address] = []   # the replicas the primary had online at the last count
         self.task: asyncio.Task[None] | None = None
         self.commits = 0
         self.committed_records = 0
@@ -218,11 +235,18 @@ class Writer:
         """How many replicas must confirm a write (the module docstring): 0 when acks wait for
         none; else ``replicas``, or every replica the primary had online at the last count."""
         n = self.store.replicas
-        return 0 if n <= 0 else max(n, self.online)
+        return 0 if n <= 0 else max(n, self.store.fence.floor)
+
+    @property
+    def address(self) -> Address | None:
+        conn = self.conn
+        return (str(conn.host), int(conn.port)) if conn is not None and conn.is_connected else None
 
     def count(self, replication: Any) -> None:
-        """The primary's ``INFO replication``: how many replicas it has online now."""
-        self.online = len(replicas(info(replication)))
+        """The primary's ``INFO replication`` on the writer's connection: its replicas online now."""
+        self.online = replicas(info(replication))
+        if (address := self.address) is not None:
+            self.store.fence.counted(address, self.online)
 
     def confirm_commands(self, n: int) -> list[tuple[Any, ...]]:
         """What makes Redis answer only once ``n`` replicas (``wanted``) have what came before
@@ -247,6 +271,14 @@ class Writer:
         await conn.check_health()
         if fresh or self.store.hold is not None:
             await self.store.verify(conn)
+        address = self.address
+        if self.store.replicas > 0 and address is not None and not self.store.fence.vouched(address):
+            self.count((await exchange(conn, [("INFO", "replication")]))[0])  # counted, then vouched
+            reason = await self.store.unvouched(address)
+            if reason is not None:
+                await conn.disconnect()  # the next connection asks the Sentinels again
+                raise NotStored(f"not sent: {reason}; a failover may be under way: send the event again")
+            self.store.fence.vouch(address, self.online)
 
     async def _commit(self, batch: Batch) -> None:
         conn = self.conn
@@ -291,7 +323,11 @@ class Writer:
                     self._settle(record, fut, reply, stored, dups)
             if count:  # read before the confirmation: nothing is read after a batch is confirmed
                 self.count(await conn.read_response())
-            confirmed = await self._confirmed(conn, confirm, n)
+            confirmed = await self._confirmed(conn, confirm, max(n, len(self.online)))
+            # Other replicas than the fence counted on (one gone, or new): confirmed only if the
+            # Sentinels vouch now, after the confirmation, for the primary and those replicas.
+            if confirm and confirmed and (address := self.address) is not None:
+                confirmed = await self.store.fence.after(address, self.online, self.store.unvouched) is None
             took = time.perf_counter() - sent
         except (*LINK_ERRORS, asyncio.CancelledError) as err:
             if not link_failed(err):
@@ -375,15 +411,6 @@ class Writer:
             fut.set_exception(SeqTaken(int(value)))
         else:
             dups.append((record, fut, value))
-
-
-def confirmed(reply: Any, n: int) -> bool:
-    """Whether a WAIT (a count) or WAITAOF (``[local, replicas]``) reply says ``n`` replicas."""
-    if isinstance(reply, int):
-        return reply >= n
-    if isinstance(reply, list | tuple) and len(reply) == 2:
-        return int(reply[1]) >= n
-    return False
 
 
 def _fail(items: Batch, err: NotStored) -> None:

@@ -11,12 +11,14 @@ replica and three Sentinels (``stream.tools.harness.SentinelGroup``).
 * A failover: the primary SIGKILLed, the replica promoted; the writer and the reads
   follow the new primary, and no acked write is missing.
 * With two replicas online, an ack waits for both, though one is asked for: the
-  Sentinels may promote either.
+  Sentinels may promote either; and a primary failed over while it runs acks nothing
+  that only the replica it keeps a moment longer confirms.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 import uuid
@@ -33,6 +35,7 @@ from stream.store.redis import WRITER_NAME, RedisStore
 from stream.store.redis_connect import SentinelURL, parse_sentinel_url
 from stream.tools.harness import HOST, Processes, RedisProcess, SentinelGroup
 
+from ..tcp_proxy import Proxy
 from .backends import rec
 
 # How long an ack may wait for the replica to confirm (its fsync): a healthy pair takes about
@@ -231,6 +234,79 @@ async def test_with_two_replicas_online_an_ack_waits_for_both(tmp_path: Path) ->
         finally:
             await primary.aclose()
             await store.close()
+
+
+async def test_a_primary_failed_over_while_it_runs_acks_and_serves_nothing_its_other_replica_alone_confirms(
+        tmp_path: Path) -> None:
+    """Two replicas, and the Sentinels fail the primary over while it still runs (``SENTINEL
+    FAILOVER``: as when it was only slow for a moment), and can't reach the other replica
+    to move it (it is announced to them through a proxy, cut meanwhile). The old primary
+    keeps that replica online for a while: a write confirmed there alone is dropped when it
+    follows the new primary. Events are sent all along, one at a time, as the store's caller
+    does (after a refusal, the writer is reset), and read back as a follower of the log
+    does (what it is given is served to viewers): every acked one, and every one served,
+    is in the new primary's log once the replicas follow it."""
+    async with Processes(tmp_path) as processes, contextlib.AsyncExitStack() as stack:
+        group = SentinelGroup(tmp_path, group=processes, replicas=2)
+        kept = group.servers[2]
+        proxy = await stack.enter_async_context(Proxy(kept.port))
+        kept.extra += ["--replica-announce-port", str(proxy.port)]  # the Sentinels reach it by the proxy
+        await group.astart()
+        store = RedisStore(group.url, prefix="v:", wait_ms=ACK_BUDGET_MS)
+        await store.open()
+        stack.push_async_callback(store.close)
+        acked: list[str] = []
+        served: list[str] = []  # what a follower of the log was given, as another node's is
+        refusals: list[str] = []
+        done = asyncio.Event()
+
+        async def send() -> None:
+            n = 0
+            while not done.is_set():
+                n += 1
+                r = rec(n, game=None, client_id=f"v{n}")
+                try:
+                    await store.append(r)
+                    acked.append(r.client_id)
+                except (NotStored, WriteUnknown) as err:
+                    refusals.append(err.detail)
+                    await store.reset_after_failure()
+                    await asyncio.sleep(0.01)
+
+        async def follow() -> None:
+            last = START
+            while not done.is_set():
+                try:
+                    got = await store.read_after(last, count=200)
+                except NotStored:
+                    got = []
+                served.extend(r.client_id for _, r in got)
+                last = got[-1][0] if got else last
+                await asyncio.sleep(0.005)
+
+        sender = asyncio.create_task(send())
+        follower = asyncio.create_task(follow())
+        try:
+            await asyncio.sleep(0.5)
+            old, before = group.primary, len(acked)
+            proxy.down()
+            await asyncio.to_thread(group.sentinels[0].client().execute_command, "SENTINEL", "FAILOVER",
+                                    group.service)
+            new = await asyncio.to_thread(group.wait_promoted, old)
+            await asyncio.sleep(3.0)  # the failover times out on the replica it can't reach
+            proxy.refuse = False      # reached again: the Sentinels move it to the new primary
+            await asyncio.to_thread(group.wait_synced, 30.0, 2)
+            await asyncio.sleep(0.5)
+        finally:
+            done.set()
+            await asyncio.gather(sender, follower)
+        in_log = set(await logged(new, "v:"))
+        lost = [c for c in acked if c not in in_log]
+        assert not lost, f"{len(lost)} of {len(acked)} acked event(s) lost, e.g. {lost[:3]}"
+        unkept = [c for c in served if c not in in_log]
+        assert not unkept, f"{len(unkept)} event(s) served to a follower and then lost, e.g. {unkept[:3]}"
+        assert len(served) > 10, "the follower was served nothing"
+        assert before > 10 and len(acked) > before and refusals, (before, len(acked), refusals)
 
 
 async def _in_order(send: Any, records: list[Record]) -> None:

@@ -168,7 +168,15 @@ METHOD = [
     "transaction alone (`arena_store_commit_seconds`: SQLite's `COMMIT`, its fsync) and each "
     "append from its call to durable (`arena_store_durable_seconds`), its garbage collections "
     "(`arena_gc_pause_seconds`), and the machine's CPU time stolen by its host or idle waiting on "
-    "a disk (`arena_machine_cpu_seconds_total`); `bench fanout` prints them with each round.",
+    "a disk (`arena_machine_cpu_seconds_total`); `bench fanout` prints them with each round. It "
+    "reads the page once a second during the events, and for every second whose frames' p99 is "
+    "over 50 ms (a frame counts in the second its event was sent) prints the same figures over "
+    "the time those frames were in flight, and names the first that is at least half that p99: "
+    "the disk's fsync or the host's steal (its share of one core), outside the process; a "
+    "collection or a stall of the loop (the loop's own work, or the process not run at all), "
+    "inside it; else a busy core (the service at 90 % of a core or more over that time); or "
+    "none; the table's "
+    "`tail` rows count them, beside the worst round's p99 over the median round's.",
     "- **Saturation point.** For each server (bare websockets, Node `ws`, the service), a ladder of "
     "load steps: a fixed number of viewers and the device at rising event rates, until the viewers' "
     "p99 is over 100 ms; rounds server by server (the order reversed every other round), each "

@@ -6,6 +6,7 @@ SQLite commits for the ack's reference."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import math
 import os
 import shutil
@@ -23,14 +24,15 @@ from ..harness import (
     EventStream,
     Process,
     Processes,
+    Sampler,
     Viewer,
     ViewerWorkers,
     ack_buckets,
     analyse,
     cpu_seconds,
     histogram_p99_bound,
-    lag_of,
-    scrape,
+    round_stall,
+    slow_seconds,
     summed,
     vm_rss_kib,
 )
@@ -80,15 +82,17 @@ async def load_phase(group: Processes, name: str, servers: list[Process], viewer
         async with EventStream(device_url, tokens, rate, prefix) as stream:
             cpu0 = sum(cpu_seconds(s.pid) for s in servers)
             wcpu0 = sum(cpu_seconds(p.pid) for p in pool.procs)
-            page0 = await _page(metrics_from)  # also empties the stall probe's window
-            if on_start is not None:
-                await on_start()
-            burst = await stream.run(count=n_events)
-            cpu = sum(cpu_seconds(s.pid) for s in servers) - cpu0
-            wcpu = sum(cpu_seconds(p.pid) for p in pool.procs) - wcpu0
-            if on_sent is not None:
-                await on_sent()
-            page1 = await _page(metrics_from)
+            async with contextlib.AsyncExitStack() as sampling:
+                # The service's /metrics every second (its first read empties the stall window).
+                sampler = (await sampling.enter_async_context(Sampler(metrics_from))
+                           if metrics_from else None)
+                if on_start is not None:
+                    await on_start()
+                burst = await stream.run(count=n_events)
+                cpu = sum(cpu_seconds(s.pid) for s in servers) - cpu0
+                wcpu = sum(cpu_seconds(p.pid) for p in pool.procs) - wcpu0
+                if on_sent is not None:
+                    await on_sent()
             reports = await pool.finish(max(burst.sends, default=0), drain=drain)
             if on_done is not None:
                 await on_done()
@@ -99,17 +103,22 @@ async def load_phase(group: Processes, name: str, servers: list[Process], viewer
         print(f"  {name}: {len(burst.refused)} event(s) refused or unanswered, the first: "
               f"{burst.refused[0]}", flush=True)
 
+    pages = sampler.pages if sampler is not None else []
+    origin = sampler.origin_ns if sampler is not None else None
+
     def result(url: str | None = None) -> LoadResult:
         return analyse(name, reports, burst.sends, burst.ack_ms, n_events, len(burst.refused),
-                       burst.seconds, url)
+                       burst.seconds, url, origin_ns=origin)
 
     res = result()
     if len(set(viewer_urls)) > 1:
         res.by_url = {url: result(url) for url in dict.fromkeys(viewer_urls)}
     res.send_seconds, res.server_cpu, res.viewer_cpu = burst.send_seconds, cpu, wcpu
-    if metrics_from and page0 and page1:
+    if len(pages) >= 2 and origin is not None:
+        page0, page1 = pages[0].text, pages[-1].text
         res.server_ack_p99_bound = histogram_p99_bound(ack_buckets(page0), ack_buckets(page1))
-        res.lag_p99_ms, res.lag_max_ms, _ = lag_of(page1)
+        res.lag_p99_ms, res.lag_max_ms = round_stall(pages)
+        res.slow = slow_seconds(res.by_second, pages, origin)
         res.commit_p99_ms, res.durable_p99_ms = (
             histogram_p99_bound(ack_buckets(page0, name), ack_buckets(page1, name))
             for name in ("arena_store_commit_seconds", "arena_store_durable_seconds"))
@@ -120,16 +129,6 @@ async def load_phase(group: Processes, name: str, servers: list[Process], viewer
             - summed(page0, f'arena_machine_cpu_seconds_total{{mode="{m}"}}') for m in ("steal", "iowait"))
     res.load_avg = os.getloadavg()[0]
     return res
-
-
-async def _page(http: str | None) -> str:
-    """A service's metrics page, or "" (none asked for, or unreadable)."""
-    if http is None:
-        return ""
-    try:
-        return await scrape(http)
-    except (OSError, RuntimeError):
-        return ""
 
 
 class Neighbour:

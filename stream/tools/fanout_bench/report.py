@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import math
 import statistics
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..harness.tail import SLOW_MS
 from ..harness.workers import LoadResult
 from .phases import IdleResult, Stalls
 
@@ -94,6 +96,40 @@ def report_round(r: LoadResult) -> None:
               f"{fmt(r.durable_p99_ms, '.1f')} ms; garbage collections {fmt(r.gc_ms, '.1f')} ms in all; the "
               f"machine's CPU stolen by its host {fmt(r.steal_s, '.2f')} s, waiting on a disk "
               f"{fmt(r.iowait_s, '.2f')} s", flush=True)
+        report_slow(r)
+
+
+def report_slow(r: LoadResult) -> None:
+    """Each second of a service round whose p99 was over 50 ms, with what was behind it."""
+    if not r.slow:
+        print(f"  {r.name}: no second with a p99 over {SLOW_MS:g} ms", flush=True)
+    for s in r.slow:
+        where = "outside the process" if s.outside else (
+            "inside the process" if s.cause != "not attributed" else "")
+        print(f"  {r.name}: second {s.second}: p99 {fmt(s.p99_ms, '.1f')} ms over {s.frames:,} frames; while "
+              f"they were in flight the store's transactions alone p99 <= {fmt(s.commit_p99_ms, '.1f')} ms, "
+              f"appends to durable p99 <= {fmt(s.durable_p99_ms, '.1f')} ms, the loop's largest stall "
+              f"{fmt(s.stall_max_ms, '.1f')} ms, collections {fmt(s.gc_ms, '.1f')} ms, the service's CPU "
+              f"{fmt(s.cpu_ms, '.0f')} ms of {fmt(s.span_ms, '.0f')} "
+              f"({fmt(100 * s.busy, '.0f')} % of a core), "
+              f"stolen by the host {fmt(s.steal_ms, '.0f')} ms over {s.cores} cores, waiting on a disk "
+              f"{fmt(s.iowait_ms, '.0f')} ms: {s.cause}" + (f" ({where})" if where else ""), flush=True)
+
+
+def tail_summary(rounds: list[LoadResult], cond: str) -> dict[str, float]:
+    """The service's tail under ``cond``: its worst round against its median round, and its
+    seconds over 50 ms by cause. Its figures."""
+    ratio = worst_of(rounds, p99) / median_of(rounds, p99)
+    slow = [s for r in rounds for s in r.slow]
+    outside = sum(s.outside for s in slow)
+    unknown = sum(s.cause == "not attributed" for s in slow)
+    causes = ", ".join(f"{c} {n}" for c, n in Counter(s.cause for s in slow).most_common())
+    print(f"{'tail, ' + cond:21}worst round p99 / median round p99 {fmt(ratio)} (goal <= 2); seconds with "
+          f"a p99 over {SLOW_MS:g} ms: {len(slow)}, outside the process {outside}, inside "
+          f"{len(slow) - outside - unknown}, not attributed {unknown}" + (f" ({causes})" if causes else ""))
+    sfx = SUFFIX[cond]
+    return {f"tail_ratio{sfx}": ratio, f"slow_seconds{sfx}": float(len(slow)),
+            f"slow_outside{sfx}": float(outside), f"slow_unattributed{sfx}": float(unknown)}
 
 
 def report_nodes(res: LoadResult, urls: list[str]) -> None:
@@ -185,6 +221,8 @@ def summary(opts: FanoutOptions, delta_bytes: float, results: dict[tuple[str, st
             figures[f"{name}{sfx}"], figures[f"{name}_worst{sfx}"] = ratio, worst
             print(f"{'p99 ratio vs ' + label + ', ' + cond:40}{fmt(ratio):>6}   worst {fmt(worst):>6}   "
                   f"(arena-stream / {label}, median rounds; goal <= {goal})")
+    for cond in conditions:
+        figures |= tail_summary(results[("svc", cond)], cond)
     svc_rounds = results[("svc", "quiet")]
     ack_p99 = median_of(svc_rounds, lambda x: x.ack_p(0.99))
     ack_worst = worst_of(svc_rounds, lambda x: x.ack_p(0.99))

@@ -52,18 +52,21 @@ from .processes import (
     start_service,
 )
 from .sentinel import SentinelGroup, SentinelProcess
+from .tail import Sampler, SlowSecond, round_stall, slow_seconds
 from .viewers import CaughtUp, TimedViewer, open_viewers, stdin_lines
 from .workers import LineWorkers, LoadResult, ViewerWorkers, analyse, workers_for
 
 __all__ = [
     "GAME", "HOST", "Burst", "CaughtUp", "Cluster", "Device", "DeviceError", "DevicePool", "EventStream",
     "LineWorkers", "LoadResult", "LogTally", "Officials", "Process", "Processes", "RedisProcess",
-    "ResumingViewer", "SentinelGroup", "SentinelProcess", "ServiceProcess", "TimedViewer", "Viewer",
+    "ResumingViewer", "Sampler", "SentinelGroup", "SentinelProcess", "ServiceProcess", "SlowSecond",
+    "TimedViewer", "Viewer",
     "ViewerWorkers", "ack_buckets", "ack_histogram",
     "analyse", "cpu_seconds", "free_port", "game_log", "histogram_p99_bound", "lag_of", "loop_lag",
     "metric", "node_hashes",
-    "open_files", "open_viewers", "percentile", "raise_nofile", "redis_answers", "replay_hash", "scrape",
-    "setup_game",
+    "open_files", "open_viewers", "percentile", "raise_nofile", "redis_answers", "replay_hash",
+    "round_stall", "scrape",
+    "setup_game", "slow_seconds",
     "start_redis", "start_service", "stdin_lines", "summed", "tally", "vm_rss_kib", "wait_for_game",
     "workers_for",
 ]

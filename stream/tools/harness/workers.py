@@ -15,6 +15,7 @@ import msgspec
 
 from .measure import percentile
 from .processes import Process, Processes
+from .tail import SlowSecond
 
 __all__ = ["LineWorkers", "LoadResult", "ViewerWorkers", "analyse", "workers_for"]
 
@@ -150,6 +151,12 @@ class LoadResult:
     gc_ms: float = math.nan
     steal_s: float = math.nan
     iowait_s: float = math.nan
+    #: The frames' latencies (ms) by the second their event was sent in, counted from the
+    #: ``origin_ns`` given to ``analyse`` (none given: empty).
+    by_second: dict[int, list[float]] = field(default_factory=dict)
+    #: Its seconds whose p99 was over 50 ms, with what was behind each
+    #: (``stream/tools/fanout_bench/tail.py``).
+    slow: list[SlowSecond] = field(default_factory=list)
 
     def p(self, q: float) -> float:
         return percentile(self.lat_ms, q)
@@ -159,10 +166,13 @@ class LoadResult:
 
 
 def analyse(name: str, reports: list[dict[str, Any]], sends: dict[int, int], ack_ms: list[float],
-            sent: int, refused: int, seconds: float, url: str | None = None) -> LoadResult:
+            sent: int, refused: int, seconds: float, url: str | None = None,
+            origin_ns: int | None = None) -> LoadResult:
     """Latency samples over all viewers (or those on ``url``), each frame's arrival less the
-    send time of its ``seq`` (``sends``); frames lost, repeated or out of ``seq`` order."""
+    send time of its ``seq`` (``sends``); frames lost, repeated or out of ``seq`` order; with
+    ``origin_ns``, the samples also by the second (from it) of their event's send."""
     lat: list[float] = []
+    by_second: dict[int, list[float]] = {}
     lost = dup = other = resets = dropped = viewers = misordered = 0
     expected_all = sorted(sends)
     for rep in reports:
@@ -192,8 +202,10 @@ def analyse(name: str, reports: list[dict[str, Any]], sends: dict[int, int], ack
                     other += 1  # an event the bench did not send (a deadline tick)
                     continue
                 lat.append((t - st) / 1e6)
+                if origin_ns is not None:
+                    by_second.setdefault((st - origin_ns) // 1_000_000_000, []).append(lat[-1])
             lost += sum(1 for s in expected_all if s > first and s not in seen)
     lat.sort()
     return LoadResult(name=name, viewers=viewers, sent=sent, acked=len(sends), refused=refused,
                       seconds=seconds, lat_ms=lat, ack_ms=sorted(ack_ms), lost=lost, dup=dup, other=other,
-                      resets=resets, dropped=dropped, misordered=misordered)
+                      resets=resets, dropped=dropped, misordered=misordered, by_second=by_second)

@@ -1,0 +1,184 @@
+"""The tail, second by second: what held up each slow second of a fan-out round.
+
+While a round's events are sent, ``Sampler`` reads the service's ``/metrics`` once a
+second. Each viewer frame belongs to the second its event was sent in (counted from the
+sampler's start). For every second whose frames' p99 is over ``SLOW_MS``,
+``slow_seconds`` reads the pages around the time those frames were in flight (from the
+second's start to its end plus that p99) and sets beside the p99:
+
+* the store's transactions alone (the disk's fsync; ``arena_store_commit_seconds``) and
+  each append from its call to durable (``arena_store_durable_seconds``), p99 bucket bounds;
+* the event loop's largest stall (the stall probe's windows, which each scrape empties);
+* the garbage collections' pauses (``arena_gc_pause_seconds``), the service's CPU time;
+* the machine's CPU time stolen by its host and idle waiting on a disk (all cores).
+
+``cause`` names the first of them that is at least half the second's p99: the disk's
+fsync, or the host's steal (its share of one core: the service runs on one), outside the
+process; a collection or a stall of the loop, inside it (a stall is the loop's own work,
+or the process not run at all); else a busy core, when the service used 90 % of a core
+or more over the span (the frames queued behind its own work); or "not attributed". A
+scrape a second costs the service a page render (about a millisecond); the round's own
+loop-stall figures are then the windows' (see ``round_stall``)."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import os
+import time
+from dataclasses import dataclass
+
+from .measure import ack_buckets, histogram_p99_bound, lag_of, percentile, scrape, summed
+
+#: A second whose viewers' p99 is over this (ms) is explained.
+SLOW_MS = 50.0
+#: What a cause must reach, as a share of the second's p99, to be named.
+SHARE = 0.5
+#: The service's CPU, as a share of one core, from which a slow second is put down to its work.
+BUSY = 0.9
+#: The causes outside the process.
+OUTSIDE = ("the disk's fsync", "the host's steal")
+
+
+@dataclass(frozen=True)
+class Page:
+    """One reading of ``/metrics``: when (``time.time_ns()``, as the sends), and the text."""
+
+    at_ns: int
+    text: str
+
+
+@dataclass(frozen=True)
+class SlowSecond:
+    """A second of a round (from the sampler's start) whose frames' p99 was over ``SLOW_MS``,
+    and what the service's pages say of the time its frames were in flight (ms, except where
+    said)."""
+
+    second: int
+    frames: int
+    p99_ms: float
+    commit_p99_ms: float
+    durable_p99_ms: float
+    stall_max_ms: float
+    gc_ms: float
+    cpu_ms: float
+    steal_ms: float
+    iowait_ms: float
+    #: How long the pages read span (ms), and the machine's cores.
+    span_ms: float = math.nan
+    cores: int = 1
+
+    @property
+    def busy(self) -> float:
+        """The service's CPU over the span, as a share of one core."""
+        return self.cpu_ms / self.span_ms if self.span_ms > 0 else math.nan
+
+    @property
+    def cause(self) -> str:
+        bar = SHARE * self.p99_ms
+        for figure, name in ((self.commit_p99_ms, "the disk's fsync"),
+                             (self.steal_ms / max(1, self.cores), "the host's steal"),
+                             (self.gc_ms, "a collection"), (self.stall_max_ms, "a stall of the loop")):
+            if not math.isnan(figure) and figure >= bar:
+                return name
+        if self.busy >= BUSY:
+            return "a busy core"
+        return "not attributed"
+
+    @property
+    def outside(self) -> bool:
+        """Whether its cause is outside the service's process."""
+        return self.cause in OUTSIDE
+
+
+class Sampler:
+    """``async with Sampler(http)``: ``/metrics`` read on entry, every ``period`` s while
+    inside, and on exit; ``pages`` in order. A page that can't be read is skipped."""
+
+    def __init__(self, http: str, period: float = 1.0) -> None:
+        self.http, self.period = http, period
+        self.pages: list[Page] = []
+        self.origin_ns = 0
+        self._task: asyncio.Task[None] | None = None
+
+    async def __aenter__(self) -> Sampler:
+        await self._read()
+        self.origin_ns = self.pages[0].at_ns if self.pages else time.time_ns()
+        self._task = asyncio.create_task(self._run(), name="metrics-sampler")
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        assert self._task is not None
+        self._task.cancel()
+        try:
+            await self._task
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if task is not None and task.cancelling():
+                raise  # this task's own cancellation, not only the sampler's: passed on
+        await self._read()
+
+    async def _run(self) -> None:
+        loop = asyncio.get_running_loop()
+        due = loop.time()
+        while True:
+            due += self.period
+            await asyncio.sleep(max(0.0, due - loop.time()))
+            await self._read()
+
+    async def _read(self) -> None:
+        at = time.time_ns()
+        try:
+            text = await scrape(self.http)
+        except (OSError, RuntimeError):
+            return
+        self.pages.append(Page(at, text))
+
+
+def slow_seconds(seconds: dict[int, list[float]], pages: list[Page], origin_ns: int) -> list[SlowSecond]:
+    """Every second of ``seconds`` whose p99 is over ``SLOW_MS``, with the figures of the pages
+    around its frames' flight (none: no pages to read)."""
+    out: list[SlowSecond] = []
+    if len(pages) < 2:
+        return out
+    for second in sorted(seconds):
+        lat = sorted(seconds[second])
+        p99 = percentile(lat, 0.99)
+        if p99 <= SLOW_MS:
+            continue
+        start = origin_ns + second * 1_000_000_000
+        end = start + 1_000_000_000 + int(p99 * 1e6)
+        i = max((k for k, p in enumerate(pages) if p.at_ns <= start), default=0)
+        j = min((k for k, p in enumerate(pages) if p.at_ns >= end), default=len(pages) - 1)
+        j = max(j, i + 1)
+        out.append(figures_between(second, len(lat), p99, pages[i:j + 1]))
+    return out
+
+
+def figures_between(second: int, frames: int, p99: float, pages: list[Page]) -> SlowSecond:
+    """The service's figures from the first of ``pages`` to the last."""
+    first, last = pages[0].text, pages[-1].text
+
+    def grew(name: str) -> float:
+        return summed(last, name) - summed(first, name)
+
+    commit, durable = (histogram_p99_bound(ack_buckets(first, name), ack_buckets(last, name))
+                       for name in ("arena_store_commit_seconds", "arena_store_durable_seconds"))
+    stalls = [lag_of(p.text)[1] for p in pages[1:]]
+    return SlowSecond(
+        second=second, frames=frames, p99_ms=p99, commit_p99_ms=commit, durable_p99_ms=durable,
+        stall_max_ms=max((s for s in stalls if not math.isnan(s)), default=math.nan),
+        gc_ms=1000 * grew("arena_gc_pause_seconds_sum"), cpu_ms=1000 * grew("process_cpu_seconds_total"),
+        steal_ms=1000 * grew('arena_machine_cpu_seconds_total{mode="steal"}'),
+        iowait_ms=1000 * grew('arena_machine_cpu_seconds_total{mode="iowait"}'),
+        span_ms=(pages[-1].at_ns - pages[0].at_ns) / 1e6, cores=os.cpu_count() or 1)
+
+
+def round_stall(pages: list[Page]) -> tuple[float, float]:
+    """The loop's stalls over a round sampled by ``Sampler``: (an upper bound of the p99: the
+    largest window p99, since no window has more than 1 % of its samples above its own;
+    the largest). NaNs without a window."""
+    windows = [lag_of(p.text) for p in pages[1:]]
+    p99s = [w[0] for w in windows if w[2]]
+    tops = [w[1] for w in windows if w[2]]
+    return max(p99s, default=math.nan), max(tops, default=math.nan)
