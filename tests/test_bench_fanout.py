@@ -8,6 +8,7 @@ for the full benchmark to print."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import math
 import os
 import re
@@ -101,7 +102,7 @@ def test_bench_fanout_reports_the_median_and_the_worst_round_quiet_and_contended
         assert re.search(rf"^  {name}: (no second with a p99 over 50 ms|second \d+: p99 {FIG} ms over [\d,]+ "
                          rf"frames; while they were in flight .*: (the disk's fsync|the host's steal|a "
                          rf"collection|a stall of the loop|a busy core|"
-                         r"not attributed))", out, re.M), (name, out)
+                         r"a machine with no core free|not attributed))", out, re.M), (name, out)
     for cond in ("quiet", "contended"):
         m = re.search(rf"^tail, {cond}\s+worst round p99 / median round p99 {FIG} \(goal <= 2\); "
                       r"seconds with a p99 over 50 ms: (\d+), outside the process (\d+), inside (\d+), "
@@ -537,7 +538,8 @@ def test_a_slow_second_is_put_down_to_what_the_pages_show_was_as_long_as_it(
 def test_the_hosts_steal_counts_per_core_and_a_saturated_core_is_the_services_own() -> None:
     """The host's steal is measured over every core, the service runs on one: its share of one
     core is set against the p99. With nothing else long enough, a service at 90 % of a core or
-    more over the span is the cause: its frames queued behind its own work."""
+    more over the span is the cause (its frames queued behind its own work), else a machine
+    with 5 % of its cores idle or less."""
     def second(steal_ms: float, cpu_ms: float) -> SlowSecond:
         return SlowSecond(second=3, frames=1000, p99_ms=100.0, commit_p99_ms=5.0, durable_p99_ms=10.0,
                           stall_max_ms=10.0, gc_ms=1.0, cpu_ms=cpu_ms, steal_ms=steal_ms, iowait_ms=0.0,
@@ -547,3 +549,8 @@ def test_the_hosts_steal_counts_per_core_and_a_saturated_core_is_the_services_ow
     assert second(steal_ms=80, cpu_ms=1000).cause == "not attributed"  # 40 ms: under half the p99
     busy = second(steal_ms=80, cpu_ms=1900)
     assert busy.busy == 0.95 and busy.cause == "a busy core" and not busy.outside
+    # The service under 90 % of its core, the machine's cores all but full: the load
+    # generator's share, outside the process; with a core free, nothing named.
+    full = dataclasses.replace(second(steal_ms=80, cpu_ms=1200), idle_ms=150.0)
+    assert full.idle_share == 0.0375 and full.cause == "a machine with no core free" and full.outside
+    assert dataclasses.replace(full, idle_ms=1000.0).cause == "not attributed"

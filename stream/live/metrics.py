@@ -72,10 +72,11 @@ class Metrics:
 
 class MachineCPU(Collector):
     """``arena_machine_cpu_seconds_total{mode}``: the whole machine's CPU time (every core)
-    stolen by its host (``steal``: a shared virtual machine) and idle while waiting on a
-    disk (``iowait``), from ``/proc/stat``; nothing where there is no such file."""
+    idle (``idle``), idle while waiting on a disk (``iowait``) and stolen by its host
+    (``steal``: a shared virtual machine), from ``/proc/stat``; nothing where there is no
+    such file."""
 
-    MODES: ClassVar[dict[str, int]] = {"iowait": 4, "steal": 7}  # fields after "cpu" in /proc/stat
+    MODES: ClassVar[dict[str, int]] = {"idle": 3, "iowait": 4, "steal": 7}  # fields after "cpu"
 
     def __init__(self, path: str = "/proc/stat") -> None:
         self.path = path
@@ -88,7 +89,7 @@ class MachineCPU(Collector):
         except OSError:
             return
         family = CounterMetricFamily("arena_machine_cpu_seconds", "The machine's CPU time (all cores) "
-                                     "stolen by its host, or idle waiting on a disk", labels=["mode"])
+                                     "idle, idle waiting on a disk, or stolen by its host", labels=["mode"])
         for mode, i in self.MODES.items():
             if i < len(fields):
                 family.add_metric([mode], int(fields[i]) / self.hz)

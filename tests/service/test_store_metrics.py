@@ -38,6 +38,7 @@ async def committed_figures(server: Server) -> None:
     assert await metric(server, "arena_store_commit_seconds_sum") > 0
     assert await metric(server, "process_cpu_seconds_total") > 0
     assert await metric(server, 'arena_machine_cpu_seconds_total{mode="steal"}') >= 0
+    assert await metric(server, 'arena_machine_cpu_seconds_total{mode="idle"}') > 0
 
 
 async def test_the_store_figures_on_sqlite(tmp_path: Path) -> None:

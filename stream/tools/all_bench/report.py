@@ -174,8 +174,9 @@ METHOD = [
     "the time those frames were in flight, and names the first that is at least half that p99: "
     "the disk's fsync or the host's steal (its share of one core), outside the process; a "
     "collection or a stall of the loop (the loop's own work, or the process not run at all), "
-    "inside it; else a busy core (the service at 90 % of a core or more over that time); or "
-    "none; the table's "
+    "inside it; else a busy core (the service at 90 % of a core or more over that time), or a "
+    "machine with no core free (5 % idle or less: the load generator shares the cores), "
+    "outside it; or none; the table's "
     "`tail` rows count them, beside the worst round's p99 over the median round's.",
     "- **Saturation point.** For each server (bare websockets, Node `ws`, the service), a ladder of "
     "load steps: a fixed number of viewers and the device at rising event rates, until the viewers' "

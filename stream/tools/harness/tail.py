@@ -16,9 +16,11 @@ second's start to its end plus that p99) and sets beside the p99:
 fsync, or the host's steal (its share of one core: the service runs on one), outside the
 process; a collection or a stall of the loop, inside it (a stall is the loop's own work,
 or the process not run at all); else a busy core, when the service used 90 % of a core
-or more over the span (the frames queued behind its own work); or "not attributed". A
-scrape a second costs the service a page render (about a millisecond); the round's own
-loop-stall figures are then the windows' (see ``round_stall``)."""
+or more over the span (the frames queued behind its own work); else a machine with no
+core free, when the machine's idle CPU was 5 % of its cores or less (the load generator
+shares the service's cores: outside the process); or "not attributed". A scrape a second
+costs the service a page render (about a millisecond); the round's own loop-stall
+figures are then the windows' (see ``round_stall``)."""
 
 from __future__ import annotations
 
@@ -36,8 +38,11 @@ SLOW_MS = 50.0
 SHARE = 0.5
 #: The service's CPU, as a share of one core, from which a slow second is put down to its work.
 BUSY = 0.9
+#: The machine's idle CPU, as a share of all its cores, under which a slow second is put down
+#: to a machine with no core free (the load generator shares the service's cores).
+IDLE = 0.05
 #: The causes outside the process.
-OUTSIDE = ("the disk's fsync", "the host's steal")
+OUTSIDE = ("the disk's fsync", "the host's steal", "a machine with no core free")
 
 
 @dataclass(frozen=True)
@@ -67,6 +72,8 @@ class SlowSecond:
     #: How long the pages read span (ms), and the machine's cores.
     span_ms: float = math.nan
     cores: int = 1
+    #: The machine's idle CPU time over the span (ms, every core).
+    idle_ms: float = math.nan
 
     @property
     def busy(self) -> float:
@@ -83,7 +90,14 @@ class SlowSecond:
                 return name
         if self.busy >= BUSY:
             return "a busy core"
+        if self.idle_share <= IDLE:
+            return "a machine with no core free"
         return "not attributed"
+
+    @property
+    def idle_share(self) -> float:
+        """The machine's idle CPU over the span, as a share of all its cores."""
+        return self.idle_ms / (self.span_ms * self.cores) if self.span_ms > 0 else math.nan
 
     @property
     def outside(self) -> bool:
@@ -171,7 +185,8 @@ def figures_between(second: int, frames: int, p99: float, pages: list[Page]) -> 
         gc_ms=1000 * grew("arena_gc_pause_seconds_sum"), cpu_ms=1000 * grew("process_cpu_seconds_total"),
         steal_ms=1000 * grew('arena_machine_cpu_seconds_total{mode="steal"}'),
         iowait_ms=1000 * grew('arena_machine_cpu_seconds_total{mode="iowait"}'),
-        span_ms=(pages[-1].at_ns - pages[0].at_ns) / 1e6, cores=os.cpu_count() or 1)
+        span_ms=(pages[-1].at_ns - pages[0].at_ns) / 1e6, cores=os.cpu_count() or 1,
+        idle_ms=1000 * grew('arena_machine_cpu_seconds_total{mode="idle"}'))
 
 
 def round_stall(pages: list[Page]) -> tuple[float, float]:
