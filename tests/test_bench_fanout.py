@@ -502,9 +502,10 @@ async def test_a_service_stopped_mid_round_shows_as_a_slow_second_held_by_the_lo
     report_slow(res)  # prints without error, for the reader of the test's output
 
 
-def _page(commit_s: list[float], stall_s: float = 0.0, gc_s: float = 0.0) -> str:
+def _page(commit_s: list[float], stall_s: float = 0.0, gc_s: float = 0.0, idle_s: float = 0.0) -> str:
     """A metrics page of the service's own registry, after ``commit_s`` transactions, a stall
-    of ``stall_s`` and a collection of ``gc_s``."""
+    of ``stall_s`` and a collection of ``gc_s``, the machine idle ``idle_s`` in all (this
+    machine's own counts taken out: the pages are made a moment apart, not seconds)."""
     metrics = Metrics()
     for c in commit_s:
         metrics.commit_seconds.observe(c)
@@ -512,7 +513,9 @@ def _page(commit_s: list[float], stall_s: float = 0.0, gc_s: float = 0.0) -> str
         metrics.loop_lag_window.note(stall_s)
     if gc_s:
         metrics.gc_pauses.labels("2").observe(gc_s)
-    return generate_latest(metrics.registry).decode()
+    page = generate_latest(metrics.registry).decode()
+    lines = [line for line in page.splitlines() if not line.startswith("arena_machine_cpu_seconds_total")]
+    return "\n".join([*lines, f'arena_machine_cpu_seconds_total{{mode="idle"}} {idle_s}', ""])
 
 
 @pytest.mark.parametrize(("commits", "stall", "gc", "cause"), [
@@ -524,8 +527,9 @@ def _page(commit_s: list[float], stall_s: float = 0.0, gc_s: float = 0.0) -> str
 def test_a_slow_second_is_put_down_to_what_the_pages_show_was_as_long_as_it(
         commits: list[float], stall: float, gc: float, cause: str) -> None:
     origin = 10**18
-    pages = [Page(origin, _page([])), Page(origin + 1_000_000_000, _page(commits, stall, gc)),
-             Page(origin + 2_000_000_000, _page(commits, 0.0, gc))]  # counters stay; the window empties
+    idle = 1.5 * (os.cpu_count() or 1)  # three quarters of every core idle over the 2 s
+    pages = [Page(origin, _page([])), Page(origin + 1_000_000_000, _page(commits, stall, gc, idle / 2)),
+             Page(origin + 2_000_000_000, _page(commits, 0.0, gc, idle))]  # counters stay; the window empties
     # Second 0: 100 frames, p99 300 ms; second 1: all quick.
     seconds = {0: [5.0] * 98 + [300.0] * 2, 1: [5.0] * 100}
     slow = slow_seconds(seconds, pages, origin)
