@@ -249,8 +249,7 @@ class RedisStore(Store):
         self._refuse_if_unsafe()
 
     async def unvouched(self, address: Address) -> str | None:
-        """Why the Sentinels do not vouch for the server at ``address`` as the primary, or
-        None (they do, or the store is not reached through Sentinel)."""
+        """Why the Sentinels don't vouch for ``address`` as the primary; None: they do (or no Sentinel)."""
         if self._sentinel is None:
             return None
         return await unvouched(self._sentinel, parse_sentinel_url(self.url).service, *address)
@@ -282,7 +281,7 @@ class RedisStore(Store):
         check = self.history.check()
         with self.talking():
             if extra:
-                replies, vouched = await self._fenced([*check.commands, *reads], n)
+                replies, held = await self._fenced([*check.commands, *reads], n)
             else:
                 replies = await self._pipeline([*check.commands, *reads])
             if "unsafe" in self.history.holds:
@@ -299,7 +298,7 @@ class RedisStore(Store):
             if isinstance(reply, ResponseError):
                 raise NotStored(f"Redis refused a read: {reply}")
         if extra:
-            if not vouched:
+            if not held:
                 self.replica_outage.failed(RuntimeError(
                     f"fewer than {n} replica(s) confirmed within {self.wait_ms} ms"))
                 raise NotStored("the log's newest entries are not confirmed on a replica yet")
@@ -323,8 +322,10 @@ class RedisStore(Store):
         with self.talking():
             done = await history.accept(self.redis, self.prefix, previous=self.history.epoch,
                                         by=by, reason=reason)
-            n = self.writer.wanted
-            if n > 0 and not (await self._fenced([], n))[1]:
+            n, held = self.writer.wanted, False
+            with contextlib.suppress(NotStored):  # not vouched for: not confirmed, as for a WAIT short
+                held = n <= 0 or (await self._fenced([], n))[1]
+            if not held:
                 log.warning("the acceptance is not confirmed on a replica yet",
                             extra={"store": self.history.where, "epoch": done.epoch})
         self.history.adopt(done.epoch)

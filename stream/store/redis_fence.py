@@ -10,14 +10,14 @@ so, and keeps its other replica until the Sentinels reach it.
 So the store keeps a ``Fence``: the primary the Sentinels last vouched for, and the
 replicas it had online then. A count (``INFO replication``, in the same pipeline as the
 ``WAIT``) that finds another server, or other replicas (one gone, or one new: counts are
-moments, and a replica may have joined and been promoted between two of them), takes
-the vouching back: the confirmation it came with counts, and anything more is
-confirmed there, only once every Sentinel, asked after it, answers, names that server
-as the primary and is not failing it over (``unvouched``). A Sentinel leading a failover flags the old primary
-from before it promotes a replica, and names the promoted one once it is promoted, so
-whichever side of the promotion a count falls on, the Sentinels' answer after it tells.
-What no count can tell: a replica that joined and was promoted between two counts that
-found the same other replicas.
+moments, and a replica may have joined and been promoted between two of them), takes the
+vouching back: the confirmation it came with counts, and anything more is confirmed
+there, only once every Sentinel, asked after it, answers, names that server as the
+primary and is not failing it over (``unvouched``). A Sentinel leading a failover flags
+the old primary from before it promotes a replica, and names the promoted one once it is
+promoted, so whichever side of the promotion a count falls on, the Sentinels' answer
+after it tells. What no count can tell: a replica that joined and was promoted between
+two counts that found the same other replicas.
 """
 
 from __future__ import annotations
@@ -99,8 +99,6 @@ async def unvouched(sentinel: Sentinel, service: str, host: str, port: int) -> s
 
 def _text(x: Any) -> str:
     return x.decode() if isinstance(x, bytes) else str(x)
-
-
 
 
 async def fenced(client: Any, fence: Fence, unvouched_at: Callable[[Address], Awaitable[str | None]],

@@ -274,11 +274,10 @@ class Writer:
         address = self.address
         if self.store.replicas > 0 and address is not None and not self.store.fence.vouched(address):
             self.count((await exchange(conn, [("INFO", "replication")]))[0])  # counted, then vouched
-            reason = await self.store.unvouched(address)
+            reason = await self.store.fence.after(address, self.online, self.store.unvouched)
             if reason is not None:
                 await conn.disconnect()  # the next connection asks the Sentinels again
                 raise NotStored(f"not sent: {reason}; a failover may be under way: send the event again")
-            self.store.fence.vouch(address, self.online)
 
     async def _commit(self, batch: Batch) -> None:
         conn = self.conn
