@@ -239,7 +239,9 @@ async def scan(code: Locator) -> str:
         return btoa(s);
     }""")
     image = np.frombuffer(base64.b64decode(pixels), dtype=np.uint8).reshape(640, 640)
-    (found,) = zxingcpp.read_barcodes(image)
+    # A phone's camera app set to QR codes: a QR code's modules can also read, by chance, as
+    # a short linear barcode (Codabar), which such an app never reports.
+    (found,) = zxingcpp.read_barcodes(image, formats=zxingcpp.BarcodeFormats(zxingcpp.BarcodeFormat.QRCode))
     return str(found.text)
 
 

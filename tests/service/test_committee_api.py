@@ -181,7 +181,9 @@ def _qr_text(svg: str) -> str:
             grid[int(y), int(x):int(x + float(a))] = 0
             x += float(a)
     image = np.kron(grid, np.ones((8, 8), dtype=np.uint8))
-    (found,) = zxingcpp.read_barcodes(image)
+    # QR codes only: a QR code's modules can also read, by chance, as a short linear barcode
+    # (Codabar), which a reader looking for QR codes never reports.
+    (found,) = zxingcpp.read_barcodes(image, formats=zxingcpp.BarcodeFormats(zxingcpp.BarcodeFormat.QRCode))
     return str(found.text)
 
 
