@@ -28,8 +28,8 @@ from ..rules.engine import Engine
 from ..store import Record
 from . import auth
 from .http.responses import problem
-from .hub import now_ms
 from .service import Service
+from .wallclock import now_ms
 
 log = logging.getLogger("arena_stream.committee")
 _json = msgspec.json.Encoder()

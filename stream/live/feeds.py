@@ -1,15 +1,17 @@
 """What viewers are sent: per game, the committed view, every delta in ``seq``
 order, the latest notices, and the snapshot a display joining late starts from.
 
-A delta is computed when its event is applied (``Feeds.delta``: the event's
-notices and the patch it makes to the game's view) and shown only once the
-event is committed, strictly in ``seq`` order (``Feeds.show``). After a restart
+An event is shown only once it is committed, strictly in ``seq`` order
+(``Feeds.show``), and its delta is made then, once: the event's notices and the
+patch from the view last shown to the view its fold left (``Pending``). So a
+viewer's patches chain through committed events alone, and an event taken back
+before its commit leaves nothing to undo here. After a restart
 the deltas before it are gone from memory; they are a function of the log, so
 ``ensure_history`` folds the game again to serve a viewer who resumes from
 further back.
 
-Every update is encoded once for every viewer (``Frames``): JSON now,
-MessagePack on first need, and the whole WebSocket frame ready to write.
+Every update is encoded once for every viewer (``Frames``): JSON now; MessagePack,
+and the whole WebSocket frame of each, on first need (``fanout.wire``).
 
 Each game's ``roster`` frame (who its displays name: ``team.registered`` and
 ``player.registered``) is kept encoded too, made when first needed, and made
@@ -21,7 +23,6 @@ roster that differs from the one viewers hold is published (``Sink.publish_roste
 from __future__ import annotations
 
 import asyncio
-import struct
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -44,13 +45,13 @@ LOADED: Any = object()  # GameFeed.base of a game as loaded: its view, as builti
 
 @dataclass(slots=True)
 class Frames:
-    """One update, encoded once for every viewer: JSON now, MessagePack on first need."""
+    """One update, encoded once for every viewer: JSON now; MessagePack, and the whole
+    WebSocket frame of each, made by the fan-out on first need (``fanout.wire``)."""
 
     msg: Any
     json: bytes
-    _msgpack: bytes | None = None
-    _wire: bytes | None = None
-    _wire_mp: bytes | None = None
+    wire_json: bytes | None = None
+    wire_msgpack: bytes | None = None
     # A delta's notices about other games (``notices`` frames, by game): shown with it.
     aside: tuple[tuple[str, Frames], ...] = ()
 
@@ -58,46 +59,15 @@ class Frames:
     def of(cls, msg: Any) -> Frames:
         return cls(msg, pr.json_out.encode(msg))
 
-    def msgpack(self) -> bytes:
-        if self._msgpack is None:
-            self._msgpack = pr.msgpack_out.encode(self.msg)
-        return self._msgpack
-
-    def wire(self, binary: bool) -> bytes:
-        """The whole WebSocket frame, made once for every viewer: server frames are
-        unmasked, so every viewer gets the same bytes (RFC 6455 §5.2; no compression on
-        viewer sockets). Its header is written here (``ws_frame``), byte for byte what
-        websockets' own ``Frame.serialize`` makes (a test holds them equal), which costs
-        about 10,000 instructions more per update; framing each viewer's copy through its
-        ``ServerProtocol`` would cost 1.9 µs per delivered frame (docs/performance.md)."""
-        if binary:
-            if self._wire_mp is None:
-                self._wire_mp = ws_frame(0x82, self.msgpack())
-            return self._wire_mp
-        if self._wire is None:
-            self._wire = ws_frame(0x81, self.json)
-        return self._wire
-
-
-def ws_frame(first: int, payload: bytes) -> bytes:
-    """A final, unmasked frame: ``first`` (FIN and the opcode), the length, the payload."""
-    n = len(payload)
-    if n < 126:
-        head = struct.pack("!BB", first, n)
-    elif n < 65536:
-        head = struct.pack("!BBH", first, 126, n)
-    else:
-        head = struct.pack("!BBQ", first, 127, n)
-    return head + payload
-
 
 @dataclass(slots=True)
 class Pending:
-    """A committed (or committing) event and what viewers will be shown of it."""
+    """A committed (or committing) event and what viewers will be shown of it: its
+    notices, and the game's view after it, from which ``show`` makes its delta."""
 
     record: Record
     ack: pr.Ack
-    delta: Frames | None
+    notices: list[Notice]
     view: GameView | None
     generation: int = 0            # the fold it was computed on (see Hub._load)
 
@@ -108,7 +78,7 @@ class GameFeed:
 
     seq: int = 0
     view: GameView | None = None
-    base: Any = None               # the view after the last *applied* event: the next patch's base
+    base: Any = None               # ``view`` as builtins: the next patch's base
                                    # (LOADED: the loaded view's, made when first needed)
     deltas: list[Frames] = field(default_factory=list)   # deltas[i] has seq i + 1 ...
     first_seq: int = 1                                    # ... offset by the first one held
@@ -149,6 +119,7 @@ class Feeds(dict[str, GameFeed]):
         self._sink = sink
         self.published: dict[str, int] = {}  # the last seq shown to this node's viewers
         self._loaded = False                 # reset() has run: publication has a start
+        self.generation = 0                  # the fold shown (``Hub.generation``, given by reset)
         self._restart: str | None = None     # the next load restarts publication (the reason)
         # Games someone waits on to move (``reached``): set, and dropped, when they do.
         self._moved: dict[str, asyncio.Event] = {}
@@ -160,8 +131,10 @@ class Feeds(dict[str, GameFeed]):
         ``reason`` (``Sink.reset_game``), from which deltas go on."""
         self._restart = reason
 
-    def reset(self, engine: Engine, seqs: dict[str, int]) -> None:
+    def reset(self, engine: Engine, seqs: dict[str, int], generation: int) -> None:
         """After a load: every game as the fold left it; deltas before it are not held.
+        What was committed on an earlier fold (``Pending.generation``) is not shown: this
+        fold, or the follower reading on from it, shows it.
 
         What was published is kept across loads (``published``). The first load is where
         this node's publication starts: nobody watches yet, and a viewer starts from it (a
@@ -170,6 +143,7 @@ class Feeds(dict[str, GameFeed]):
         it folded beyond that, a game this node had not seen from its first ``seq``. After
         ``restart``, the load is a start again."""
         restart, self._restart = self._restart, None
+        self.generation = generation
         self._wake()
         first = not self._loaded or restart is not None
         self._loaded = True
@@ -193,38 +167,37 @@ class Feeds(dict[str, GameFeed]):
 
     # ------------------------------------------------------------- updates
 
-    def delta(self, game: str, seq: int, notices: list[Notice], view: GameView) -> Frames:
-        """The update an applied event makes: against the last *applied* view, so that
-        events in flight together chain their patches."""
-        feed = self.setdefault(game, GameFeed())
-        return _delta(game, seq, notices, view, feed)
-
     def show(self, p: Pending) -> None:
-        """Show a committed event, strictly in seq order. This node's own commits and the
-        follower's records of other nodes' may complete out of order: a delta that comes
-        early is held until the ones before it are shown."""
+        """Show a committed event, strictly in seq order: its delta (the event's notices and
+        the patch from the view last shown to the view after it) is made here, once, and
+        handed to the sink. This node's own commits and the follower's records of other
+        nodes' may complete out of order: one that comes early is held until the ones
+        before it are shown; one whose fold was replaced meanwhile is that fold's to show."""
+        if p.generation != self.generation:
+            return
         game = p.record.game
         if game is None:
-            self.outside(codec.decode_event(p.record.body), p.ack.notices)
+            self.outside(codec.decode_event(p.record.body), p.notices)
             return
-        if p.delta is None or p.record.seq is None:
+        if p.view is None or p.record.seq is None:
             return
-        feed = self[game]
+        feed = self.setdefault(game, GameFeed())
         if p.record.seq <= feed.seq:
             return
         if p.record.seq > feed.seq + 1:
             feed.held[p.record.seq] = p
             return
         while True:
-            seq = feed.seq = p.record.seq
-            feed.view, feed.snapshot = p.view, None
-            assert p.delta is not None
-            feed.deltas.append(p.delta)
-            feed.recent.extend(p.delta.msg.notices)
+            assert p.view is not None
+            seq = p.record.seq or 0
+            delta = _delta(game, seq, p.notices, p.view, feed)
+            feed.seq, feed.view, feed.snapshot = seq, p.view, None
+            feed.deltas.append(delta)
+            feed.recent.extend(delta.msg.notices)
             if self.published.get(game, 0) < seq:
                 self.published[game] = seq
-                self._sink.publish(game, p.delta)
-                for other, frames in p.delta.aside:
+                self._sink.publish(game, delta)
+                for other, frames in delta.aside:
                     self._aside(other, frames)
             if seq == 1:
                 self._new_game(game)

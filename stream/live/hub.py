@@ -29,7 +29,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Collection, Iterable, Mapping
-from typing import Any, cast
+from typing import cast
 
 import msgspec
 
@@ -46,9 +46,8 @@ from .dedup import Key, Known, Logged, Taken
 from .feeds import Feeds, Pending, Sink
 from .races import CATCH_UP_S, Races, Tentative
 from .snapshot import SnapshotCache, no_gc
-from .wallclock import now_ms
 
-__all__ = ["SYSTEM", "Hub", "now_ms"]
+__all__ = ["SYSTEM", "Hub"]
 
 log = logging.getLogger("arena_stream.hub")
 
@@ -135,7 +134,7 @@ class Hub:
         self._applied = []
         self.folded = len(rows)
         self.generation += 1
-        self.feeds.reset(engine, seqs)
+        self.feeds.reset(engine, seqs, self.generation)
         log.info("loaded", extra={"records": len(rows), "games": len(seqs),
                                   "snapshot": position if position != START else None})
         return len(rows)
@@ -203,27 +202,27 @@ class Hub:
             return True
         self._seqs[r.game] = r.seq
         self.races.advanced(r.game)
-        view = self.engine.view(r.game)
-        delta = self.feeds.delta(r.game, r.seq, rendered, view)
         ack = pr.Ack(id=r.client_id, log_id=e.id, game=r.game, seq=r.seq, at=e.at, duplicate=True)
-        self.committed(Pending(r, ack, delta, view, self.generation))
+        self.feeds.show(Pending(r, ack, rendered, self.engine.view(r.game), self.generation))
         return True
 
-    def rewind(self, game: str, seq: int, base: Any, taken: Collection[Key], ids: Iterable[str]) -> None:
+    def rewind(self, game: str, seq: int, taken: Collection[Key], ids: Iterable[str]) -> None:
         """This node's events of ``game`` from ``seq`` on, which the log refused or did not
         confirm, are taken back (the engine already rolled back the game to before them): the
-        game's ``seq``, the base its viewers' next patch is computed against, and what dedup
-        and the unsettled ids knew of them. A retry of one is judged afresh.
+        game's ``seq``, what dedup and the unsettled ids knew of them, and any of the game's
+        later events held to be shown after them. Viewers were shown none of them (an event
+        is shown once committed), so their next patch needs nothing undone. A retry of one
+        is judged afresh.
 
         The engine took back every event of the game since, and so does dedup: another
         node's event the follower folded after one of these (the log held this node's event,
         but its write's answer was lost) is no longer in the fold, and comes back from the
         log like this node's own (``Races``: an owed tail)."""
         self._seqs[game] = seq - 1
-        feed = self.feeds[game]
-        feed.base = base
-        for held in [s for s in feed.held if s >= seq]:  # built on the state taken back
-            del feed.held[held]
+        feed = self.feeds.get(game)
+        if feed is not None:
+            for held in [s for s in feed.held if s >= seq]:
+                del feed.held[held]  # built on the state taken back
         keys = set(taken)
         i = len(self._applied)
         while i:  # the latest events are at the end; the game's, in seq order
@@ -248,16 +247,18 @@ class Hub:
     # -------------------------------------------------------------- submit
 
     async def submit(self, *, device: str, official: str, client_id: str, payload_digest: bytes,
-                     event: ev.Event) -> pr.Ack:
-        """Apply, commit and acknowledge one event (see the module docstring).
-        With several nodes, another node may take the event's ``seq`` first: this
-        node then catches the game up (``races.py``) and judges the event anew."""
+                     event: ev.Event, received_at: int) -> pr.Ack:
+        """Apply, commit and acknowledge one event (see the module docstring), received at
+        ``received_at`` (the service's clock, in ms: the log keeps it). With several nodes,
+        another node may take the event's ``seq`` first: this node then catches the game up
+        (``races.py``) and judges the event anew."""
         rejudged = False
         for _ in range(8):
             seen = self._tail  # the log as folded here when the event is judged (or earlier)
             try:
                 return await self._submit_once(device=device, official=official, client_id=client_id,
-                                               payload_digest=payload_digest, event=event)
+                                               payload_digest=payload_digest, event=event,
+                                               received_at=received_at)
             except SeqTaken:
                 continue  # the next try waits at the game's gate
             except Refused:
@@ -303,13 +304,15 @@ class Hub:
         return True
 
     async def _submit_once(self, *, device: str, official: str, client_id: str,
-                           payload_digest: bytes, event: ev.Event) -> pr.Ack:
+                           payload_digest: bytes, event: ev.Event, received_at: int) -> pr.Ack:
         # A game's event (its set-up included), or a void: of its target's game (or, once
         # applied, its own: a void that removed its target names the game no more).
         game = (event.game if isinstance(event, ev.GameEventBase) else
                 self.engine.game_of(event.target) or self.engine.game_of(event.id)
                 if isinstance(event, ev.Void) else None)
-        await self.races.gate(game)
+        shared = self.following  # other nodes write this log too: events race (races.py)
+        if shared:
+            await self.races.gate(game)
         if not self.ready or self.recovering:
             raise NotStored("the service is loading its log; send the event again")
         key = (device, client_id)
@@ -324,7 +327,6 @@ class Hub:
             ack = prior if isinstance(prior, pr.Ack) else await asyncio.shield(prior)
             return msgspec.structs.replace(ack, duplicate=True, notices=[])
 
-        shared = self.following  # other nodes write this log too (follower.py)
         savepoint = self.engine.savepoint(game) if shared and game is not None else None
         wide = self.engine.wide_changes
         try:
@@ -339,17 +341,14 @@ class Hub:
         self._unsettled.add(event.id)
         if shared and self.engine.wide_changes != wide:
             self._wide.add(key)
-        seq = delta = view = None
+        seq = view = None
         names = self.engine.names()  # the roster as of this event, once for every viewer
         rendered = [render(n, names) for n in notices]
         if game is not None:
             seq = self._seqs[game] = self._seqs.get(game, 0) + 1
-            view = self.engine.view(game)
-            feed = self.feeds.get(game)
-            base = None if feed is None else feed.base
-            delta = self.feeds.delta(game, seq, rendered, view)
+            view = self.engine.view(game)  # what viewers are shown once it is committed
         record = Record(game=game, seq=seq, device=device, client_id=client_id, official=official,
-                        digest=payload_digest, received_at=now_ms(), body=codec.encode_event(event))
+                        digest=payload_digest, received_at=received_at, body=codec.encode_event(event))
         ack = pr.Ack(id=client_id, log_id=event.id, game=game, seq=seq, at=event.at,
                      duplicate=False, notices=rendered)
         loop = asyncio.get_running_loop()
@@ -358,12 +357,12 @@ class Hub:
         self._keys[key] = Taken(payload_digest, fut)
         self._applied.append(key)
         if shared and game is not None and seq is not None:
-            self.races.track(game, Tentative(key, seq, savepoint, base, fut, event.id))
+            self.races.track(game, Tentative(key, seq, savepoint, fut, event.id))
         self.wake.set()
         # The commit runs as its own task: if the device goes away mid-commit,
         # the event still lands (or fails) whole, and a retry finds its ack.
         task = asyncio.create_task(self._commit(
-            Pending(record, ack, delta, view, self.generation), key, fut, waiter))
+            Pending(record, ack, rendered, view, self.generation), key, fut, waiter))
         self._inflight.add(task)
         task.add_done_callback(self._inflight.discard)
         return await waiter
@@ -408,16 +407,11 @@ class Hub:
             return
         self._keys[key] = Taken(p.record.digest, p.ack)
         ok()
-        if game is not None:
+        if game is not None and self.following:
             self.races.committed(game)
         # The device's ack goes out first (its task runs next), then the fan-out;
         # call_soon keeps commits' publications in commit order.
-        asyncio.get_running_loop().call_soon(self.committed, p)
-
-    def committed(self, p: Pending) -> None:
-        """Show a committed event (this node's, or another's: ``follower.py``)."""
-        if p.generation == self.generation:  # else folded again meanwhile: that fold shows it
-            self.feeds.show(p)
+        asyncio.get_running_loop().call_soon(self.feeds.show, p)
 
     async def close(self) -> None:
         """Let every commit in flight finish, write a snapshot, then close the store."""

@@ -189,7 +189,7 @@ async def submit_fields(svc: Service, claims: auth.Claims, fields: dict[str, Any
         fields["id"] = f"{claims.sub}/{cid}"
         event = codec.event_from_fields(fields)
         ack = await svc.hub.submit(device=claims.sub, official=claims.official, client_id=cid,
-                                   payload_digest=digest(payload), event=event)
+                                   payload_digest=digest(payload), event=event, received_at=received)
     except ArenaStreamError as err:
         result = {Refused: "refused", Conflict: "conflict", NotStored: "not_stored",
                   AuthError: "forbidden", ProtocolError: "limited"}.get(type(err), "malformed")

@@ -21,8 +21,8 @@ from . import follower, heap, stall, timer
 from . import protocol as pr
 from .config import Config
 from .feeds import Frames
-from .hub import now_ms
 from .service import Service
+from .wallclock import now_ms
 
 log = logging.getLogger("arena_stream.lifecycle")
 

@@ -11,8 +11,8 @@ way the node **catches the game up**:
 2. Every append of the game in flight is answered. The store refuses the ones
    after a refused one: they were built on it.
 3. The refused events are taken back: the game in the fold as it was before the
-   first of them (``Engine.rollback``), its ``seq``, and the view its viewers'
-   next patch is computed against (``Feeds.delta``).
+   first of them (``Engine.rollback``), and its ``seq``. Viewers were shown none of
+   them: an event is shown once committed (``Feeds.show``).
 4. The store takes the game's appends again (``Store.readmit``).
 5. The game's entries after its ``seq`` are read from the log and folded at
    once, as long as each changes that game alone (``game.only_its_game``): those
@@ -64,7 +64,7 @@ import logging
 from collections import deque
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
 from ..errors import NotStored
 from ..rules import codec
@@ -87,7 +87,6 @@ class Tentative:
     key: Key
     seq: int
     savepoint: Savepoint | None    # the game before it (None: its set-up)
-    base: Any                      # the game's patch base before it (``GameFeed.base``)
     done: asyncio.Future[pr.Ack]   # settles with its commit
     eid: str = ""                  # its event id (``Hub.unsettled`` until it is taken back)
 
@@ -106,7 +105,7 @@ class Node(Protocol):
 
     def fold_other(self, r: Record) -> bool: ...
 
-    def rewind(self, game: str, seq: int, base: Any, taken: Collection[Key], ids: Iterable[str]) -> None: ...
+    def rewind(self, game: str, seq: int, taken: Collection[Key], ids: Iterable[str]) -> None: ...
 
     async def recover(self) -> None: ...
 
@@ -364,7 +363,7 @@ class Races:
         if why is not None:
             log.info("the events in flight can't be taken back", extra={"game": game, "why": why})
             return None
-        node.rewind(game, first.seq, first.base, [t.key for t in refused], [t.eid for t in refused])
+        node.rewind(game, first.seq, [t.key for t in refused], [t.eid for t in refused])
         return True
 
     async def _fold_tail(self, game: str, behind: int = 0) -> bool:

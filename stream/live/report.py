@@ -46,7 +46,8 @@ from ..rules.text import mmss, render
 from ..rules.view import CarriedView, GameView, PostgameView
 from . import audit
 from .api_types import CommitteeDecision
-from .hub import SYSTEM, Hub, now_ms
+from .hub import SYSTEM, Hub
+from .wallclock import now_ms
 
 # ------------------------------------------------------------------ the document
 

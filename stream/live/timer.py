@@ -39,7 +39,8 @@ async def run(hub: Hub, clock: Callable[[], int] = now_ms) -> None:
         tick = ev.Tick(id=f"{SYSTEM}:tick:{game}:{at}", at=at, game=game)
         try:
             await hub.submit(device=SYSTEM, official="", client_id=f"tick:{game}:{at}",
-                             payload_digest=digest(codec.encode_event(tick)), event=tick)
+                             payload_digest=digest(codec.encode_event(tick)), event=tick,
+                             received_at=now_ms())
         except (NotStored, Refused, Conflict):
             log.warning("tick not stored; will retry", extra={"game": game, "at": at})
             await asyncio.sleep(0.2)

@@ -37,7 +37,7 @@ from ..errors import AuthError, NotStored, ProtocolError
 from ..tasks import stop
 from . import auth
 from . import protocol as pr
-from .fanout import Watcher
+from .fanout import Watcher, wire
 from .feeds import Frames
 from .graphics import may_control
 from .pings import heard
@@ -265,7 +265,7 @@ class WatchSession:
                 # Straight to the socket, not behind a backlog: the close must not overtake it.
                 t = self.w.transport
                 if t is not None and not t.is_closing():
-                    t.write(Frames.of(pr.Error(code=err.code, detail=err.detail)).wire(self.w.binary))
+                    t.write(wire(Frames.of(pr.Error(code=err.code, detail=err.detail)), self.w.binary))
                 self.closer.close_soon(pr.CloseCode.AUTH, err.code.encode())
                 return
             self.authed = True

@@ -122,14 +122,15 @@ async def test_commits_that_complete_out_of_seq_order_are_shown_in_order(server:
     viewer = await Viewer.open(server.watch_url, game="g1")
     await viewer.next("snapshot")
     held: list[object] = []
-    show = hub.committed
-    hub.committed = held.append  # type: ignore[method-assign,assignment]  # hold the commits back
+    feeds = hub.feeds
+    show = feeds.show
+    feeds.show = held.append  # type: ignore[method-assign,assignment]  # hold the commits back
     tk = await server.device("timekeeper")
     ump = await server.device("umpire")
     await tk.send({"type": "clock.start", "game": "g1"})
     await ump.send({"type": "whistle", "game": "g1"})
     await ump.send({"type": "goal", "game": "g1", "team": "home"})
-    hub.committed = show  # type: ignore[method-assign]
+    feeds.show = show  # type: ignore[method-assign]
     assert len(held) == 3
     for p in reversed(held):  # seq 4 first, then 3, then 2
         show(p)  # type: ignore[arg-type]

@@ -57,6 +57,7 @@ from stream.live import protocol as pr
 from stream.live.dedup import digest
 from stream.live.feeds import Frames
 from stream.live.hub import SYSTEM, Hub
+from stream.live.wallclock import now_ms
 from stream.rules import codec
 from stream.rules import events as ev
 from stream.rules.engine import Engine
@@ -354,7 +355,8 @@ class TwoNodes(RuleBasedStateMachine):
             hub = self.nodes[index].hub
             try:
                 ack = await hub.submit(device=device, official="", client_id=client_id,
-                                       payload_digest=digest(payload), event=event)
+                                       payload_digest=digest(payload), event=event,
+                                       received_at=now_ms())
             except NotStored as err:
                 last = err
                 await asyncio.sleep(0.02)
@@ -450,7 +452,8 @@ class TwoNodes(RuleBasedStateMachine):
             for _ in range(100):
                 try:
                     await hub.submit(device=SYSTEM, official="", client_id=cid,
-                                     payload_digest=digest(codec.encode_event(tick)), event=tick)
+                                     payload_digest=digest(codec.encode_event(tick)), event=tick,
+                                     received_at=now_ms())
                     return
                 except NotStored:
                     await asyncio.sleep(0.02)

@@ -24,6 +24,7 @@ from stream.live import protocol as pr
 from stream.live.dedup import digest
 from stream.live.feeds import Frames
 from stream.live.hub import Hub
+from stream.live.wallclock import now_ms
 from stream.rules import codec
 from stream.rules.engine import Engine
 from stream.store.redis import RedisStore
@@ -54,7 +55,8 @@ class Pair:
         payload = codec.encode_event(codec.event_from_fields(raw))
         return await self.nodes[node].hub.submit(
             device=device or f"dev-{node}", official="", client_id=f"c{self.n}",
-            payload_digest=digest(payload), event=codec.decode_event(payload))
+            payload_digest=digest(payload), event=codec.decode_event(payload),
+            received_at=now_ms())
 
     async def settled(self, game: str, seq: int) -> None:
         """Both followers have folded up to ``seq`` of ``game``, and both published it."""

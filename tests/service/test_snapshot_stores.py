@@ -16,6 +16,7 @@ from stream.live import protocol as pr
 from stream.live import snapshot as snap
 from stream.live.dedup import digest
 from stream.live.hub import Hub
+from stream.live.wallclock import now_ms
 from stream.rules import codec
 from stream.rules.engine import Engine
 from stream.store import Record, Store
@@ -56,7 +57,8 @@ async def send(hub: Hub, body: dict[str, Any]) -> pr.Ack:
     """As a device's event reaches the hub: its digest as sent, its log id ``device/id``."""
     event = codec.decode_event(msgspec.json.encode({**body, "id": f"ump/{body['id']}"}))
     return await hub.submit(device="ump", official="Ump One", client_id=body["id"],
-                            payload_digest=digest(msgspec.json.encode(body)), event=event)
+                            payload_digest=digest(msgspec.json.encode(body)), event=event,
+                            received_at=now_ms())
 
 
 def full_fold(records: list[Record]) -> Engine:

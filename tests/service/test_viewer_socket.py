@@ -23,8 +23,7 @@ from websockets.frames import Frame, Opcode
 from websockets.server import ServerProtocol
 from websockets.typing import Origin
 
-from stream.live.fanout import Watcher
-from stream.live.feeds import ws_frame
+from stream.live.fanout import Watcher, ws_frame
 from stream.live.front_door import is_watch
 from stream.live.viewer_socket import ViewerConnection
 
@@ -227,7 +226,7 @@ async def test_a_frame_with_an_unknown_opcode_closes_with_1002(server: Server, p
 @pytest.mark.parametrize("size", [0, 1, 125, 126, 65535, 65536, 70000])
 @pytest.mark.parametrize("first", [0x81, 0x82])
 def test_the_shared_frame_is_what_websockets_frames(size: int, first: int) -> None:
-    """Every viewer is written one frame made once (``feeds.ws_frame``): byte for byte the
+    """Every viewer is written one frame made once (``fanout.ws_frame``): byte for byte the
     frame websockets itself would send, at each length's boundary (RFC 6455 §5.2)."""
     payload = bytes(range(256)) * (size // 256) + bytes(range(size % 256))
     opcode = Opcode.TEXT if first == 0x81 else Opcode.BINARY

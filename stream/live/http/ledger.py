@@ -14,9 +14,9 @@ from ...errors import MalformedEvent, Refused
 from ...rules import codec
 from ...rules.events import GameSetup
 from .. import api_types, committee_api
-from ..hub import now_ms
 from ..schema_gen import generated, ref
 from ..service import Service
+from ..wallclock import now_ms
 from .ops import (
     TOO_LARGE,
     UNKNOWN_GAME,

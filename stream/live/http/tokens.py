@@ -15,8 +15,8 @@ import segno
 from aiohttp import web
 
 from .. import api_types, auth, committee_api
-from ..hub import now_ms
 from ..service import Service
+from ..wallclock import now_ms
 from .ops import RETRY_AFTER, TOO_LARGE, UNKNOWN_GAME, admin_responses, json_doc, list_of, op, scoped
 from .responses import problem, send
 from .route import get, post
