@@ -440,19 +440,23 @@ async def test_a_long_name_in_the_box_is_cut_and_never_runs_into_the_time_owed(s
     assert status == 201, ack
     await board.goto(f"{server.http}/scoreboard?game=g2")
     await ready(board)
-    row = board.locator('#box .box-row[data-player="a1"]')
-    await expect(row.locator(".who .name")).to_contain_text("MAXIMILIANO", ignore_case=True)
+    row = '#box .box-row[data-player="a1"]'
+    await expect(board.locator(row).locator(".who .name")).to_contain_text("MAXIMILIANO", ignore_case=True)
     small: ViewportSize = {"width": 800, "height": 600}
     for viewport in (HD, HD720, small):
         await board.set_viewport_size(viewport)
-        geometry = await row.evaluate("""(r) => {
+        # Read once the board has drawn itself again for the new size (its resize handler
+        # runs before the next frames), in one task: a row the handler replaced is never read.
+        geometry = await board.evaluate("""async (row) => {
+            await new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)));
+            const r = document.querySelector(row);
             const box = (sel) => r.querySelector(sel).getBoundingClientRect();
             const name = r.querySelector('.who .name');
             const status = r.querySelector('.status');
             return {who: box('.who').right, countdown: box('.countdown').left, clause: box('.clause').left,
                     status: status.textContent ? box('.status') : null, whoBox: box('.who'),
                     cut: name.scrollWidth > name.clientWidth, ellipsis: getComputedStyle(name).textOverflow};
-        }""")
+        }""", row)
         assert geometry["who"] <= geometry["countdown"] + 0.5, (viewport, geometry)
         assert geometry["who"] <= geometry["clause"] + 0.5, (viewport, geometry)
         assert geometry["cut"] and geometry["ellipsis"] == "ellipsis", (viewport, geometry)
