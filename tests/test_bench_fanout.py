@@ -8,6 +8,7 @@ for the full benchmark to print."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import math
 import os
@@ -50,7 +51,7 @@ from stream.tools.fanout_bench.saturation import (
 )
 from stream.tools.harness import Device, LoadResult, Processes, Viewer, lag_of, setup_game, slow_seconds
 from stream.tools.harness.measure import lag_answer, lag_json, peer_loop_lag
-from stream.tools.harness.tail import SLOW_MS, Page, SlowSecond
+from stream.tools.harness.tail import SLOW_MS, VIEWERS, Page, SlowSecond, ViewerStalls
 
 # Each runs benchmarks or whole pytest sessions in processes of its own: seconds to minutes.
 pytestmark = pytest.mark.slow
@@ -500,6 +501,82 @@ async def test_a_service_stopped_mid_round_shows_as_a_slow_second_held_by_the_lo
     assert second.cause == "a stall of the loop" and not second.outside, second
     assert res.lag_max_ms >= 300, "the round's largest stall is the windows' largest"
     report_slow(res)  # prints without error, for the reader of the test's output
+
+
+async def test_a_viewer_worker_stopped_mid_round_is_a_slow_second_of_the_viewers(tmp_path: Path) -> None:
+    """The viewers' side of the attribution: a viewer worker SIGSTOPped for 0.4 s in the middle
+    of a small round stamps its frames of that second late, though the service sent them on
+    time; its own stall probe wakes 0.4 s late, and ``bench fanout``'s analysis puts that
+    second down to the viewers' own process, outside the service."""
+    async with Processes(tmp_path) as group:
+        svc = group.service(tmp_path / "data", name="service")
+        await svc.astart()
+        tokens = await setup_game(svc.http, svc.admin, devices=4)
+        stopped: list[int] = []
+
+        async def hold(after: float, hold_s: float) -> None:
+            await asyncio.sleep(after)
+            (worker,) = [p for p in group.members if p.name.startswith("vstop-w")]
+            os.kill(worker.pid, signal.SIGSTOP)
+            stopped.append(worker.pid)
+            try:
+                await asyncio.sleep(hold_s)
+            finally:
+                os.kill(worker.pid, signal.SIGCONT)
+
+        holding: list[asyncio.Task[None]] = []
+
+        async def start() -> None:
+            holding.append(asyncio.create_task(hold(1.5, 0.4)))
+
+        async def sent() -> None:
+            await asyncio.gather(*holding)
+
+        res = await load_phase(group, "vstop", [svc], [viewer_url(svc)], svc.device_url, tokens, viewers=4,
+                               workers=1, rate=20, seconds=4, prefix="vstop-", metrics_from=svc.http,
+                               on_start=start, on_sent=sent)
+    assert res.lost == 0 and res.acked == res.sent, res
+    assert stopped, "the viewer worker was never stopped"
+    assert max(res.viewer_stalls.values(), default=0.0) >= 300, res.viewer_stalls
+    held = [s for s in res.slow if s.viewers_stall_ms >= 300]
+    assert held, [(s.second, s.p99_ms, s.viewers_stall_ms, s.stall_max_ms, s.cause) for s in res.slow]
+    second = held[0]
+    assert second.stall_max_ms < 100, second  # the service's own loop kept turning
+    assert second.cause == VIEWERS and second.outside, second
+    report_slow(res)  # prints without error, for the reader of the test's output
+
+
+def test_a_second_the_viewers_stalled_on_is_theirs_unless_the_service_held_it_too() -> None:
+    """The viewers' stalls are read over the frames' flight, by second of the wall clock; they
+    are named only when nothing of the service's own is as long (never to excuse it)."""
+    origin = 1_700_000_000 * 10**9  # a whole second of the wall clock
+    idle = 1.5 * (os.cpu_count() or 1)
+    pages = [Page(origin, _page([])), Page(origin + 1_000_000_000, _page([0.001] * 50, 0.002, 0.0, idle / 2)),
+             Page(origin + 2_000_000_000, _page([0.001] * 50, 0.0, 0.0, idle))]
+    seconds = {0: [5.0] * 98 + [300.0] * 2}
+    t0 = origin // 10**9
+    theirs = slow_seconds(seconds, pages, origin, {t0 - 5: 900.0, t0 + 1: 280.0})
+    assert [(s.viewers_stall_ms, s.cause, s.outside) for s in theirs] == [(280.0, VIEWERS, True)]
+    short = slow_seconds(seconds, pages, origin, {t0: 40.0})
+    assert [(s.viewers_stall_ms, s.cause) for s in short] == [(40.0, "not attributed")]
+    assert math.isnan(slow_seconds(seconds, pages, origin)[0].viewers_stall_ms)  # not probed
+    held = [Page(origin, _page([])), Page(origin + 1_000_000_000, _page([0.001] * 50, 0.25, 0.0, idle / 2)),
+            Page(origin + 2_000_000_000, _page([0.001] * 50, 0.0, 0.0, idle))]
+    both = slow_seconds(seconds, held, origin, {t0: 280.0})
+    assert [s.cause for s in both] == ["a stall of the loop"]
+
+
+async def test_the_viewers_stall_probe_keeps_the_largest_lateness_of_each_second() -> None:
+    probe = ViewerStalls(period=0.005)
+    task = asyncio.create_task(probe.run())
+    await asyncio.sleep(0.05)
+    time.sleep(0.15)  # noqa: ASYNC251  # the loop held on purpose: the probe wakes about 150 ms late
+    await asyncio.sleep(0.05)
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+    assert probe.by_second and max(probe.by_second.values()) >= 140, probe.by_second
+    assert all(second > 1_700_000_000 for second in probe.by_second)
 
 
 def _page(commit_s: list[float], stall_s: float = 0.0, gc_s: float = 0.0, idle_s: float = 0.0) -> str:

@@ -113,7 +113,8 @@ def report_slow(r: LoadResult) -> None:
               f"{fmt(s.cpu_ms, '.0f')} ms of {fmt(s.span_ms, '.0f')} "
               f"({fmt(100 * s.busy, '.0f')} % of a core), "
               f"stolen by the host {fmt(s.steal_ms, '.0f')} ms over {s.cores} cores, waiting on a disk "
-              f"{fmt(s.iowait_ms, '.0f')} ms, the machine idle {fmt(100 * s.idle_share, '.0f')} %: "
+              f"{fmt(s.iowait_ms, '.0f')} ms, the machine idle {fmt(100 * s.idle_share, '.0f')} %, "
+              f"the viewers' own loop's largest stall {fmt(s.viewers_stall_ms, '.1f')} ms: "
               f"{s.cause}" + (f" ({where})" if where else ""), flush=True)
 
 

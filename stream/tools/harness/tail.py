@@ -10,24 +10,32 @@ second's start to its end plus that p99) and sets beside the p99:
   each append from its call to durable (``arena_store_durable_seconds``), p99 bucket bounds;
 * the event loop's largest stall (the stall probe's windows, which each scrape empties);
 * the garbage collections' pauses (``arena_gc_pause_seconds``), the service's CPU time;
-* the machine's CPU time stolen by its host and idle waiting on a disk (all cores).
+* the machine's CPU time stolen by its host and idle waiting on a disk (all cores);
+* the viewers' own loop: each viewer worker runs the same kind of probe
+  (``ViewerStalls``: a 10 ms timer measuring its lateness), kept as the largest lateness
+  of each second of the wall clock; a frame that waits in a worker stalled on its other
+  viewers is stamped late by the worker, not by the service.
 
 ``cause`` names the first of them that is at least half the second's p99: the disk's
 fsync, or the host's steal (its share of one core: the service runs on one), outside the
 process; a collection or a stall of the loop, inside it (a stall is the loop's own work,
 or the process not run at all); else a busy core, when the service used 90 % of a core
-or more over the span (the frames queued behind its own work); else a machine with no
-core free, when the machine's idle CPU was 5 % of its cores or less (the load generator
-shares the service's cores: outside the process); or "not attributed". A scrape a second
+or more over the span (the frames queued behind its own work); else the viewers' own
+process, when a viewer worker's loop stalled that long (outside the service: the frames
+were there, the measuring side read them late); else a machine with no core free, when
+the machine's idle CPU was 5 % of its cores or less (the load generator shares the
+service's cores: outside the process); or "not attributed". A scrape a second
 costs the service a page render (about a millisecond); the round's own loop-stall
 figures are then the windows' (see ``round_stall``)."""
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import math
 import os
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from .measure import ack_buckets, histogram_p99_bound, lag_of, percentile, scrape, summed
@@ -41,8 +49,10 @@ BUSY = 0.9
 #: The machine's idle CPU, as a share of all its cores, under which a slow second is put down
 #: to a machine with no core free (the load generator shares the service's cores).
 IDLE = 0.05
+#: The viewers' side: a worker's loop as late as the frames.
+VIEWERS = "the viewers' own process"
 #: The causes outside the process.
-OUTSIDE = ("the disk's fsync", "the host's steal", "a machine with no core free")
+OUTSIDE = ("the disk's fsync", "the host's steal", VIEWERS, "a machine with no core free")
 
 
 @dataclass(frozen=True)
@@ -74,6 +84,8 @@ class SlowSecond:
     cores: int = 1
     #: The machine's idle CPU time over the span (ms, every core).
     idle_ms: float = math.nan
+    #: The viewer workers' largest loop stall over the span (ms; NaN: not probed).
+    viewers_stall_ms: float = math.nan
 
     @property
     def busy(self) -> float:
@@ -90,6 +102,8 @@ class SlowSecond:
                 return name
         if self.busy >= BUSY:
             return "a busy core"
+        if not math.isnan(self.viewers_stall_ms) and self.viewers_stall_ms >= bar:
+            return VIEWERS
         if self.idle_share <= IDLE:
             return "a machine with no core free"
         return "not attributed"
@@ -149,9 +163,11 @@ class Sampler:
         self.pages.append(Page(at, text))
 
 
-def slow_seconds(seconds: dict[int, list[float]], pages: list[Page], origin_ns: int) -> list[SlowSecond]:
+def slow_seconds(seconds: dict[int, list[float]], pages: list[Page], origin_ns: int,
+                 viewer_stalls: Mapping[int, float] | None = None) -> list[SlowSecond]:
     """Every second of ``seconds`` whose p99 is over ``SLOW_MS``, with the figures of the pages
-    around its frames' flight (none: no pages to read)."""
+    around its frames' flight (none: no pages to read), and the viewer workers' largest stall
+    then (``viewer_stalls``: by second of the wall clock, ``ViewerStalls.by_second``)."""
     out: list[SlowSecond] = []
     if len(pages) < 2:
         return out
@@ -165,7 +181,11 @@ def slow_seconds(seconds: dict[int, list[float]], pages: list[Page], origin_ns: 
         i = max((k for k, p in enumerate(pages) if p.at_ns <= start), default=0)
         j = min((k for k, p in enumerate(pages) if p.at_ns >= end), default=len(pages) - 1)
         j = max(j, i + 1)
-        out.append(figures_between(second, len(lat), p99, pages[i:j + 1]))
+        found = figures_between(second, len(lat), p99, pages[i:j + 1])
+        if viewer_stalls is not None:
+            during = [viewer_stalls.get(t, 0.0) for t in range(start // 10**9, end // 10**9 + 1)]
+            found = dataclasses.replace(found, viewers_stall_ms=max(during))
+        out.append(found)
     return out
 
 
@@ -197,3 +217,24 @@ def round_stall(pages: list[Page]) -> tuple[float, float]:
     p99s = [w[0] for w in windows if w[2]]
     tops = [w[1] for w in windows if w[2]]
     return max(p99s, default=math.nan), max(tops, default=math.nan)
+
+
+class ViewerStalls:
+    """A viewer worker's own stall probe: ``run`` wakes every ``period`` s and notes how late
+    its loop woke it, kept as the largest lateness (ms) of each second of the wall clock
+    (``by_second``, by ``time.time_ns() // 10**9``; a second with no lateness is absent)."""
+
+    def __init__(self, period: float = 0.01) -> None:
+        self.period = period
+        self.by_second: dict[int, float] = {}
+
+    async def run(self) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            due = loop.time() + self.period
+            await asyncio.sleep(self.period)
+            late = 1000 * (loop.time() - due)
+            if late > 0:
+                second = time.time_ns() // 10**9
+                if late > self.by_second.get(second, 0.0):
+                    self.by_second[second] = late

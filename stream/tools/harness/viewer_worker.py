@@ -3,7 +3,8 @@
 opens the viewers (``TimedViewer``), prints ``ready OPENED ERRORS [FIRST ERROR]``,
 waits for ``stop LAST_SEQ DRAIN_S`` on stdin, waits until every viewer has
 ``LAST_SEQ`` (or the drain time is up), writes what each viewer got to FILE
-(MessagePack) and prints ``done``."""
+(MessagePack), with its own loop's largest stall of each second since it was ready
+(``stalls``: ``[second, ms]`` pairs, ``tail.ViewerStalls``), and prints ``done``."""
 
 from __future__ import annotations
 
@@ -15,8 +16,10 @@ from pathlib import Path
 
 import msgspec
 
+from ...tasks import stop
 from .measure import raise_nofile
-from .viewers import CaughtUp, open_viewers, stdin_lines
+from .tail import ViewerStalls
+from .viewers import CaughtUp, TimedViewer, open_viewers, stdin_lines
 
 
 async def _worker(targets: list[tuple[str, int]], out: Path, *, stop_at_error: bool,
@@ -26,6 +29,16 @@ async def _worker(targets: list[tuple[str, int]], out: Path, *, stop_at_error: b
         targets, stop_at_error=stop_at_error, concurrency=concurrency, open_timeout=open_timeout)
     gc.collect()
     gc.freeze()  # the connections are long-lived: keep them out of the collector's way
+    stalls = ViewerStalls()
+    probe = asyncio.create_task(stalls.run(), name="viewer-stall-probe")
+    try:
+        await _serve(viewers, errors, first_error, out, stalls)
+    finally:
+        await stop([probe])
+
+
+async def _serve(viewers: list[TimedViewer], errors: int, first_error: str, out: Path,
+                 stalls: ViewerStalls) -> None:
     print(f"ready {len(viewers)} {errors} {first_error}".rstrip(), flush=True)
     async for words in stdin_lines():
         if words[0] == "stop":
@@ -34,7 +47,8 @@ async def _worker(targets: list[tuple[str, int]], out: Path, *, stop_at_error: b
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(CaughtUp(viewers, last_seq).event.wait(), drain)
             report = {"opened": len(viewers), "errors": errors, "first_error": first_error,
-                      "viewers": [v.report() for v in viewers]}
+                      "viewers": [v.report() for v in viewers],
+                      "stalls": sorted(stalls.by_second.items())}
             await asyncio.to_thread(out.write_bytes, msgspec.msgpack.encode(report))
             for v in viewers:
                 v.close()

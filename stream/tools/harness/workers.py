@@ -154,8 +154,11 @@ class LoadResult:
     #: The frames' latencies (ms) by the second their event was sent in, counted from the
     #: ``origin_ns`` given to ``analyse`` (none given: empty).
     by_second: dict[int, list[float]] = field(default_factory=dict)
+    #: The viewer workers' own loop stalls: the largest of any worker in each second of
+    #: the wall clock (ms, by ``time.time_ns() // 10**9``; ``tail.ViewerStalls``).
+    viewer_stalls: dict[int, float] = field(default_factory=dict)
     #: Its seconds whose p99 was over 50 ms, with what was behind each
-    #: (``stream/tools/fanout_bench/tail.py``).
+    #: (``stream/tools/harness/tail.py``).
     slow: list[SlowSecond] = field(default_factory=list)
 
     def p(self, q: float) -> float:
@@ -173,6 +176,10 @@ def analyse(name: str, reports: list[dict[str, Any]], sends: dict[int, int], ack
     ``origin_ns``, the samples also by the second (from it) of their event's send."""
     lat: list[float] = []
     by_second: dict[int, list[float]] = {}
+    stalls: dict[int, float] = {}
+    for rep in reports:
+        for second, ms in rep.get("stalls", ()):
+            stalls[int(second)] = max(float(ms), stalls.get(int(second), 0.0))
     lost = dup = other = resets = dropped = viewers = misordered = 0
     expected_all = sorted(sends)
     for rep in reports:
@@ -208,4 +215,5 @@ def analyse(name: str, reports: list[dict[str, Any]], sends: dict[int, int], ack
     lat.sort()
     return LoadResult(name=name, viewers=viewers, sent=sent, acked=len(sends), refused=refused,
                       seconds=seconds, lat_ms=lat, ack_ms=sorted(ack_ms), lost=lost, dup=dup, other=other,
-                      resets=resets, dropped=dropped, misordered=misordered, by_second=by_second)
+                      resets=resets, dropped=dropped, misordered=misordered, by_second=by_second,
+                      viewer_stalls=stalls)
