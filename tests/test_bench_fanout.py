@@ -18,6 +18,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import msgspec
@@ -461,46 +462,55 @@ def test_the_saturation_options_parse_and_are_checked() -> None:
     assert sat_tokens(FanoutOptions(sat_rounds=0)) == 0
 
 
-async def test_a_service_stopped_mid_round_shows_as_a_slow_second_held_by_the_loop(tmp_path: Path) -> None:
-    """The per-second attribution against a real service: SIGSTOPped for 0.4 s in the middle of
-    a small round, its frames of that second are late, and ``bench fanout``'s analysis names
-    that second, with the loop's stall (the probe wakes 0.4 s late) as what held it up."""
+async def _round_with_a_stop(tmp_path: Path, name: str, stopped: Callable[[Processes], int]) -> LoadResult:
+    """A small round (4 viewers in one worker, 20 events/s for 4 s) on a real service, with
+    the process ``stopped`` picks SIGSTOPped for 0.4 s, 1.5 s into the events."""
     async with Processes(tmp_path) as group:
         svc = group.service(tmp_path / "data", name="service")
         await svc.astart()
         tokens = await setup_game(svc.http, svc.admin, devices=4)  # the burst after the stop: in rate
-        stopped: list[float] = []
-
-        async def hold(after: float, hold_s: float) -> None:
-            await asyncio.sleep(after)
-            stopped.append(time.time())
-            os.kill(svc.pid, signal.SIGSTOP)
-            try:
-                await asyncio.sleep(hold_s)
-            finally:
-                os.kill(svc.pid, signal.SIGCONT)
-
         holding: list[asyncio.Task[None]] = []
 
+        async def hold() -> None:
+            await asyncio.sleep(1.5)
+            pid = stopped(group)
+            os.kill(pid, signal.SIGSTOP)
+            try:
+                await asyncio.sleep(0.4)
+            finally:
+                os.kill(pid, signal.SIGCONT)
+
         async def start() -> None:
-            holding.append(asyncio.create_task(hold(1.5, 0.4)))
+            holding.append(asyncio.create_task(hold()))
 
         async def sent() -> None:
-            await asyncio.gather(*holding)
+            await asyncio.gather(*holding)  # (a failure to stop it is raised here)
 
-        res = await load_phase(group, "held", [svc], [viewer_url(svc)], svc.device_url, tokens, viewers=4,
-                               workers=1, rate=20, seconds=4, prefix="held-", metrics_from=svc.http,
+        res = await load_phase(group, name, [svc], [viewer_url(svc)], svc.device_url, tokens, viewers=4,
+                               workers=1, rate=20, seconds=4, prefix=f"{name}-", metrics_from=svc.http,
                                on_start=start, on_sent=sent)
+    assert holding and holding[0].done(), "the process was never stopped"
     assert res.lost == 0 and res.acked == res.sent, res
-    assert stopped, "the service was never stopped"
     assert res.by_second and sum(map(len, res.by_second.values())) == len(res.lat_ms)
+    assert all(s.p99_ms > SLOW_MS for s in res.slow)
+    report_slow(res)  # prints without error, for the reader of the test's output
+    return res
+
+
+async def test_a_service_stopped_mid_round_shows_as_a_slow_second_held_by_the_loop(tmp_path: Path) -> None:
+    """The per-second attribution against a real service: SIGSTOPped for 0.4 s in the middle of
+    a small round, its frames of that second are late, and ``bench fanout``'s analysis names
+    that second, with the loop's stall (the probe wakes 0.4 s late) as what held it up."""
+    def service(group: Processes) -> int:
+        (svc,) = [p for p in group.members if p.name == "service"]
+        return svc.pid
+
+    res = await _round_with_a_stop(tmp_path, "held", service)
     held = [s for s in res.slow if s.stall_max_ms >= 300]
     assert held, [(s.second, s.p99_ms, s.stall_max_ms, s.cause) for s in res.slow]
-    assert all(s.p99_ms > SLOW_MS for s in res.slow)
     second = held[0]
     assert second.cause == "a stall of the loop" and not second.outside, second
     assert res.lag_max_ms >= 300, "the round's largest stall is the windows' largest"
-    report_slow(res)  # prints without error, for the reader of the test's output
 
 
 async def test_a_viewer_worker_stopped_mid_round_is_a_slow_second_of_the_viewers(tmp_path: Path) -> None:
@@ -508,42 +518,17 @@ async def test_a_viewer_worker_stopped_mid_round_is_a_slow_second_of_the_viewers
     of a small round stamps its frames of that second late, though the service sent them on
     time; its own stall probe wakes 0.4 s late, and ``bench fanout``'s analysis puts that
     second down to the viewers' own process, outside the service."""
-    async with Processes(tmp_path) as group:
-        svc = group.service(tmp_path / "data", name="service")
-        await svc.astart()
-        tokens = await setup_game(svc.http, svc.admin, devices=4)
-        stopped: list[int] = []
+    def worker(group: Processes) -> int:
+        (w,) = [p for p in group.members if p.name.startswith("vstop-w")]
+        return w.pid
 
-        async def hold(after: float, hold_s: float) -> None:
-            await asyncio.sleep(after)
-            (worker,) = [p for p in group.members if p.name.startswith("vstop-w")]
-            os.kill(worker.pid, signal.SIGSTOP)
-            stopped.append(worker.pid)
-            try:
-                await asyncio.sleep(hold_s)
-            finally:
-                os.kill(worker.pid, signal.SIGCONT)
-
-        holding: list[asyncio.Task[None]] = []
-
-        async def start() -> None:
-            holding.append(asyncio.create_task(hold(1.5, 0.4)))
-
-        async def sent() -> None:
-            await asyncio.gather(*holding)
-
-        res = await load_phase(group, "vstop", [svc], [viewer_url(svc)], svc.device_url, tokens, viewers=4,
-                               workers=1, rate=20, seconds=4, prefix="vstop-", metrics_from=svc.http,
-                               on_start=start, on_sent=sent)
-    assert res.lost == 0 and res.acked == res.sent, res
-    assert stopped, "the viewer worker was never stopped"
+    res = await _round_with_a_stop(tmp_path, "vstop", worker)
     assert max(res.viewer_stalls.values(), default=0.0) >= 300, res.viewer_stalls
     held = [s for s in res.slow if s.viewers_stall_ms >= 300]
     assert held, [(s.second, s.p99_ms, s.viewers_stall_ms, s.stall_max_ms, s.cause) for s in res.slow]
     second = held[0]
     assert second.stall_max_ms < 100, second  # the service's own loop kept turning
     assert second.cause == VIEWERS and second.outside, second
-    report_slow(res)  # prints without error, for the reader of the test's output
 
 
 def test_a_second_the_viewers_stalled_on_is_theirs_unless_the_service_held_it_too() -> None:
