@@ -284,7 +284,7 @@ async def build(hub: Hub, game: str) -> Report:
     # The fork's time cursor starts before everything (as the engine's does), so that events
     # dated before the setup (a synced device may date an event any time in the past) are
     # folded in time order from the start, each view taken at its event's own moment.
-    fork = hub.engine.fork_game(game)
+    fork = hub.engine.fork_game(game, as_it_stands=True)
     clock = _Clock()
     first = fork.view(game)
     clock.add(first)

@@ -97,8 +97,8 @@ class Engine(Season):
         # Each void applied, in order, as (its target's game, its id, its target, whether it
         # only disallowed a goal): what a rollback of that game takes back with it.
         self.void_journal: list[tuple[str, str, str, bool]] = []
-        # A fork (``fork_game``): what its one game took when it began, taken again there.
-        self._takes: list[lg.Obligation] | None = None
+        # A fork (``fork_game``): what its one game took at each begin, taken again there.
+        self._takes: list[list[lg.Obligation]] | None = None
         # Events that may have changed more than their own game (the ledger, a tournament,
         # the game a void's refold begins or un-begins): a savepoint from before one of them
         # is not taken back.
@@ -169,7 +169,7 @@ class Engine(Season):
         try:
             taken: list[lg.Obligation] = []
             if opening:
-                taken = self._takes if self._takes is not None else self.book.plan(g, self._info(g))
+                taken = self._plan(rec)
                 out.extend(self.book.applied_notices(g, e.id, e.at, taken))
             gm.apply(g, e, out, taken)
             derived = self._check(rec, g, e.at) if ledger else None
@@ -178,7 +178,8 @@ class Engine(Season):
             raise
         if g.began_at is not None and g.began_at > self.begun_by:
             self.begun_by = g.began_at
-        self.book.mark(taken, g.id)
+        if opening:
+            self._began(rec, taken)
         if derived is not None:
             committed = self.book.commit(g, derived, e.at)
             out.extend(committed)
@@ -245,19 +246,18 @@ class Engine(Season):
             raise Refused("game_begun", f"game {game!r} has begun: it took its obligations then", "R15")
         return self.book.plan(g, self._info(g))
 
-    def fork_game(self, game: str) -> Engine:
+    def fork_game(self, game: str, *, as_it_stands: bool = False) -> Engine:
         """A new engine holding only ``game`` just after its setup: fed the game's logged
-        events again, it reproduces their notices."""
+        events again in log order, it reproduces their notices, each begin taking what the
+        game took there. ``as_it_stands``: every begin takes what the game serves now (a
+        fold of its standing events alone, in time order, as the game report makes)."""
         rec = self._record(game)
         fork = Engine()
         fork.games[game] = GameRecord(_unpack_game.decode(rec.checkpoints[0]), rec.opened_at,
                                       rec.setup_notices)
-        # No other game, no ledger: what the game took when it began is taken again there.
-        fork._takes = [msgspec.structs.replace(o, status="pending", applied_in=None)
-                       for o in self.book.taken_by(rec.game)]
-        for o in fork._takes:
-            fork.book.ledger.setdefault(o.player, []).append(o)
-        fork.book.reindex()
+        # No other game, no ledger: what the game took is taken again where it began.
+        fork._takes = ([[msgspec.structs.replace(o, status="pending", applied_in=None)
+                         for o in self.book.taken_by(rec.game)]] if as_it_stands else rec.took)
         return fork
 
     def setup_notices(self, game: str) -> list[nt.Notice]:  # what its set-up said (its first delta)
@@ -323,6 +323,30 @@ class Engine(Season):
 
     # -------------------------------------------------------------- internals
 
+    def _plan(self, rec: GameRecord) -> list[lg.Obligation]:
+        """What the game takes if it begins now: the ledger's plan; a fork's, what the game
+        took at this begin of the log (its last, past the ones logged)."""
+        takes = self._takes
+        if takes is None:
+            return self.book.plan(rec.game, self._info(rec.game))
+        if not takes:
+            return []
+        return [msgspec.structs.replace(o) for o in takes[min(len(rec.took), len(takes) - 1)]]
+
+    def _began(self, rec: GameRecord, taken: list[lg.Obligation]) -> None:
+        """The game has begun, taking ``taken``: recorded as taken (before it is marked), and
+        served by the game from now. A fork's ledger holds what its game took last."""
+        rec.took.append([msgspec.structs.replace(o) for o in taken])
+        gid = rec.game.id
+        if self._takes is not None:
+            ledger = self.book.ledger
+            for p in list(ledger):
+                ledger[p] = [o for o in ledger[p] if o.origin_game == gid]
+            for o in taken:
+                ledger.setdefault(o.player, []).append(o)
+            self.book.reindex()
+        self.book.mark(taken, gid)
+
     def _check(self, rec: GameRecord, g: Game, at: int) -> Derived:
         """What the game's end implies for the ledger (R15 judged when it first ends)."""
         if g.status == "ended" and rec.any_team is None:
@@ -382,7 +406,7 @@ class Engine(Season):
         was_scheduled = rec.game.status == "scheduled"
         # Begun already: what it took. Not yet: what it takes if the correction begins it.
         book = self.book
-        taken = book.plan(rec.game, self._info(rec.game)) if was_scheduled else book.taken_by(rec.game)
+        taken = self._plan(rec) if was_scheduled else book.taken_by(rec.game)
         g, by_cause, refused, checkpoints = refold(rec, events, start, taken)
         if target in refused:
             raise refused[target]
@@ -404,7 +428,10 @@ class Engine(Season):
             self.begun_by = g.began_at
         if was_scheduled != (g.status == "scheduled"):
             # The correction begins the game, or takes back the only event that began it.
-            self.book.mark(taken, g.id if was_scheduled else None)
+            if was_scheduled:
+                self._began(rec, taken)
+            else:
+                self.book.mark(taken, None)
             if was_scheduled:
                 by_cause.setdefault(target, [])[:0] = self.book.applied_notices(g, target, at, taken)
         begun: list[nt.Alert] = []

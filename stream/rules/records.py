@@ -43,7 +43,7 @@ class GameRecord:
     """
 
     __slots__ = ("any_team", "checkpoints", "events", "game", "now", "opened_at", "packed",
-                 "setup_notices")
+                 "setup_notices", "took")
 
     def __init__(self, game: Game, at: int, setup_notices: list[Notice] | None = None) -> None:
         self.game = game
@@ -62,6 +62,10 @@ class GameRecord:
         # until something first reads them: most games of a long log are never touched
         # again. ``packed`` is None whenever ``events`` is set.
         self.packed: bytes | None = None
+        # What the game took each time it began, in log order, as it took it (a void of the
+        # event that began it may undo a begin, and the ledger may have changed by the next):
+        # a fold of this game alone (``Engine.fork_game``) takes the same at the same begins.
+        self.took: list[list[lg.Obligation]] = []
 
     if not TYPE_CHECKING:
         def __getattr__(self, name: str) -> Any:  # only for an attribute that is unset
@@ -74,13 +78,14 @@ class GameRecord:
     def image(self) -> GameImage:
         events = _pack.encode(self.events) if self.packed is None else self.packed
         return GameImage(self.game, self.now, self.opened_at, self.any_team, self.setup_notices, events,
-                         self.checkpoints)
+                         self.checkpoints, self.took)
 
     @classmethod
     def from_image(cls, g: GameImage) -> GameRecord:
         rec = cls.__new__(cls)
         rec.game, rec.now, rec.opened_at, rec.any_team = g.game, g.now, g.opened_at, g.any_team
         rec.setup_notices, rec.packed, rec.checkpoints = g.setup_notices, g.events, g.checkpoints
+        rec.took = g.took
         return rec
 
 
@@ -155,6 +160,7 @@ class GameImage(msgspec.Struct, array_like=True, gc=False):
     setup_notices: list[Notice]
     events: bytes                  # list[Event], packed: unpacked when first read
     checkpoints: list[bytes]
+    took: list[list[lg.Obligation]] = []
 
 
 class EngineImage(msgspec.Struct, array_like=True, gc=False):

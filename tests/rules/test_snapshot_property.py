@@ -85,7 +85,7 @@ def test_the_snapshot_holds_every_field_of_the_engine() -> None:
     assert set(vars(Book())) == {"ledger", "sources", "decisions", "withdrawn", "decreases", "rescinds",
                                  "by_team"}  # by_team: derived from the ledger (Book.reindex)
     assert set(GameRecord.__slots__) == {"any_team", "checkpoints", "events", "game", "now", "opened_at",
-                                         "packed", "setup_notices"}
+                                         "packed", "setup_notices", "took"}
 
 
 def test_a_restored_game_unpacks_its_events_when_first_read() -> None:

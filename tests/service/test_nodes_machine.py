@@ -622,6 +622,34 @@ def test_a_rebuilt_history_has_the_obligations_a_game_opened_with(redis_url: str
         m.teardown()
 
 
+def test_a_rebuilt_history_takes_at_each_begin_what_the_game_took_there(redis_url: str) -> None:
+    """Found by the machine: g2 began owing nothing, g1's end then suspended h1, g2's begin was
+    voided and it began again taking the suspension, and that begin was voided too. A node
+    folding g2's history again took at each begin what g2 serves at the end (nothing), so its
+    delta for the second void said 9 changes where the log's fold said 5."""
+    TwoNodes.url = redis_url
+    m = TwoNodes()
+    try:
+        m.append(0, "g2", ("clock.start", 0))   # g2's set-up
+        m.delivered_exactly()
+        m.watch(1, "g2")
+        v = m.viewers[0]
+        v.drop()
+        m.append(0, "g2", ("clock.start", 0))   # g2 opens: h1 owes nothing
+        m.append(0, "g1", ("clock.start", 0))
+        m.append(0, "g1", ("red", 0))           # h1 sent off: suspended for his next game
+        m.append(0, "g1", ("game.end", 0))
+        m.append(0, "g2", ("void", 1))          # g2's begin undone
+        m.append(1, "g2", ("clock.start", 0))   # g2 opens again: h1 begins it suspended
+        m.append(1, "g2", ("void", len(m.accepted["g2"]) - 1))  # and that begin undone
+        m.delivered_exactly()
+        m.restart(0, crash=False)
+        m.resume(0, 0)                           # node A folds g2's history again
+        m.delivered_exactly()
+    finally:
+        m.teardown()
+
+
 def test_an_amend_refused_behind_a_void_of_its_card_sent_with_it_is_no_fault(redis_url: str) -> None:
     """Found by the machine: a burst voids a card and names its conduct at once. The void is
     folded first and waits for its commit; the amend, judged on that fold, is refused
