@@ -18,7 +18,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import msgspec
@@ -52,7 +52,18 @@ from stream.tools.fanout_bench.saturation import (
 )
 from stream.tools.harness import Device, LoadResult, Processes, Viewer, lag_of, setup_game, slow_seconds
 from stream.tools.harness.measure import lag_answer, lag_json, peer_loop_lag
-from stream.tools.harness.tail import SLOW_MS, VIEWERS, Page, SlowSecond, ViewerStalls
+from stream.tools.harness.tail import (
+    SLOW_MS,
+    TCP_TIMEOUT,
+    VIEWERS,
+    WAY_IN,
+    LoopStalls,
+    Page,
+    SlowSecond,
+    tcp_counters,
+)
+
+from .tcp_proxy import Proxy
 
 # Each runs benchmarks or whole pytest sessions in processes of its own: seconds to minutes.
 pytestmark = pytest.mark.slow
@@ -465,31 +476,45 @@ def test_the_saturation_options_parse_and_are_checked() -> None:
 async def _round_with_a_stop(tmp_path: Path, name: str, stopped: Callable[[Processes], int]) -> LoadResult:
     """A small round (4 viewers in one worker, 20 events/s for 4 s) on a real service, with
     the process ``stopped`` picks SIGSTOPped for 0.4 s, 1.5 s into the events."""
-    async with Processes(tmp_path) as group:
+    async def stop(group: Processes, proxy: Proxy) -> None:
+        pid = stopped(group)
+        os.kill(pid, signal.SIGSTOP)
+        try:
+            await asyncio.sleep(0.4)
+        finally:
+            os.kill(pid, signal.SIGCONT)
+
+    return await _round_held(tmp_path, name, stop)
+
+
+async def _round_held(tmp_path: Path, name: str,
+                      held: Callable[[Processes, Proxy], Awaitable[None]]) -> LoadResult:
+    """A small round (4 viewers in one worker, 20 events/s for 4 s, 4 devices) on a real
+    service, its devices' sockets through a TCP proxy on loopback; ``held`` runs 1.5 s into
+    the events."""
+    async with Processes(tmp_path) as group, Proxy(0) as proxy:
         svc = group.service(tmp_path / "data", name="service")
         await svc.astart()
+        proxy.upstream_port = svc.port
         tokens = await setup_game(svc.http, svc.admin, devices=4)  # the burst after the stop: in rate
         holding: list[asyncio.Task[None]] = []
 
         async def hold() -> None:
             await asyncio.sleep(1.5)
-            pid = stopped(group)
-            os.kill(pid, signal.SIGSTOP)
-            try:
-                await asyncio.sleep(0.4)
-            finally:
-                os.kill(pid, signal.SIGCONT)
+            await held(group, proxy)
 
         async def start() -> None:
             holding.append(asyncio.create_task(hold()))
 
         async def sent() -> None:
-            await asyncio.gather(*holding)  # (a failure to stop it is raised here)
+            await asyncio.gather(*holding)  # (a failure to hold it is raised here)
 
-        res = await load_phase(group, name, [svc], [viewer_url(svc)], svc.device_url, tokens, viewers=4,
+        device_url = svc.device_url.replace(f":{svc.port}/", f":{proxy.port}/")
+        assert device_url != svc.device_url
+        res = await load_phase(group, name, [svc], [viewer_url(svc)], device_url, tokens, viewers=4,
                                workers=1, rate=20, seconds=4, prefix=f"{name}-", metrics_from=svc.http,
                                on_start=start, on_sent=sent)
-    assert holding and holding[0].done(), "the process was never stopped"
+    assert holding and holding[0].done(), "nothing was held"
     assert res.lost == 0 and res.acked == res.sent, res
     assert res.by_second and sum(map(len, res.by_second.values())) == len(res.lat_ms)
     assert all(s.p99_ms > SLOW_MS for s in res.slow)
@@ -531,6 +556,57 @@ async def test_a_viewer_worker_stopped_mid_round_is_a_slow_second_of_the_viewers
     assert second.cause == VIEWERS and second.outside, second
 
 
+async def test_a_devices_frames_held_on_the_way_in_are_a_slow_second_outside_the_service(
+        tmp_path: Path) -> None:
+    """The way in: the devices' sockets pass through a TCP proxy, which holds the next bytes
+    a device sends for 0.4 s in the middle of a small round (a link that stops, as the
+    kernel's does when a segment waits to be resent). The frames of that second and their
+    acks are late at the device; the service's own arrival-to-ack and both loops are not:
+    ``bench fanout``'s analysis puts the second down to the way in, outside the service."""
+    async def hold_the_way_in(group: Processes, proxy: Proxy) -> None:
+        proxy.delay(b"", 0.4)  # the next bytes from any client: a device's event
+
+    res = await _round_held(tmp_path, "wayin", hold_the_way_in)
+    held = [s for s in res.slow if s.ack_p99_ms >= 300]
+    assert held, [(s.second, s.p99_ms, s.ack_p99_ms, s.service_ack_p99_ms, s.cause) for s in res.slow]
+    second = held[0]
+    assert second.service_ack_p99_ms < 100 and second.stall_max_ms < 100, second
+    assert second.device_stall_ms < 100 and second.viewers_stall_ms < 100, second
+    assert second.cause == WAY_IN and second.outside, second
+
+
+def test_the_way_in_and_a_tcp_timeout_are_named_after_every_figure_of_the_service() -> None:
+    """The device's acks late, the service's on time and neither loop stalled: the way in. A
+    segment resent after a timeout (200 ms at least) over the span, with frames late by
+    about that: the kernel's TCP. Neither excuses the service's own figures, nor the
+    device's loop a late ack."""
+    quiet = SlowSecond(second=3, frames=1000, p99_ms=300.0, commit_p99_ms=5.0, durable_p99_ms=10.0,
+                       stall_max_ms=10.0, gc_ms=1.0, cpu_ms=800, steal_ms=0.0, iowait_ms=0.0,
+                       span_ms=2000.0, cores=2, idle_ms=2000.0, viewers_stall_ms=12.0, device_stall_ms=11.0,
+                       service_ack_p99_ms=5.0, ack_p99_ms=20.0, tcp_resent=3.0, tcp_timeouts=0.0)
+    assert quiet.cause == "not attributed"
+    way_in = dataclasses.replace(quiet, ack_p99_ms=290.0)
+    assert way_in.cause == WAY_IN and way_in.outside
+    assert dataclasses.replace(way_in, service_ack_p99_ms=250.0).cause == "not attributed"
+    assert dataclasses.replace(way_in, service_ack_p99_ms=math.nan).cause == "not attributed"
+    assert dataclasses.replace(way_in, device_stall_ms=280.0).cause == "not attributed"
+    assert dataclasses.replace(way_in, stall_max_ms=200.0).cause == "a stall of the loop"
+    timeout = dataclasses.replace(quiet, tcp_timeouts=1.0)
+    assert timeout.cause == TCP_TIMEOUT and timeout.outside
+    assert dataclasses.replace(timeout, p99_ms=900.0).cause == "not attributed"  # far more than one
+    assert dataclasses.replace(timeout, gc_ms=200.0).cause == "a collection"
+
+
+def test_the_kernels_tcp_counters_are_read_and_only_grow() -> None:
+    """Linux says both (``/proc/net/snmp``'s ``RetransSegs``, ``/proc/net/netstat``'s
+    ``TCPTimeouts``): counts, which never go back."""
+    before = tcp_counters()
+    assert all(math.isfinite(x) and x >= 0 and x == int(x) for x in before), before
+    time.sleep(0.05)
+    after = tcp_counters()
+    assert after[0] >= before[0] and after[1] >= before[1], (before, after)
+
+
 def test_a_second_the_viewers_stalled_on_is_theirs_unless_the_service_held_it_too() -> None:
     """The viewers' stalls are read over the frames' flight, by second of the wall clock; they
     are named only when nothing of the service's own is as long (never to excuse it)."""
@@ -552,7 +628,7 @@ def test_a_second_the_viewers_stalled_on_is_theirs_unless_the_service_held_it_to
 
 
 async def test_the_viewers_stall_probe_keeps_the_largest_lateness_of_each_second() -> None:
-    probe = ViewerStalls(period=0.005)
+    probe = LoopStalls(period=0.005)
     task = asyncio.create_task(probe.run())
     await asyncio.sleep(0.05)
     time.sleep(0.15)  # noqa: ASYNC251  # the loop held on purpose: the probe wakes about 150 ms late

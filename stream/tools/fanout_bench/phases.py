@@ -118,7 +118,12 @@ async def load_phase(group: Processes, name: str, servers: list[Process], viewer
         page0, page1 = pages[0].text, pages[-1].text
         res.server_ack_p99_bound = histogram_p99_bound(ack_buckets(page0), ack_buckets(page1))
         res.lag_p99_ms, res.lag_max_ms = round_stall(pages)
-        res.slow = slow_seconds(res.by_second, pages, origin, res.viewer_stalls)
+        acks: dict[int, list[float]] = {}
+        for seq, sent_ns in burst.sends.items():
+            if seq in stream.acks:
+                acks.setdefault((sent_ns - origin) // 1_000_000_000, []).append(stream.acks[seq])
+        res.slow = slow_seconds(res.by_second, pages, origin, res.viewer_stalls,
+                                device_stalls=sampler.stalls.by_second if sampler else None, acks=acks)
         res.commit_p99_ms, res.durable_p99_ms = (
             histogram_p99_bound(ack_buckets(page0, name), ack_buckets(page1, name))
             for name in ("arena_store_commit_seconds", "arena_store_durable_seconds"))

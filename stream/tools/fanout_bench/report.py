@@ -114,7 +114,10 @@ def report_slow(r: LoadResult) -> None:
               f"({fmt(100 * s.busy, '.0f')} % of a core), "
               f"stolen by the host {fmt(s.steal_ms, '.0f')} ms over {s.cores} cores, waiting on a disk "
               f"{fmt(s.iowait_ms, '.0f')} ms, the machine idle {fmt(100 * s.idle_share, '.0f')} %, "
-              f"the viewers' own loop's largest stall {fmt(s.viewers_stall_ms, '.1f')} ms: "
+              f"the viewers' own loop's largest stall {fmt(s.viewers_stall_ms, '.1f')} ms, the device's "
+              f"{fmt(s.device_stall_ms, '.1f')} ms, the second's acks p99 {fmt(s.ack_p99_ms, '.1f')} ms "
+              f"at the device and <= {fmt(s.service_ack_p99_ms, '.1f')} ms in the service, TCP segments "
+              f"resent {fmt(s.tcp_resent, '.0f')} ({fmt(s.tcp_timeouts, '.0f')} after a timeout): "
               f"{s.cause}" + (f" ({where})" if where else ""), flush=True)
 
 

@@ -12,9 +12,17 @@ second's start to its end plus that p99) and sets beside the p99:
 * the garbage collections' pauses (``arena_gc_pause_seconds``), the service's CPU time;
 * the machine's CPU time stolen by its host and idle waiting on a disk (all cores);
 * the viewers' own loop: each viewer worker runs the same kind of probe
-  (``ViewerStalls``: a 10 ms timer measuring its lateness), kept as the largest lateness
+  (``LoopStalls``: a 10 ms timer measuring its lateness), kept as the largest lateness
   of each second of the wall clock; a frame that waits in a worker stalled on its other
-  viewers is stamped late by the worker, not by the service.
+  viewers is stamped late by the worker, not by the service;
+* the way in: the device's own send-to-ack p99 of the second's events beside the
+  service's arrival-to-ack p99 (``arena_ack_seconds``) over the span, and the device's
+  own loop (the benchmark's process, which sends the events and reads the pages) by the
+  same probe as the viewers': an ack late at the device, on time in the service, with
+  neither loop stalled, was late between the two processes: in the kernel, before the
+  service read the event (its frames late with it) or after it wrote the ack;
+* the kernel's TCP counters (``/proc/net/snmp``, ``/proc/net/netstat``, machine-wide):
+  segments resent, and resent after a retransmission timeout, whose least is 200 ms.
 
 ``cause`` names the first of them that is at least half the second's p99: the disk's
 fsync, or the host's steal (its share of one core: the service runs on one), outside the
@@ -22,7 +30,10 @@ process; a collection or a stall of the loop, inside it (a stall is the loop's o
 or the process not run at all); else a busy core, when the service used 90 % of a core
 or more over the span (the frames queued behind its own work); else the viewers' own
 process, when a viewer worker's loop stalled that long (outside the service: the frames
-were there, the measuring side read them late); else a machine with no core free, when
+were there, the measuring side read them late); else the kernel's TCP, when a segment was
+resent after a timeout while the frames were in flight (a timeout is 200 ms at least); else
+the way in, when the device's acks were that late and neither the service's acks nor the
+device's loop were; else a machine with no core free, when
 the machine's idle CPU was 5 % of its cores or less (the load generator shares the
 service's cores: outside the process); or "not attributed". A scrape a second
 costs the service a page render (about a millisecond); the round's own loop-stall
@@ -51,8 +62,14 @@ BUSY = 0.9
 IDLE = 0.05
 #: The viewers' side: a worker's loop as late as the frames.
 VIEWERS = "the viewers' own process"
+#: A segment resent after a retransmission timeout (at least ``RTO_MIN_MS``) in the span.
+TCP_TIMEOUT = "a TCP retransmission timeout (the kernel)"
+RTO_MIN_MS = 200.0
+#: The device's acks as late as the frames, the service's own and the device's loop not.
+WAY_IN = "the way in (the kernel, between the device and the service)"
 #: The causes outside the process.
-OUTSIDE = ("the disk's fsync", "the host's steal", VIEWERS, "a machine with no core free")
+OUTSIDE = ("the disk's fsync", "the host's steal", VIEWERS, TCP_TIMEOUT, WAY_IN,
+           "a machine with no core free")
 
 
 @dataclass(frozen=True)
@@ -61,6 +78,8 @@ class Page:
 
     at_ns: int
     text: str
+    #: The kernel's TCP counters then (``tcp_counters``): segments resent, timeouts.
+    tcp: tuple[float, float] = (math.nan, math.nan)
 
 
 @dataclass(frozen=True)
@@ -86,6 +105,15 @@ class SlowSecond:
     idle_ms: float = math.nan
     #: The viewer workers' largest loop stall over the span (ms; NaN: not probed).
     viewers_stall_ms: float = math.nan
+    #: The device's (the benchmark's) largest loop stall over the span (ms; NaN: not probed).
+    device_stall_ms: float = math.nan
+    #: The second's events' send-to-ack p99 at the device, and the service's arrival-to-ack
+    #: p99 bound over the span (ms; NaN: not known).
+    ack_p99_ms: float = math.nan
+    service_ack_p99_ms: float = math.nan
+    #: TCP segments the machine resent over the span, and of them after a timeout.
+    tcp_resent: float = math.nan
+    tcp_timeouts: float = math.nan
 
     @property
     def busy(self) -> float:
@@ -104,6 +132,10 @@ class SlowSecond:
             return "a busy core"
         if not math.isnan(self.viewers_stall_ms) and self.viewers_stall_ms >= bar:
             return VIEWERS
+        if self.tcp_timeouts > 0 and bar <= RTO_MIN_MS:
+            return TCP_TIMEOUT
+        if self.ack_p99_ms >= bar and self.service_ack_p99_ms < bar and not self.device_stall_ms >= bar:
+            return WAY_IN
         if self.idle_share <= IDLE:
             return "a machine with no core free"
         return "not attributed"
@@ -119,31 +151,53 @@ class SlowSecond:
         return self.cause in OUTSIDE
 
 
+def tcp_counters() -> tuple[float, float]:
+    """The machine's TCP segments resent so far, and retransmission timeouts (NaNs where
+    the kernel does not say)."""
+    found: dict[str, float] = {}
+    for path, table, names in (("/proc/net/snmp", "Tcp:", ("RetransSegs",)),
+                               ("/proc/net/netstat", "TcpExt:", ("TCPTimeouts",))):
+        try:
+            with open(path) as f:
+                rows = [line.split() for line in f if line.startswith(table)]
+        except OSError:
+            continue
+        for head, values in zip(rows[::2], rows[1::2], strict=False):
+            for name in names:
+                if name in head:
+                    found[name] = float(values[head.index(name)])
+    return found.get("RetransSegs", math.nan), found.get("TCPTimeouts", math.nan)
+
+
 class Sampler:
-    """``async with Sampler(http)``: ``/metrics`` read on entry, every ``period`` s while
-    inside, and on exit; ``pages`` in order. A page that can't be read is skipped."""
+    """``async with Sampler(http)``: ``/metrics`` (and ``tcp_counters``) read on entry, every
+    ``period`` s while inside, and on exit; ``pages`` in order. A page that can't be read is
+    skipped. Meanwhile ``stalls`` probes this process's own loop (the device's)."""
 
     def __init__(self, http: str, period: float = 1.0) -> None:
         self.http, self.period = http, period
         self.pages: list[Page] = []
         self.origin_ns = 0
-        self._task: asyncio.Task[None] | None = None
+        self.stalls = LoopStalls()
+        self._tasks: list[asyncio.Task[None]] = []
 
     async def __aenter__(self) -> Sampler:
         await self._read()
         self.origin_ns = self.pages[0].at_ns if self.pages else time.time_ns()
-        self._task = asyncio.create_task(self._run(), name="metrics-sampler")
+        self._tasks = [asyncio.create_task(self._run(), name="metrics-sampler"),
+                       asyncio.create_task(self.stalls.run(), name="device-stall-probe")]
         return self
 
     async def __aexit__(self, *exc: object) -> None:
-        assert self._task is not None
-        self._task.cancel()
-        try:
-            await self._task
-        except asyncio.CancelledError:
-            task = asyncio.current_task()
-            if task is not None and task.cancelling():
-                raise  # this task's own cancellation, not only the sampler's: passed on
+        for t in self._tasks:
+            t.cancel()
+        for t in self._tasks:
+            try:
+                await t
+            except asyncio.CancelledError:
+                task = asyncio.current_task()
+                if task is not None and task.cancelling():
+                    raise  # this task's own cancellation, not only the sampler's: passed on
         await self._read()
 
     async def _run(self) -> None:
@@ -160,14 +214,18 @@ class Sampler:
             text = await scrape(self.http)
         except (OSError, RuntimeError):
             return
-        self.pages.append(Page(at, text))
+        self.pages.append(Page(at, text, tcp_counters()))
 
 
 def slow_seconds(seconds: dict[int, list[float]], pages: list[Page], origin_ns: int,
-                 viewer_stalls: Mapping[int, float] | None = None) -> list[SlowSecond]:
+                 viewer_stalls: Mapping[int, float] | None = None, *,
+                 device_stalls: Mapping[int, float] | None = None,
+                 acks: Mapping[int, list[float]] | None = None) -> list[SlowSecond]:
     """Every second of ``seconds`` whose p99 is over ``SLOW_MS``, with the figures of the pages
-    around its frames' flight (none: no pages to read), and the viewer workers' largest stall
-    then (``viewer_stalls``: by second of the wall clock, ``ViewerStalls.by_second``)."""
+    around its frames' flight (none: no pages to read), and the viewer workers' and the
+    device's largest stall then (``viewer_stalls``, ``device_stalls``: by second of the wall
+    clock, ``LoopStalls.by_second``); ``acks``: the device's send-to-ack times (ms) by second,
+    as ``seconds``."""
     out: list[SlowSecond] = []
     if len(pages) < 2:
         return out
@@ -182,9 +240,13 @@ def slow_seconds(seconds: dict[int, list[float]], pages: list[Page], origin_ns: 
         j = min((k for k, p in enumerate(pages) if p.at_ns >= end), default=len(pages) - 1)
         j = max(j, i + 1)
         found = figures_between(second, len(lat), p99, pages[i:j + 1])
+        wall = range(start // 10**9, end // 10**9 + 1)
         if viewer_stalls is not None:
-            during = [viewer_stalls.get(t, 0.0) for t in range(start // 10**9, end // 10**9 + 1)]
-            found = dataclasses.replace(found, viewers_stall_ms=max(during))
+            found = dataclasses.replace(found, viewers_stall_ms=max(viewer_stalls.get(t, 0.0) for t in wall))
+        if device_stalls is not None:
+            found = dataclasses.replace(found, device_stall_ms=max(device_stalls.get(t, 0.0) for t in wall))
+        if acks is not None and acks.get(second):
+            found = dataclasses.replace(found, ack_p99_ms=percentile(sorted(acks[second]), 0.99))
         out.append(found)
     return out
 
@@ -199,6 +261,7 @@ def figures_between(second: int, frames: int, p99: float, pages: list[Page]) -> 
     commit, durable = (histogram_p99_bound(ack_buckets(first, name), ack_buckets(last, name))
                        for name in ("arena_store_commit_seconds", "arena_store_durable_seconds"))
     stalls = [lag_of(p.text)[1] for p in pages[1:]]
+    (resent0, timeouts0), (resent1, timeouts1) = pages[0].tcp, pages[-1].tcp
     return SlowSecond(
         second=second, frames=frames, p99_ms=p99, commit_p99_ms=commit, durable_p99_ms=durable,
         stall_max_ms=max((s for s in stalls if not math.isnan(s)), default=math.nan),
@@ -206,7 +269,9 @@ def figures_between(second: int, frames: int, p99: float, pages: list[Page]) -> 
         steal_ms=1000 * grew('arena_machine_cpu_seconds_total{mode="steal"}'),
         iowait_ms=1000 * grew('arena_machine_cpu_seconds_total{mode="iowait"}'),
         span_ms=(pages[-1].at_ns - pages[0].at_ns) / 1e6, cores=os.cpu_count() or 1,
-        idle_ms=1000 * grew('arena_machine_cpu_seconds_total{mode="idle"}'))
+        idle_ms=1000 * grew('arena_machine_cpu_seconds_total{mode="idle"}'),
+        service_ack_p99_ms=histogram_p99_bound(ack_buckets(first), ack_buckets(last)),
+        tcp_resent=resent1 - resent0, tcp_timeouts=timeouts1 - timeouts0)
 
 
 def round_stall(pages: list[Page]) -> tuple[float, float]:
@@ -219,10 +284,11 @@ def round_stall(pages: list[Page]) -> tuple[float, float]:
     return max(p99s, default=math.nan), max(tops, default=math.nan)
 
 
-class ViewerStalls:
-    """A viewer worker's own stall probe: ``run`` wakes every ``period`` s and notes how late
-    its loop woke it, kept as the largest lateness (ms) of each second of the wall clock
-    (``by_second``, by ``time.time_ns() // 10**9``; a second with no lateness is absent)."""
+class LoopStalls:
+    """A load generator's own stall probe (a viewer worker's, the device's): ``run`` wakes
+    every ``period`` s and notes how late its loop woke it, kept as the largest lateness (ms)
+    of each second of the wall clock (``by_second``, by ``time.time_ns() // 10**9``; a second
+    with no lateness is absent)."""
 
     def __init__(self, period: float = 0.01) -> None:
         self.period = period

@@ -4,7 +4,7 @@ opens the viewers (``TimedViewer``), prints ``ready OPENED ERRORS [FIRST ERROR]`
 waits for ``stop LAST_SEQ DRAIN_S`` on stdin, waits until every viewer has
 ``LAST_SEQ`` (or the drain time is up), writes what each viewer got to FILE
 (MessagePack), with its own loop's largest stall of each second since it was ready
-(``stalls``: ``[second, ms]`` pairs, ``tail.ViewerStalls``), and prints ``done``."""
+(``stalls``: ``[second, ms]`` pairs, ``tail.LoopStalls``), and prints ``done``."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ import msgspec
 
 from ...tasks import stop
 from .measure import raise_nofile
-from .tail import ViewerStalls
+from .tail import LoopStalls
 from .viewers import CaughtUp, TimedViewer, open_viewers, stdin_lines
 
 
@@ -29,7 +29,7 @@ async def _worker(targets: list[tuple[str, int]], out: Path, *, stop_at_error: b
         targets, stop_at_error=stop_at_error, concurrency=concurrency, open_timeout=open_timeout)
     gc.collect()
     gc.freeze()  # the connections are long-lived: keep them out of the collector's way
-    stalls = ViewerStalls()
+    stalls = LoopStalls()
     probe = asyncio.create_task(stalls.run(), name="viewer-stall-probe")
     try:
         await _serve(viewers, errors, first_error, out, stalls)
@@ -38,7 +38,7 @@ async def _worker(targets: list[tuple[str, int]], out: Path, *, stop_at_error: b
 
 
 async def _serve(viewers: list[TimedViewer], errors: int, first_error: str, out: Path,
-                 stalls: ViewerStalls) -> None:
+                 stalls: LoopStalls) -> None:
     print(f"ready {len(viewers)} {errors} {first_error}".rstrip(), flush=True)
     async for words in stdin_lines():
         if words[0] == "stop":

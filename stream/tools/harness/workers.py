@@ -155,7 +155,7 @@ class LoadResult:
     #: ``origin_ns`` given to ``analyse`` (none given: empty).
     by_second: dict[int, list[float]] = field(default_factory=dict)
     #: The viewer workers' own loop stalls: the largest of any worker in each second of
-    #: the wall clock (ms, by ``time.time_ns() // 10**9``; ``tail.ViewerStalls``).
+    #: the wall clock (ms, by ``time.time_ns() // 10**9``; ``tail.LoopStalls``).
     viewer_stalls: dict[int, float] = field(default_factory=dict)
     #: Its seconds whose p99 was over 50 ms, with what was behind each
     #: (``stream/tools/harness/tail.py``).
