@@ -54,6 +54,7 @@ from stream.tools.harness import Device, LoadResult, Processes, Viewer, lag_of, 
 from stream.tools.harness.measure import lag_answer, lag_json, peer_loop_lag
 from stream.tools.harness.tail import (
     SLOW_MS,
+    TCP_RESENT,
     TCP_TIMEOUT,
     VIEWERS,
     WAY_IN,
@@ -575,11 +576,11 @@ async def test_a_devices_frames_held_on_the_way_in_are_a_slow_second_outside_the
     assert second.cause == WAY_IN and second.outside, second
 
 
-def test_the_way_in_and_a_tcp_timeout_are_named_after_every_figure_of_the_service() -> None:
+def test_the_way_in_and_the_kernels_tcp_are_named_after_every_figure_of_the_service() -> None:
     """The device's acks late, the service's on time and neither loop stalled: the way in. A
     segment resent after a timeout (200 ms at least) over the span, with frames late by
-    about that: the kernel's TCP. Neither excuses the service's own figures, nor the
-    device's loop a late ack."""
+    about that, or segments resent for 1 % of the second's frames: the kernel's TCP. None
+    excuses the service's own figures, nor the device's loop a late ack."""
     quiet = SlowSecond(second=3, frames=1000, p99_ms=300.0, commit_p99_ms=5.0, durable_p99_ms=10.0,
                        stall_max_ms=10.0, gc_ms=1.0, cpu_ms=800, steal_ms=0.0, iowait_ms=0.0,
                        span_ms=2000.0, cores=2, idle_ms=2000.0, viewers_stall_ms=12.0, device_stall_ms=11.0,
@@ -595,6 +596,22 @@ def test_the_way_in_and_a_tcp_timeout_are_named_after_every_figure_of_the_servic
     assert timeout.cause == TCP_TIMEOUT and timeout.outside
     assert dataclasses.replace(timeout, p99_ms=900.0).cause == "not attributed"  # far more than one
     assert dataclasses.replace(timeout, gc_ms=200.0).cause == "a collection"
+    # Loss probes on loopback: acks late on at least 1 % of the second's frames' connections.
+    resent = dataclasses.replace(quiet, tcp_resent=10.0)
+    assert resent.cause == TCP_RESENT and resent.outside
+    assert dataclasses.replace(resent, tcp_resent=9.0).cause == "not attributed"
+    assert dataclasses.replace(resent, viewers_stall_ms=200.0).cause == VIEWERS
+
+
+def test_the_rounds_usual_resends_are_the_median_rate_between_its_pages() -> None:
+    origin = 10**18
+    idle = 1.5 * (os.cpu_count() or 1)
+    text = [_page([]), _page([0.001] * 50, 0.002, 0.0, idle / 2), _page([0.001] * 50, 0.0, 0.0, idle)]
+    counts = [(100.0, 0.0), (102.0, 0.0), (902.0, 0.0), (905.0, 0.0)]  # 2, 800, 3 a second
+    pages = [Page(origin + k * 1_000_000_000, text[min(k, 2)], c) for k, c in enumerate(counts)]
+    (slow,) = slow_seconds({1: [5.0] * 98 + [300.0] * 2}, pages, origin)
+    assert slow.tcp_resent_usual == 3.0
+    assert slow.tcp_resent >= 800 and slow.cause == TCP_RESENT, slow
 
 
 def test_the_kernels_tcp_counters_are_read_and_only_grow() -> None:

@@ -117,7 +117,8 @@ def report_slow(r: LoadResult) -> None:
               f"the viewers' own loop's largest stall {fmt(s.viewers_stall_ms, '.1f')} ms, the device's "
               f"{fmt(s.device_stall_ms, '.1f')} ms, the second's acks p99 {fmt(s.ack_p99_ms, '.1f')} ms "
               f"at the device and <= {fmt(s.service_ack_p99_ms, '.1f')} ms in the service, TCP segments "
-              f"resent {fmt(s.tcp_resent, '.0f')} ({fmt(s.tcp_timeouts, '.0f')} after a timeout): "
+              f"resent {fmt(s.tcp_resent, '.0f')} ({fmt(s.tcp_timeouts, '.0f')} after a timeout; the round's "
+              f"usual {fmt(s.tcp_resent_usual, '.0f')} a second): "
               f"{s.cause}" + (f" ({where})" if where else ""), flush=True)
 
 

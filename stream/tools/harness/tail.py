@@ -22,7 +22,10 @@ second's start to its end plus that p99) and sets beside the p99:
   neither loop stalled, was late between the two processes: in the kernel, before the
   service read the event (its frames late with it) or after it wrote the ack;
 * the kernel's TCP counters (``/proc/net/snmp``, ``/proc/net/netstat``, machine-wide):
-  segments resent, and resent after a retransmission timeout, whose least is 200 ms.
+  segments resent, and resent after a retransmission timeout, whose least is 200 ms. On
+  loopback nothing is lost: a segment is resent when its ack is late (a loss probe waits
+  two round trips, and 200 ms more with one segment in flight, as a viewer's frame is),
+  so hundreds in a second say the kernel held the delivery between the processes.
 
 ``cause`` names the first of them that is at least half the second's p99: the disk's
 fsync, or the host's steal (its share of one core: the service runs on one), outside the
@@ -31,7 +34,9 @@ or the process not run at all); else a busy core, when the service used 90 % of 
 or more over the span (the frames queued behind its own work); else the viewers' own
 process, when a viewer worker's loop stalled that long (outside the service: the frames
 were there, the measuring side read them late); else the kernel's TCP, when a segment was
-resent after a timeout while the frames were in flight (a timeout is 200 ms at least); else
+resent after a timeout while the frames were in flight (a timeout is 200 ms at least), or
+segments resent for at least 1 % of the second's frames (loss probes: a connection's ack
+that came that late; the usual is a few a second); else
 the way in, when the device's acks were that late and neither the service's acks nor the
 device's loop were; else a machine with no core free, when
 the machine's idle CPU was 5 % of its cores or less (the load generator shares the
@@ -43,6 +48,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import itertools
 import math
 import os
 import time
@@ -65,10 +71,14 @@ VIEWERS = "the viewers' own process"
 #: A segment resent after a retransmission timeout (at least ``RTO_MIN_MS``) in the span.
 TCP_TIMEOUT = "a TCP retransmission timeout (the kernel)"
 RTO_MIN_MS = 200.0
+#: Segments resent in the span for at least this share of the second's frames: loss probes
+#: for acks that came late, the kernel's delivery between the processes held up.
+TCP_RESENT = "the kernel's TCP delivery (segments resent for acks that came late)"
+RESENT_SHARE = 0.01
 #: The device's acks as late as the frames, the service's own and the device's loop not.
 WAY_IN = "the way in (the kernel, between the device and the service)"
 #: The causes outside the process.
-OUTSIDE = ("the disk's fsync", "the host's steal", VIEWERS, TCP_TIMEOUT, WAY_IN,
+OUTSIDE = ("the disk's fsync", "the host's steal", VIEWERS, TCP_TIMEOUT, TCP_RESENT, WAY_IN,
            "a machine with no core free")
 
 
@@ -111,9 +121,11 @@ class SlowSecond:
     #: p99 bound over the span (ms; NaN: not known).
     ack_p99_ms: float = math.nan
     service_ack_p99_ms: float = math.nan
-    #: TCP segments the machine resent over the span, and of them after a timeout.
+    #: TCP segments the machine resent over the span, and of them after a timeout; and the
+    #: round's usual: the median a second between its pages.
     tcp_resent: float = math.nan
     tcp_timeouts: float = math.nan
+    tcp_resent_usual: float = math.nan
 
     @property
     def busy(self) -> float:
@@ -134,6 +146,8 @@ class SlowSecond:
             return VIEWERS
         if self.tcp_timeouts > 0 and bar <= RTO_MIN_MS:
             return TCP_TIMEOUT
+        if self.tcp_resent >= RESENT_SHARE * self.frames:
+            return TCP_RESENT
         if self.ack_p99_ms >= bar and self.service_ack_p99_ms < bar and not self.device_stall_ms >= bar:
             return WAY_IN
         if self.idle_share <= IDLE:
@@ -229,6 +243,9 @@ def slow_seconds(seconds: dict[int, list[float]], pages: list[Page], origin_ns: 
     out: list[SlowSecond] = []
     if len(pages) < 2:
         return out
+    rates = [(b.tcp[0] - a.tcp[0]) * 1e9 / (b.at_ns - a.at_ns)
+             for a, b in itertools.pairwise(pages) if b.at_ns > a.at_ns]
+    usual = percentile(sorted(r for r in rates if math.isfinite(r)), 0.5)
     for second in sorted(seconds):
         lat = sorted(seconds[second])
         p99 = percentile(lat, 0.99)
@@ -240,6 +257,7 @@ def slow_seconds(seconds: dict[int, list[float]], pages: list[Page], origin_ns: 
         j = min((k for k, p in enumerate(pages) if p.at_ns >= end), default=len(pages) - 1)
         j = max(j, i + 1)
         found = figures_between(second, len(lat), p99, pages[i:j + 1])
+        found = dataclasses.replace(found, tcp_resent_usual=usual)
         wall = range(start // 10**9, end // 10**9 + 1)
         if viewer_stalls is not None:
             found = dataclasses.replace(found, viewers_stall_ms=max(viewer_stalls.get(t, 0.0) for t in wall))
