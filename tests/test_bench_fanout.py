@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import gc
 import math
 import os
 import re
@@ -23,6 +24,7 @@ from pathlib import Path
 
 import msgspec
 import pytest
+from aiohttp import web
 from prometheus_client import generate_latest
 
 from stream.live import stall
@@ -53,6 +55,7 @@ from stream.tools.fanout_bench.saturation import (
 from stream.tools.harness import Device, LoadResult, Processes, Viewer, lag_of, setup_game, slow_seconds
 from stream.tools.harness.measure import lag_answer, lag_json, peer_loop_lag
 from stream.tools.harness.tail import (
+    DEVICE,
     SLOW_MS,
     TCP_RESENT,
     TCP_TIMEOUT,
@@ -60,6 +63,7 @@ from stream.tools.harness.tail import (
     WAY_IN,
     LoopStalls,
     Page,
+    Sampler,
     SlowSecond,
     tcp_counters,
 )
@@ -590,7 +594,7 @@ def test_the_way_in_and_the_kernels_tcp_are_named_after_every_figure_of_the_serv
     assert way_in.cause == WAY_IN and way_in.outside
     assert dataclasses.replace(way_in, service_ack_p99_ms=250.0).cause == "not attributed"
     assert dataclasses.replace(way_in, service_ack_p99_ms=math.nan).cause == "not attributed"
-    assert dataclasses.replace(way_in, device_stall_ms=280.0).cause == "not attributed"
+    assert dataclasses.replace(way_in, device_stall_ms=280.0).cause == DEVICE  # its acks read late
     assert dataclasses.replace(way_in, stall_max_ms=200.0).cause == "a stall of the loop"
     timeout = dataclasses.replace(quiet, tcp_timeouts=1.0)
     assert timeout.cause == TCP_TIMEOUT and timeout.outside
@@ -601,6 +605,39 @@ def test_the_way_in_and_the_kernels_tcp_are_named_after_every_figure_of_the_serv
     assert resent.cause == TCP_RESENT and resent.outside
     assert dataclasses.replace(resent, tcp_resent=9.0).cause == "not attributed"
     assert dataclasses.replace(resent, viewers_stall_ms=200.0).cause == VIEWERS
+    # The device stalled as long: the burst it sent on waking (loss probes follow such bursts).
+    device = dataclasses.replace(resent, device_stall_ms=280.0)
+    assert device.cause == DEVICE and device.outside
+    assert dataclasses.replace(device, gc_ms=200.0).cause == "a collection"
+
+
+async def test_the_samplers_process_has_its_collections_timed_by_second() -> None:
+    """The device's side: the benchmark's own collections, by second of the wall clock, while
+    the sampler is open (and no longer once it is closed)."""
+    async def page(request: web.Request) -> web.Response:
+        return web.Response(text="")
+
+    app = web.Application()
+    app.router.add_get("/metrics", page)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = runner.addresses[0][1]
+    try:
+        async with Sampler(f"http://127.0.0.1:{port}", period=0.05) as sampler:
+            junk = [[i] for i in range(300_000)]
+            gc.collect()
+            del junk
+            await asyncio.sleep(0.1)
+        timed = dict(sampler.collections)
+        gc.collect()
+        assert sampler.collections == timed
+    finally:
+        await runner.cleanup()
+    assert timed and max(timed.values()) > 0, timed
+    assert all(second > 1_700_000_000 for second in timed)
+    assert len(sampler.pages) >= 2 and all(not math.isnan(p.tcp[0]) for p in sampler.pages)
 
 
 def test_the_rounds_usual_resends_are_the_median_rate_between_its_pages() -> None:

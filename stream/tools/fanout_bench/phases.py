@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import math
 import os
 import shutil
@@ -79,6 +80,11 @@ async def load_phase(group: Processes, name: str, servers: list[Process], viewer
             raise RuntimeError(f"{name}: only {opened} of {viewers} viewers opened ({first_error})")
         await asyncio.sleep(0.5)
         n_events = 2 * max(1, round(rate * seconds / 2))  # even: the clock ends stopped
+        # This process is the device: what earlier rounds left in it (their figures, millions
+        # of objects) is collected and frozen now, so that no full collection walks it in the
+        # middle of the events (a 0.3 s stall, after which the device sent what it owed at once).
+        gc.collect()
+        gc.freeze()
         async with EventStream(device_url, tokens, rate, prefix) as stream:
             cpu0 = sum(cpu_seconds(s.pid) for s in servers)
             wcpu0 = sum(cpu_seconds(p.pid) for p in pool.procs)
@@ -123,12 +129,13 @@ async def load_phase(group: Processes, name: str, servers: list[Process], viewer
             if seq in stream.acks:
                 acks.setdefault((sent_ns - origin) // 1_000_000_000, []).append(stream.acks[seq])
         res.slow = slow_seconds(res.by_second, pages, origin, res.viewer_stalls,
-                                device_stalls=sampler.stalls.by_second if sampler else None, acks=acks)
+                                device_stalls=sampler.stalls.by_second if sampler else None,
+                                device_collections=sampler.collections if sampler else None, acks=acks)
         res.commit_p99_ms, res.durable_p99_ms = (
             histogram_p99_bound(ack_buckets(page0, name), ack_buckets(page1, name))
             for name in ("arena_store_commit_seconds", "arena_store_durable_seconds"))
-        gc = "arena_gc_pause_seconds_sum"
-        res.gc_ms = 1000 * (summed(page1, gc) - summed(page0, gc))
+        pauses = "arena_gc_pause_seconds_sum"
+        res.gc_ms = 1000 * (summed(page1, pauses) - summed(page0, pauses))
         res.steal_s, res.iowait_s = (
             summed(page1, f'arena_machine_cpu_seconds_total{{mode="{m}"}}')
             - summed(page0, f'arena_machine_cpu_seconds_total{{mode="{m}"}}') for m in ("steal", "iowait"))

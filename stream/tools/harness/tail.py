@@ -15,12 +15,15 @@ second's start to its end plus that p99) and sets beside the p99:
   (``LoopStalls``: a 10 ms timer measuring its lateness), kept as the largest lateness
   of each second of the wall clock; a frame that waits in a worker stalled on its other
   viewers is stamped late by the worker, not by the service;
+* the device's own loop (the benchmark's process, which sends the events and reads the
+  pages), by the same probe, and its collections: a device that stalls sends the events it
+  owes at once when it wakes (the schedule is kept), and every viewer gets their frames at
+  once: a burst the service takes in as much time as it takes to send them;
 * the way in: the device's own send-to-ack p99 of the second's events beside the
-  service's arrival-to-ack p99 (``arena_ack_seconds``) over the span, and the device's
-  own loop (the benchmark's process, which sends the events and reads the pages) by the
-  same probe as the viewers': an ack late at the device, on time in the service, with
-  neither loop stalled, was late between the two processes: in the kernel, before the
-  service read the event (its frames late with it) or after it wrote the ack;
+  service's arrival-to-ack p99 (``arena_ack_seconds``) over the span: an ack late at the
+  device, on time in the service, with neither loop stalled, was late between the two
+  processes: in the kernel, before the service read the event (its frames late with it)
+  or after it wrote the ack;
 * the kernel's TCP counters (``/proc/net/snmp``, ``/proc/net/netstat``, machine-wide):
   segments resent, and resent after a retransmission timeout, whose least is 200 ms. On
   loopback nothing is lost: a segment is resent when its ack is late (a loss probe waits
@@ -33,12 +36,13 @@ process; a collection or a stall of the loop, inside it (a stall is the loop's o
 or the process not run at all); else a busy core, when the service used 90 % of a core
 or more over the span (the frames queued behind its own work); else the viewers' own
 process, when a viewer worker's loop stalled that long (outside the service: the frames
-were there, the measuring side read them late); else the kernel's TCP, when a segment was
+were there, the measuring side read them late); else the device's own process, when its
+loop stalled that long (the burst it then sent); else the kernel's TCP, when a segment was
 resent after a timeout while the frames were in flight (a timeout is 200 ms at least), or
 segments resent for at least 1 % of the second's frames (loss probes: a connection's ack
 that came that late; the usual is a few a second); else
-the way in, when the device's acks were that late and neither the service's acks nor the
-device's loop were; else a machine with no core free, when
+the way in, when the device's acks were that late and the service's were not; else a
+machine with no core free, when
 the machine's idle CPU was 5 % of its cores or less (the load generator shares the
 service's cores: outside the process); or "not attributed". A scrape a second
 costs the service a page render (about a millisecond); the round's own loop-stall
@@ -47,7 +51,9 @@ figures are then the windows' (see ``round_stall``)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
+import gc
 import itertools
 import math
 import os
@@ -68,6 +74,9 @@ BUSY = 0.9
 IDLE = 0.05
 #: The viewers' side: a worker's loop as late as the frames.
 VIEWERS = "the viewers' own process"
+#: The device's side: the benchmark's own loop stalled as long; it then sends what it owes at
+#: once (the schedule is kept), a burst of frames for every viewer.
+DEVICE = "the device's own process (stalled, then sending what it owed at once)"
 #: A segment resent after a retransmission timeout (at least ``RTO_MIN_MS``) in the span.
 TCP_TIMEOUT = "a TCP retransmission timeout (the kernel)"
 RTO_MIN_MS = 200.0
@@ -78,7 +87,7 @@ RESENT_SHARE = 0.01
 #: The device's acks as late as the frames, the service's own and the device's loop not.
 WAY_IN = "the way in (the kernel, between the device and the service)"
 #: The causes outside the process.
-OUTSIDE = ("the disk's fsync", "the host's steal", VIEWERS, TCP_TIMEOUT, TCP_RESENT, WAY_IN,
+OUTSIDE = ("the disk's fsync", "the host's steal", VIEWERS, DEVICE, TCP_TIMEOUT, TCP_RESENT, WAY_IN,
            "a machine with no core free")
 
 
@@ -115,8 +124,10 @@ class SlowSecond:
     idle_ms: float = math.nan
     #: The viewer workers' largest loop stall over the span (ms; NaN: not probed).
     viewers_stall_ms: float = math.nan
-    #: The device's (the benchmark's) largest loop stall over the span (ms; NaN: not probed).
+    #: The device's (the benchmark's) largest loop stall over the span, and its longest
+    #: collection (ms; NaN: not probed).
     device_stall_ms: float = math.nan
+    device_gc_ms: float = math.nan
     #: The second's events' send-to-ack p99 at the device, and the service's arrival-to-ack
     #: p99 bound over the span (ms; NaN: not known).
     ack_p99_ms: float = math.nan
@@ -144,11 +155,13 @@ class SlowSecond:
             return "a busy core"
         if not math.isnan(self.viewers_stall_ms) and self.viewers_stall_ms >= bar:
             return VIEWERS
+        if self.device_stall_ms >= bar:
+            return DEVICE
         if self.tcp_timeouts > 0 and bar <= RTO_MIN_MS:
             return TCP_TIMEOUT
         if self.tcp_resent >= RESENT_SHARE * self.frames:
             return TCP_RESENT
-        if self.ack_p99_ms >= bar and self.service_ack_p99_ms < bar and not self.device_stall_ms >= bar:
+        if self.ack_p99_ms >= bar and self.service_ack_p99_ms < bar:
             return WAY_IN
         if self.idle_share <= IDLE:
             return "a machine with no core free"
@@ -193,16 +206,30 @@ class Sampler:
         self.pages: list[Page] = []
         self.origin_ns = 0
         self.stalls = LoopStalls()
+        #: This process's longest collection (ms) in each second of the wall clock.
+        self.collections: dict[int, float] = {}
+        self._gc_started = 0
         self._tasks: list[asyncio.Task[None]] = []
+
+    def _timed(self, phase: str, info: dict[str, int]) -> None:
+        now = time.perf_counter_ns()
+        if phase == "start":
+            self._gc_started = now
+        elif self._gc_started:
+            ms, second = (now - self._gc_started) / 1e6, time.time_ns() // 10**9
+            self.collections[second] = max(ms, self.collections.get(second, 0.0))
 
     async def __aenter__(self) -> Sampler:
         await self._read()
         self.origin_ns = self.pages[0].at_ns if self.pages else time.time_ns()
         self._tasks = [asyncio.create_task(self._run(), name="metrics-sampler"),
                        asyncio.create_task(self.stalls.run(), name="device-stall-probe")]
+        gc.callbacks.append(self._timed)
         return self
 
     async def __aexit__(self, *exc: object) -> None:
+        with contextlib.suppress(ValueError):
+            gc.callbacks.remove(self._timed)
         for t in self._tasks:
             t.cancel()
         for t in self._tasks:
@@ -234,6 +261,7 @@ class Sampler:
 def slow_seconds(seconds: dict[int, list[float]], pages: list[Page], origin_ns: int,
                  viewer_stalls: Mapping[int, float] | None = None, *,
                  device_stalls: Mapping[int, float] | None = None,
+                 device_collections: Mapping[int, float] | None = None,
                  acks: Mapping[int, list[float]] | None = None) -> list[SlowSecond]:
     """Every second of ``seconds`` whose p99 is over ``SLOW_MS``, with the figures of the pages
     around its frames' flight (none: no pages to read), and the viewer workers' and the
@@ -263,6 +291,8 @@ def slow_seconds(seconds: dict[int, list[float]], pages: list[Page], origin_ns: 
             found = dataclasses.replace(found, viewers_stall_ms=max(viewer_stalls.get(t, 0.0) for t in wall))
         if device_stalls is not None:
             found = dataclasses.replace(found, device_stall_ms=max(device_stalls.get(t, 0.0) for t in wall))
+        if device_collections is not None:
+            found = dataclasses.replace(found, device_gc_ms=max(device_collections.get(t, 0.0) for t in wall))
         if acks is not None and acks.get(second):
             found = dataclasses.replace(found, ack_p99_ms=percentile(sorted(acks[second]), 0.99))
         out.append(found)
