@@ -57,7 +57,6 @@ from stream.tools.harness.measure import lag_answer, lag_json, peer_loop_lag
 from stream.tools.harness.tail import (
     DEVICE,
     SLOW_MS,
-    TCP_RESENT,
     TCP_TIMEOUT,
     VIEWERS,
     WAY_IN,
@@ -583,8 +582,8 @@ async def test_a_devices_frames_held_on_the_way_in_are_a_slow_second_outside_the
 def test_the_way_in_and_the_kernels_tcp_are_named_after_every_figure_of_the_service() -> None:
     """The device's acks late, the service's on time and neither loop stalled: the way in. A
     segment resent after a timeout (200 ms at least) over the span, with frames late by
-    about that, or segments resent for 1 % of the second's frames: the kernel's TCP. None
-    excuses the service's own figures, nor the device's loop a late ack."""
+    about that: the kernel's TCP. The device stalled as long: its own process, which then
+    sent what it owed at once. None excuses the service's own figures."""
     quiet = SlowSecond(second=3, frames=1000, p99_ms=300.0, commit_p99_ms=5.0, durable_p99_ms=10.0,
                        stall_max_ms=10.0, gc_ms=1.0, cpu_ms=800, steal_ms=0.0, iowait_ms=0.0,
                        span_ms=2000.0, cores=2, idle_ms=2000.0, viewers_stall_ms=12.0, device_stall_ms=11.0,
@@ -600,11 +599,9 @@ def test_the_way_in_and_the_kernels_tcp_are_named_after_every_figure_of_the_serv
     assert timeout.cause == TCP_TIMEOUT and timeout.outside
     assert dataclasses.replace(timeout, p99_ms=900.0).cause == "not attributed"  # far more than one
     assert dataclasses.replace(timeout, gc_ms=200.0).cause == "a collection"
-    # Loss probes on loopback: acks late on at least 1 % of the second's frames' connections.
-    resent = dataclasses.replace(quiet, tcp_resent=10.0)
-    assert resent.cause == TCP_RESENT and resent.outside
-    assert dataclasses.replace(resent, tcp_resent=9.0).cause == "not attributed"
-    assert dataclasses.replace(resent, viewers_stall_ms=200.0).cause == VIEWERS
+    # Loss probes follow any burst of frames: a figure, never a cause.
+    resent = dataclasses.replace(quiet, tcp_resent=900.0)
+    assert resent.cause == "not attributed" and not resent.outside
     # The device stalled as long: the burst it sent on waking (loss probes follow such bursts).
     device = dataclasses.replace(resent, device_stall_ms=280.0)
     assert device.cause == DEVICE and device.outside
@@ -648,7 +645,7 @@ def test_the_rounds_usual_resends_are_the_median_rate_between_its_pages() -> Non
     pages = [Page(origin + k * 1_000_000_000, text[min(k, 2)], c) for k, c in enumerate(counts)]
     (slow,) = slow_seconds({1: [5.0] * 98 + [300.0] * 2}, pages, origin)
     assert slow.tcp_resent_usual == 3.0
-    assert slow.tcp_resent >= 800 and slow.cause == TCP_RESENT, slow
+    assert slow.tcp_resent == 803.0 and slow.tcp_timeouts == 0.0, slow
 
 
 def test_the_kernels_tcp_counters_are_read_and_only_grow() -> None:

@@ -26,9 +26,10 @@ second's start to its end plus that p99) and sets beside the p99:
   or after it wrote the ack;
 * the kernel's TCP counters (``/proc/net/snmp``, ``/proc/net/netstat``, machine-wide):
   segments resent, and resent after a retransmission timeout, whose least is 200 ms. On
-  loopback nothing is lost: a segment is resent when its ack is late (a loss probe waits
-  two round trips, and 200 ms more with one segment in flight, as a viewer's frame is),
-  so hundreds in a second say the kernel held the delivery between the processes.
+  loopback nothing is lost, so a timeout is rare and the kernel's own delay. Other resends
+  are loss probes, fired two round trips after a segment whose ack is late: they follow
+  any burst of frames written at once (the receiver delays its acks), so their count is
+  printed, beside the round's usual rate, and never named as a cause.
 
 ``cause`` names the first of them that is at least half the second's p99: the disk's
 fsync, or the host's steal (its share of one core: the service runs on one), outside the
@@ -38,9 +39,7 @@ or more over the span (the frames queued behind its own work); else the viewers'
 process, when a viewer worker's loop stalled that long (outside the service: the frames
 were there, the measuring side read them late); else the device's own process, when its
 loop stalled that long (the burst it then sent); else the kernel's TCP, when a segment was
-resent after a timeout while the frames were in flight (a timeout is 200 ms at least), or
-segments resent for at least 1 % of the second's frames (loss probes: a connection's ack
-that came that late; the usual is a few a second); else
+resent after a timeout while the frames were in flight (a timeout is 200 ms at least); else
 the way in, when the device's acks were that late and the service's were not; else a
 machine with no core free, when
 the machine's idle CPU was 5 % of its cores or less (the load generator shares the
@@ -80,14 +79,10 @@ DEVICE = "the device's own process (stalled, then sending what it owed at once)"
 #: A segment resent after a retransmission timeout (at least ``RTO_MIN_MS``) in the span.
 TCP_TIMEOUT = "a TCP retransmission timeout (the kernel)"
 RTO_MIN_MS = 200.0
-#: Segments resent in the span for at least this share of the second's frames: loss probes
-#: for acks that came late, the kernel's delivery between the processes held up.
-TCP_RESENT = "the kernel's TCP delivery (segments resent for acks that came late)"
-RESENT_SHARE = 0.01
 #: The device's acks as late as the frames, the service's own and the device's loop not.
 WAY_IN = "the way in (the kernel, between the device and the service)"
 #: The causes outside the process.
-OUTSIDE = ("the disk's fsync", "the host's steal", VIEWERS, DEVICE, TCP_TIMEOUT, TCP_RESENT, WAY_IN,
+OUTSIDE = ("the disk's fsync", "the host's steal", VIEWERS, DEVICE, TCP_TIMEOUT, WAY_IN,
            "a machine with no core free")
 
 
@@ -159,8 +154,6 @@ class SlowSecond:
             return DEVICE
         if self.tcp_timeouts > 0 and bar <= RTO_MIN_MS:
             return TCP_TIMEOUT
-        if self.tcp_resent >= RESENT_SHARE * self.frames:
-            return TCP_RESENT
         if self.ack_p99_ms >= bar and self.service_ack_p99_ms < bar:
             return WAY_IN
         if self.idle_share <= IDLE:
