@@ -257,7 +257,7 @@ class Engine(Season):
                                       rec.setup_notices)
         # No other game, no ledger: what the game took is taken again where it began.
         fork._takes = ([[msgspec.structs.replace(o, status="pending", applied_in=None)
-                         for o in self.book.taken_by(rec.game)]] if as_it_stands else rec.took)
+                         for o in self.book.taken_by(rec.game)]] if as_it_stands else list(rec.took))
         return fork
 
     def setup_notices(self, game: str) -> list[nt.Notice]:  # what its set-up said (its first delta)
@@ -430,10 +430,9 @@ class Engine(Season):
             # The correction begins the game, or takes back the only event that began it.
             if was_scheduled:
                 self._began(rec, taken)
+                by_cause.setdefault(target, [])[:0] = self.book.applied_notices(g, target, at, taken)
             else:
                 self.book.mark(taken, None)
-            if was_scheduled:
-                by_cause.setdefault(target, [])[:0] = self.book.applied_notices(g, target, at, taken)
         begun: list[nt.Alert] = []
         if ledger is not None:
             committed = self.book.commit(g, ledger, at)
