@@ -4,7 +4,7 @@ what ``GET /api/events/{event}/decisions`` (and its CSV) lists, and a game repor
 A decision is an event of the log that a committee (or an administrator) takes: the
 event's set-up and completion, a team's elimination, a team's or player's registration
 (a roster change), a game's schedule and officials (``game.scheduled``), the draw
-(``draw.made``), and the
+(``draw.made``), a game's goals on handicap (``game.handicap``), and the
 committee's increase, rescind and decrease of obligations.
 The listing (``of_records``) reads the event's records as its log does
 (``committee_api.event_records``, scoped the same way) and says who took each: a
@@ -29,14 +29,14 @@ from ..rules import events as ev
 from ..rules.face import Face
 from ..rules.ledger import Obligation
 from ..rules.notices import Text
-from ..rules.text import mmss
+from ..rules.text import half, mmss
 from ..store import Record
 from .api_types import CommitteeDecision
 from .wallclock import iso
 
 TYPES = frozenset({"event.setup", "event.complete", "team.eliminated", "team.registered", "player.registered",
                    "committee.increase", "committee.rescind", "committee.decrease", "game.scheduled",
-                   "draw.made"})
+                   "draw.made", "game.handicap"})
 #: The CSV's columns (``GET /api/events/{event}/decisions.csv``): a decision's fields.
 COLUMNS = ["type", "id", "at", "by", "device", "official", "reason", "event", "game", "team", "player",
            "obligation", "kind", "from_ms", "owed_ms", "games", "sit_out_ms", "text_en", "text_es"]
@@ -224,6 +224,16 @@ def _roster_or_event(engine: Face, e: ev.EventBase, who: str,
               + f"; officials: {crew or 'none named'}")
         es = (f"Partido {e.game} programado" + (f" para {when}" if when else " sin hora")
               + f"; oficiales: {crew_es or 'ninguno nombrado'}")
+    elif isinstance(e, ev.GameHandicap):
+        base.update(event=engine.event_of(e.game), game=e.game, reason=e.reason)
+        if e.goals is None:
+            en = f"Goals on handicap of game {e.game} worked out again from the team handicaps"
+            es = f"Goles de hándicap del partido {e.game} calculados de nuevo según los hándicaps de equipo"
+        else:
+            en = f"Goals on handicap of game {e.game} set: {half(e.goals.home)}–{half(e.goals.away)}"
+            es = f"Goles de hándicap del partido {e.game} fijados: {half(e.goals.home)}–{half(e.goals.away)}"
+        return CommitteeDecision(type=ev.event_type(e), by=e.by, **base,
+                                 text=Text(f"{en}. Reason: {e.reason}", f"{es}. Motivo: {e.reason}"))
     elif isinstance(e, ev.PlayerRegistered):
         shown = e.name if e.number is None else f"#{e.number} {e.name}"
         team = _team(engine, e.team) if e.team else None
@@ -239,7 +249,7 @@ def of_records(engine: Face, records: Iterable[Record]) -> list[CommitteeDecisio
     """The decisions among ``records`` (accepted events of the log), oldest first."""
     out: list[CommitteeDecision] = []
     for rec in records:
-        if rec.game is not None:
+        if rec.game is not None and b'"game.handicap"' not in rec.body:  # a game's own decision (A5)
             continue
         try:
             e = codec.decode_event(rec.body)

@@ -36,7 +36,7 @@ ROLE_EVENTS["referee"] = ROLE_EVENTS["umpire"]
 UNSCOPED_EVENTS = frozenset({
     "event.setup", "event.complete", "team.eliminated", "draw.made", "game.setup",
     "team.registered", "player.registered",
-    "committee.increase", "committee.rescind", "committee.decrease", "game.scheduled"})
+    "committee.increase", "committee.rescind", "committee.decrease", "game.scheduled", "game.handicap"})
 ROLE_EVENTS["admin"] = ROLE_EVENTS["umpire"] | ROLE_EVENTS["timekeeper"] | UNSCOPED_EVENTS
 #: A committee runs one tournament event: it sets it up, corrects it and decides on it.
 ROLE_EVENTS["committee"] = ROLE_EVENTS["admin"]
@@ -159,7 +159,7 @@ def _committee_event(games: Games, etype: str, fields: dict[str, Any]) -> object
     if etype == "committee.increase":
         game = fields.get("origin_game")
         return games.event_of(game) if isinstance(game, str) else ""
-    if etype == "game.scheduled":
+    if etype in ("game.scheduled", "game.handicap"):
         game = fields.get("game")
         return games.event_of(game) if isinstance(game, str) else ""
     if etype in ("committee.rescind", "committee.decrease"):

@@ -43,7 +43,7 @@ from ..rules.ledger import Obligation
 from ..rules.names import NO_NAMES, Names, Words, shirt
 from ..rules.rosters import GameRoster
 from ..rules.text import mmss, render
-from ..rules.view import CarriedView, GameView, PostgameView
+from ..rules.view import CarriedView, GameView, HandicapView, PostgameView
 from . import audit
 from .api_types import CommitteeDecision
 from .hub import SYSTEM, Hub
@@ -76,6 +76,8 @@ class Entry(msgspec.Struct, kw_only=True):
     citation: str            # "Rule 14 · Second yellow: penalty box"
     official: str            # who entered the event at ``seq`` ("the service": a deadline's tick)
     voided: bool = False
+    voided_by: str | None = None   # voided: who voided it (the official's name, else the device) ...
+    voided_at: int | None = None   # ... and when (the void's ``at``)
     color: str | None = None       # a card's color, as applied
     owed_ms: int | None = None     # box.enter: play time owed; sent_off: the no-substitute window
     stoppage: str | None = None    # box.release, sub.allowed: the stoppage that released
@@ -110,11 +112,12 @@ class TeamSheet(msgspec.Struct):
     team: str
     lineup: list[str]
     bench: list[str]
-    score: int
+    score: int | float             # the total, goals on handicap included (A5), a half as .5
     name: str | None = None        # the team's registered name, short letters, colours and logo
     short: str | None = None
     colors: ev.Colors | None = None
     logo: str | None = None
+    on_handicap: int | float = 0   # the goals on handicap it started with (A5)
 
 
 class Report(msgspec.Struct, kw_only=True):
@@ -147,6 +150,8 @@ class Report(msgspec.Struct, kw_only=True):
     # The committee's decisions about the obligations this game created: rescinds, decreases
     # and increases, oldest first, with who, when and why (``audit.of_obligations``).
     decisions: list[CommitteeDecision] = []
+    # The goals each side started with (A5), as the engine's view gives them (None: none given).
+    goals_on_handicap: HandicapView | None = None
 
 
 #: Notices that are not lines of the report (they show elsewhere, or say nothing new).
@@ -238,13 +243,17 @@ def _named(roster: GameRoster, x: Entry | BoxTrip) -> None:
         x.team_name = team.name
 
 
-def _sheet(side: str, team: str, lineup: list[str], bench: list[str], score: int,
-           roster: GameRoster) -> TeamSheet:
+def _sheet(view: GameView, side: ev.Side, roster: GameRoster) -> TeamSheet:
+    """A side of the game as the engine's view holds it, named as the roster registers it now."""
+    tv = view.teams.home if side == "home" else view.teams.away
+    score = view.score.home if side == "home" else view.score.away
+    h = view.goals_on_handicap
+    given = 0 if h is None else h.home if side == "home" else h.away
+    sheet = TeamSheet(side, tv.team, list(tv.lineup), list(tv.bench), score, on_handicap=given)
     t = roster.home if side == "home" else roster.away
-    if t is None or t.team != team:
-        return TeamSheet(side, team, lineup, bench, score)
-    return TeamSheet(side, team, lineup, bench, score, name=t.name, short=t.short.upper(),
-                     colors=t.colors, logo=t.logo)
+    if t is not None and t.team == tv.team:
+        sheet.name, sheet.short, sheet.colors, sheet.logo = t.name, t.short.upper(), t.colors, t.logo
+    return sheet
 
 
 def stoppage(s: str) -> str:
@@ -259,27 +268,33 @@ def citation(clause: str) -> str:
 
 
 async def build(hub: Hub, game: str) -> Report:
-    """Fold ``game``'s log again and collect its report. ``KeyError`` if there is no such game."""
+    """Collect ``game``'s report. ``KeyError`` if there is no such game.
+
+    The result (score, teams, what the game carried, post-game cards, obligations) is the
+    engine's own: ``hub.engine.view(game)`` and its ledger, what every display shows. The
+    game's events are folded again only to place each notice on the clocks: the engine's own
+    standing events (``Engine.game_events``: a disallowed goal as disallowed, late events
+    where they were folded), so the fold can't count what the engine does not."""
     feed = hub.feeds[game]
     records = [r for r in await hub.store.game_records(game) if r.seq is not None]
     officials: dict[str, str] = {}
     seqs: dict[str, int] = {}
-    held: list[tuple[int, int, Any]] = []        # (at, log order, event): what the rules still hold
     dropped: list[tuple[Any, int]] = []          # voided events, with their seq
+    voided_by: dict[str, tuple[str, int]] = {}   # a void's target -> who voided it, and when
     along = hub.engine.names_along(game)
     names: dict[str, Names] = {}                 # the roster as of each event, in log order
-    for order, r in enumerate(records):
+    decoded = []
+    for r in records:
         e = codec.decode_event(r.body)
         officials[e.id] = "the service" if r.device == SYSTEM else r.official or r.device
         seqs[e.id] = r.seq or 0
         names[e.id] = along.at(e.id)
-        if isinstance(e, ev.GameSetup | ev.Void):
-            continue
-        if hub.engine.is_voided(e.id):
-            dropped.append((e, r.seq or 0))
-        else:
-            held.append((e.at, order, e))
-    held.sort(key=lambda x: (x[0], x[1]))
+        decoded.append((e, r.seq or 0))
+        if isinstance(e, ev.Void) and hub.engine.knows(e.id):
+            voided_by[e.target] = (officials[e.id], e.at)
+    for e, seq in decoded:
+        if not isinstance(e, ev.GameSetup | ev.Void) and hub.engine.is_voided(e.id):
+            dropped.append((e, seq))
 
     # The fork's time cursor starts before everything (as the engine's does), so that events
     # dated before the setup (a synced device may date an event any time in the past) are
@@ -293,11 +308,14 @@ async def build(hub: Hub, game: str) -> Report:
     # its text in the names of the roster as of that event, as its viewers read it then
     out: list[tuple[Any, Moment, str]] = [
         (render(n, names.get(n.cause, NO_NAMES)), clock.at(n.at), n.cause) for n in fork.setup_notices(game)]
-    for _, _, e in held:
-        notices = fork.feed(e)
+    disallowed: list[ev.Goal] = []
+    for ge in hub.engine.game_events(game):
+        notices = fork.feed(ge)  # type: ignore[arg-type]  # a game's events are events of the log
         clock.add(fork.view(game))
-        out.extend((render(n, names[e.id]), clock.at(n.at), e.id) for n in notices)
-    final = fork.view(game)
+        out.extend((render(n, names[ge.id]), clock.at(n.at), ge.id) for n in notices)
+        if isinstance(ge, ev.Goal) and ge.disallowed:
+            disallowed.append(ge)
+    final = hub.engine.view(game)   # the result, as the engine holds it
     sides = {p.id: p.side for p in final.players}
 
     # A card's conduct, as last named (R1: a card.amended names it after the card).
@@ -325,23 +343,12 @@ async def build(hub: Hub, game: str) -> Report:
         ))
     for e, seq in dropped:
         if isinstance(e, ev.Card):
-            color = e.color + (f" ×{e.count}" if e.count > 1 else "")
-            w = Words(names[e.id], game)
-            if e.official is not None:  # a team official's card (R1)
-                side, whom = e.official.team, f"the {w.side(e.official.team)} {e.official.role}"
-                whom_es = f"el {e.official.role} {w.de(side)}"
-            else:
-                side = sides.get(e.player or "", "away")
-                whom = whom_es = w.named(e.player or "")
-            entries.append(Entry(
-                kind="official.carded" if e.official is not None else "card.recorded", seq=seq, cause=e.id,
-                moment=clock.at(e.at), player=e.player, side=side, team=teams[side],
-                detail=f"{color} · {e.conduct or 'conduct not named'} · voided", clause="L1",
-                citation=citation("L1"),
-                official=officials.get(e.id, ""), voided=True, color=e.color,
-                role=e.official.role if e.official is not None else None,
-                text=nt.Text(f"Voided: {color} card to {whom}.", f"Anulada: tarjeta {color} para {whom_es}."),
-            ))
+            entries.append(_voided_card(e, seq, names[e.id], game, sides, teams, clock.at(e.at),
+                                        officials.get(e.id, ""), voided_by.get(e.id)))
+    for goal in disallowed:
+        entries.append(_disallowed_goal(goal, seqs.get(goal.id), names[goal.id], game, teams,
+                                        clock.at(goal.at), officials.get(goal.id, ""),
+                                        voided_by.get(goal.id)))
     entries.sort(key=lambda x: (x.moment.at, x.seq or 0))
     roster = hub.engine.roster(game)
     for x in entries:
@@ -354,10 +361,8 @@ async def build(hub: Hub, game: str) -> Report:
     return Report(
         game=game, event=final.event, arena=final.arena, kind=final.kind, handicap=final.handicap,
         status=final.status,
-        home=_sheet("home", final.teams.home.team, final.teams.home.lineup, final.teams.home.bench,
-                    final.score.home, roster),
-        away=_sheet("away", final.teams.away.team, final.teams.away.lineup, final.teams.away.bench,
-                    final.score.away, roster),
+        home=_sheet(final, "home", roster),
+        away=_sheet(final, "away", roster),
         periods=final.clock.periods, period_ms=final.clock.period_ms, play_ms=final.clock.play_ms,
         period_starts=clock.period_starts(),
         seq=feed.seq, generated_at=now_ms(),
@@ -374,6 +379,51 @@ async def build(hub: Hub, game: str) -> Report:
         postgame=list(final.postgame),
         roster=roster,
         decisions=audit.of_obligations(hub.engine, obligations),
+        goals_on_handicap=final.goals_on_handicap,
+    )
+
+
+#: A card's colour in a Spanish text.
+_COLOR_ES = {"yellow": "amarilla", "red": "roja"}
+
+
+def _voided_card(e: ev.Card, seq: int, names: Names, game: str, sides: dict[str, ev.Side],
+                 teams: dict[str, str], moment: Moment, official: str, by: tuple[str, int] | None) -> Entry:
+    """A card voided entered_in_error or struck out: listed, marked voided, with who voided it."""
+    color = e.color + (f" ×{e.count}" if e.count > 1 else "")
+    color_es = f"{'tarjetas' if e.count > 1 else 'tarjeta'} {_COLOR_ES[e.color]}" + (
+        f"{'s' if e.count > 1 else ''} ×{e.count}" if e.count > 1 else "")
+    w = Words(names, game)
+    side: ev.Side
+    if e.official is not None:  # a team official's card (R1)
+        side, whom = e.official.team, f"the {w.side(e.official.team)} {e.official.role}"
+        whom_es = f"el {e.official.role} {w.de(side)}"
+    else:
+        side = sides.get(e.player or "", "away")
+        whom = whom_es = w.named(e.player or "")
+    return Entry(
+        kind="official.carded" if e.official is not None else "card.recorded", seq=seq, cause=e.id,
+        moment=moment, player=e.player, side=side, team=teams[side],
+        detail=f"{color} · {e.conduct or 'conduct not named'} · voided", clause="L1",
+        citation=citation("L1"), official=official, voided=True, color=e.color,
+        role=e.official.role if e.official is not None else None,
+        voided_by=by[0] if by else None, voided_at=by[1] if by else None,
+        text=nt.Text(f"Voided: {color} card to {whom}.", f"Anulada: {color_es} para {whom_es}."),
+    )
+
+
+def _disallowed_goal(e: ev.Goal, seq: int | None, names: Names, game: str, teams: dict[str, str],
+                     moment: Moment, official: str, by: tuple[str, int] | None) -> Entry:
+    """A goal the umpires disallowed (a void of it, A28): no points, its stoppage stands."""
+    w = Words(names, game)
+    scorer, scorer_es = (f" by {w.p(e.player)}", f" de {w.p(e.player)}") if e.player else ("", "")
+    points = f"{e.points} point{'s' if e.points > 1 else ''}"
+    return Entry(
+        kind="goal.scored", seq=seq, cause=e.id, moment=moment, player=e.player, side=e.team,
+        team=teams[e.team], detail=f"{points} · disallowed", clause="A2", citation=citation("A2"),
+        official=official, voided=True, voided_by=by[0] if by else None, voided_at=by[1] if by else None,
+        text=nt.Text(f"Disallowed: goal {w.side(e.team)}{scorer}; no points, the stoppage stands.",
+                     f"Anulado: gol {w.de(e.team)}{scorer_es}; no suma, la detención se mantiene."),
     )
 
 

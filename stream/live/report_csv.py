@@ -17,7 +17,7 @@ import io
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from ..rules.text import mmss
+from ..rules.text import half, mmss
 from . import audit
 from .report import Report, citation
 from .wallclock import iso
@@ -55,7 +55,8 @@ def _opt(value: object) -> str:
 
 
 def to_csv(report: Report) -> str:
-    """One row per entry (cards, penalties, box trips, releases, goals, ...), then one per obligation
+    """The result (``result_row``), then one row per entry (cards, penalties, box trips,
+    releases, goals, ...), then one per obligation
     created by the game (``kind`` ``obligation``, ``detail`` its kind and status, ``official`` who
     decided on it and ``text_en``/``text_es`` what: "Rescinded by … at …: why"), then one per
     committee decision about them (``kind`` its type: ``committee.rescind``, …; ``cause`` its id)."""
@@ -66,8 +67,26 @@ def to_csv(report: Report) -> str:
     return buf.getvalue()
 
 
+def result_row(report: Report) -> list[object]:
+    """The game's result first (``kind`` ``result``): ``detail`` the score as it stands, goals on
+    handicap included ("5½–4"), then the goals on handicap ("on handicap 1½–0") and the status;
+    ``seq`` the last log position the report folded."""
+    h, a = report.home, report.away
+    detail = f"{half(h.score)}–{half(a.score)}"
+    en = f"{h.name or h.team} {half(h.score)} – {half(a.score)} {a.name or a.team}"
+    es = en
+    if report.goals_on_handicap is not None:
+        detail += f" · on handicap {half(h.on_handicap)}–{half(a.on_handicap)}"
+        en += f" (goals on handicap: {half(h.on_handicap)}–{half(a.on_handicap)})"
+        es += f" (goles de hándicap: {half(h.on_handicap)}–{half(a.on_handicap)})"
+    detail += f" · {report.status}"
+    return ["result", report.seq, "", "", "", "", "", "", "", "", "", "", detail, "", "", "", "", "", en, es]
+
+
 def rows(report: Report) -> Iterator[list[object]]:
-    """The report's rows as ``to_csv`` writes them, before neutralising (no header)."""
+    """The report's rows as ``to_csv`` writes them, before neutralising (no header): the result,
+    then the entries, the obligations and the decisions."""
+    yield result_row(report)
     for x in report.entries:
         m = x.moment
         yield [x.kind, _opt(x.seq), iso(m.at), m.period, mmss(m.clock_ms), mmss(m.play_ms),

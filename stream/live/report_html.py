@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 
 from ..rules.ledger import Obligation
 from ..rules.notices import Text
-from ..rules.text import mmss
+from ..rules.text import half, mmss
 from . import audit
 from .report import BoxTrip, Entry, Moment, Report, TeamSheet, stoppage, who
 from .report_words import citation_in, words
@@ -98,6 +98,19 @@ def _team_head(sheet: TeamSheet) -> str:
             f'<small class="id">{_e(sheet.short or "")} · {_e(sheet.team)}</small></div>')
 
 
+def _on_handicap(r: Report, lang: str) -> str:
+    """The goals each side started with (A5), under the score: "Goals on handicap: Aiken 1½"."""
+    h = r.goals_on_handicap
+    if h is None:
+        return ""
+    w = words(lang)
+    given = [f"{_e(s.name or s.team)} {half(s.on_handicap)}" for s in (r.home, r.away) if s.on_handicap]
+    how = (f"{w('hcp_matrix')}: {h.home_handicap} – {h.away_handicap}" if h.source == "matrix"
+           else w("hcp_committee"))
+    return (f'<div class="meta on-handicap">{_e(w("on_handicap"))}: {", ".join(given) or "0"} '
+            f'<small>({_e(how)})</small></div>')
+
+
 def _lineup(r: Report, sheet: TeamSheet, lang: str = "en") -> str:
     names = ", ".join(who(r.roster, p) for p in sheet.bench)
     bench = f" · {words(lang)('bench')} {names}" if sheet.bench else ""
@@ -163,7 +176,7 @@ def timeline_svg(report: Report, lang: str = "en") -> str:
     parts.append(f'<text x="{left - 8}" y="{cards_y + 4}" class="t-lane">{_e(w("cards"))}</text>')
     for g, row in zip(report.goals, goal_rows, strict=True):
         color = _HOME if g.side == "home" else _AWAY
-        score = g.detail.rsplit("· ", 1)[-1]
+        score = "×" if g.voided else g.detail.rsplit("· ", 1)[-1]
         cx = x(g.moment.play_ms)
         parts.append(f'<g><title>{_e(_said(g.text, lang))}</title><circle cx="{cx}" cy="{goals_y}" r="6" '
                      f'fill="{color}"/><text x="{cx}" y="{goals_y - 9 - 11 * row}" class="t-mark">'
@@ -436,8 +449,9 @@ def to_html(report: Report, lang: str = "en") -> str:
         f"<title>{_e(w('title'))} · {g}</title><style>{_CSS}</style></head><body><main>"
         f"<h1>{_e(w('title'))} · {_e(w('rule14'))}</h1>"
         f'<header>{_team_head(r.home)}'
-        f'<div class="score">{r.home.score} – {r.away.score}</div>'
+        f'<div class="score">{half(r.home.score)} – {half(r.away.score)}</div>'
         f'{_team_head(r.away)}</header>'
+        f'{_on_handicap(r, lang)}'
         f'<div class="meta">{meta}</div>'
         f'<div class="meta">{_lineup(r, r.home, lang)}{_lineup(r, r.away, lang)}</div>'
         f"<h2>{_e(w('timeline'))} <small>— {_e(w('x_axis'))}</small></h2>{timeline_svg(r, lang)}{legend}"

@@ -10,6 +10,10 @@ from ..rules.clauses import CLAUSES, cite, cite_es
 #: key -> (English, Spanish)
 WORDS: dict[str, tuple[str, str]] = {
     "title": ("Game report", "Informe del partido"),
+    "on_handicap": ("Goals on handicap", "Goles de hándicap"),
+    "hcp_matrix": ("from the team handicaps", "según los hándicaps de equipo"),
+    "hcp_committee": ("set by the committee", "fijados por el Comité"),
+    "disallowed": ("disallowed", "anulado"),
     "rule14": ("Rule 14", "Regla 14"),
     "game": ("Game", "Partido"), "event": ("Event", "Evento"), "arena": ("Arena", "Arena"),
     "handicap": ("Handicap", "Hándicap"), "kind": ("Kind", "Tipo"), "status": ("Status", "Estado"),

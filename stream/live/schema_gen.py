@@ -40,6 +40,7 @@ REQUEST_BODIES = {
     "TeamRegistered": "TeamRegisteredRequest",
     "PlayerRegistered": "PlayerRegisteredRequest",
     "GameScheduled": "GameScheduledRequest",
+    "GameHandicap": "GameHandicapRequest",
 }
 #: The routes that can mean an event only once make up its id from the path (``app._derived_id``).
 _DERIVED_ID = {
@@ -156,7 +157,8 @@ def generated() -> dict[str, Any]:
     for src, name in REQUEST_BODIES.items():
         in_path = src in ("EventComplete", "TeamEliminated", "DrawMade")  # the route names the event
         drop = frozenset({"type", "at", *(["event"] if in_path else []),
-                          *(["game"] if src == "GameScheduled" else [])})  # ... or the game
+                          *(["game"] if src in ("GameScheduled", "GameHandicap") else []),  # ... or the game
+                          *(["worked"] if src == "GameHandicap" else [])})  # (the fold fills it in)
         note = _DERIVED_ID.get(src, "optional: without one the server makes up `api-<hex>`, so send "
                                     "your own to make a retry idempotent")
         comps[name] = _relaxed(comps[src], title=name, optional={"id"}, drop=drop, id_note=note)

@@ -97,6 +97,11 @@ _CLAUSES = [
     Clause("A4", "Ties (Arena Rule 5.c)", "Empates (Regla de Arena 5.c)",
            "5.c(1): extra periods after a 10-minute interval, and the first goal wins. "
            "5.c(2): a shootout after a 4-minute interval."),
+    Clause("A5", "Goals on handicap", "Goles de hándicap",
+           "In a handicap event, the team with the lower team handicap (the sum of its players' "
+           "handicaps) starts with goals on the scoreboard: per goal of net difference, ½ goal for "
+           "2 or 3 periods and 1 goal for 4 periods (USPA Arena Handicap Matrix). Winners are "
+           "decided on the total."),
     Clause("L1", "The event log", "El registro de eventos",
            "Each event has a unique id; a game is set up before its events; a void names "
            "an earlier event of the same game."),

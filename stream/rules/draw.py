@@ -64,7 +64,7 @@ class DrawGame(msgspec.Struct, kw_only=True):
     home: DrawSide
     away: DrawSide
     state: Literal["waiting", "ready", "set_up", "live", "ended"] = "waiting"
-    score: list[int] | None = None  # [home, away] as the game stands, once set up
+    score: list[int | float] | None = None  # [home, away] as it stands (goals on handicap in), once set up
     winner: str | None = None
     loser: str | None = None
     # Why an ended game decides nothing ("tied"), or why the game set up with this id is not
@@ -94,8 +94,8 @@ class Standing(msgspec.Struct, kw_only=True):
     won: int = 0
     lost: int = 0
     tied: int = 0
-    goals_for: int = 0
-    goals_against: int = 0
+    goals_for: int | float = 0   # goals on handicap included (A5)
+    goals_against: int | float = 0
 
 
 class Bracket(msgspec.Struct, kw_only=True):
@@ -274,15 +274,17 @@ def _result(g: DrawGame, game: Game | None) -> None:
         g.state = "ready" if g.home.team is not None and g.away.team is not None else "waiting"
         return
     g.state = "set_up" if game.status == "scheduled" else game.status
-    g.score = [game.score_home, game.score_away]
+    # The score on the total, goals on handicap included (A5), in the draw's order of its sides.
+    home, away = game.totals()
+    g.score = [home, away] if game.home.team == g.home.team or game.away.team == g.away.team else [away, home]
     if {game.home.team, game.away.team} != {g.home.team, g.away.team}:
         g.problem = "teams_differ"
     if game.status != "ended":
         return
-    if game.score_home == game.score_away:
+    if home == away:
         g.problem = "tied"
         return
-    home_won = game.score_home > game.score_away
+    home_won = home > away
     g.winner, g.loser = ((game.home.team, game.away.team) if home_won else (game.away.team, game.home.team))
 
 

@@ -135,6 +135,8 @@ class Engine(Season):
             out = self._OTHER[t](self, e)  # raises before any change
             owner.setdefault(eid, None)
             return out
+        if type(e) is ev.GameHandicap:
+            e = self._filled(e)  # its goals, worked out where it asks (A5)
         gid: str = e.game  # type: ignore[union-attr,assignment]  # every row of the table is a game's event
         rec = self.games.get(gid)
         if rec is None:

@@ -59,6 +59,8 @@ Label = Annotated[str, msgspec.Meta(max_length=64)]
 #: A name as displays show it, in any script.
 DisplayName = Annotated[str, msgspec.Meta(min_length=1, max_length=80, pattern=r"\S")]
 Severity = Union[Label, Annotated[int, msgspec.Meta(ge=0, le=99)], None]
+#: Goals on handicap, whole or half (arena scores carry halves: 5½–4).
+HalfGoals = Annotated[float, msgspec.Meta(ge=0, le=40, multiple_of=0.5)]
 
 
 class EventBase(msgspec.Struct, frozen=True, tag_field="type", kw_only=True, gc=False):
@@ -83,6 +85,21 @@ class Rules(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     third_offense_red_no_sub_ms: Literal[120_000, 240_000] = 120_000
 
 
+class MatrixRow(msgspec.Struct, frozen=True, kw_only=True, gc=False):
+    """One row of an event's handicap matrix: for games of ``periods`` periods, the goals on
+    handicap given per goal of difference between the two team handicaps (A5)."""
+
+    periods: Annotated[int, msgspec.Meta(ge=1, le=12)]
+    goals_per_goal: HalfGoals
+
+
+class HandicapGoals(msgspec.Struct, frozen=True, kw_only=True, gc=False):
+    """The goals each side starts a game with (A5)."""
+
+    home: HalfGoals = 0.0
+    away: HalfGoals = 0.0
+
+
 class EventSetup(EventBase, frozen=True, tag="event.setup", kw_only=True):
     event: Ident
     # What displays call the event ("Copa de Otoño 2026"); None: its id, made readable.
@@ -97,6 +114,9 @@ class EventSetup(EventBase, frozen=True, tag="event.setup", kw_only=True):
     # hand, so the committee sets them; None: no limit.
     team_handicap_min: Handicap | None = None
     team_handicap_max: Handicap | None = None
+    # A handicap event's matrix (A5): its games start with goals on handicap worked out from
+    # the team handicaps. None: no goals are given (an open event, or one played on the flat).
+    handicap_matrix: Annotated[list[MatrixRow], msgspec.Meta(max_length=12)] | None = None
 
 
 class EventComplete(EventBase, frozen=True, tag="event.complete", kw_only=True):
@@ -213,6 +233,9 @@ class GameSetup(GameEventBase, frozen=True, tag="game.setup", kw_only=True):
     # ``game.scheduled`` changes both later.
     starts_at: Millis | None = None
     officials: Officials | None = None
+    # The goals each side starts with, as the committee sets them (A5). None: worked out
+    # from the event's handicap matrix, if it has one.
+    goals_on_handicap: HandicapGoals | None = None
 
 
 class ClockStart(GameEventBase, frozen=True, tag="clock.start", kw_only=True):
@@ -350,6 +373,28 @@ class CommitteeDecrease(_CommitteeDecision, frozen=True, tag="committee.decrease
     owed_ms: Annotated[int, msgspec.Meta(ge=0, le=3_600_000)]
 
 
+class GameHandicap(GameEventBase, frozen=True, tag="game.handicap", kw_only=True):
+    """The committee sets a game's goals on handicap before it begins (A5): ``goals`` as
+    given, or (None) worked out again from the event's matrix and the starters' handicaps
+    as registered at this point of the log."""
+
+    goals: HandicapGoals | None = None
+    by: Label
+    reason: Annotated[str, msgspec.Meta(min_length=1, max_length=500)]
+    # Left out by a sender: where ``goals`` is None, the fold fills in the goals it worked out
+    # and this, what it worked them out from.
+    worked: WorkedOut | None = None
+
+
+class WorkedOut(msgspec.Struct, frozen=True, kw_only=True, gc=False):
+    """What goals on handicap were worked out from (A5): the two team handicaps (each side's
+    starters' registered handicaps, summed) and the matrix's goals per goal of difference."""
+
+    home_handicap: int
+    away_handicap: int
+    goals_per_goal: float
+
+
 class Void(EventBase, frozen=True, tag="void", kw_only=True):
     target: Ident
     game: Ident | None = None
@@ -385,6 +430,7 @@ Event = Union[
     CommitteeRescind,
     CommitteeDecrease,
     GameScheduled,
+    GameHandicap,
     Void,
 ]
 

@@ -45,7 +45,7 @@ from . import events as ev
 from . import ledger as lg
 from . import notices as nt
 from . import steps as st
-from .state import Game, MountWindow, OfficialCards, Player, PostgameEntry, Team
+from .state import Game, MountWindow, OfficialCards, OnHandicap, Player, PostgameEntry, Team, goals
 from .steps import BOX_MS, MOUNT_WINDOW_MS, Out
 
 Phase = Literal["scheduled", "live", "ended"]
@@ -110,9 +110,9 @@ def goal(g: Game, e: ev.Goal, out: Out) -> None:
             g.score_home += e.points
         else:
             g.score_away += e.points
+        home, away = g.totals()
         out.append(nt.GoalScored(cause=e.id, at=e.at, game=g.id, clause="A2", side=e.team,
-                                 player=e.player, points=e.points,
-                                 home=g.score_home, away=g.score_away))
+                                 player=e.player, points=e.points, home=home, away=away))
     if g.stops_on_goal and g.clock.running:
         clk.stop(g.clock, g.period_ms, e.at)
     if g.pending:
@@ -131,7 +131,7 @@ def horn(g: Game, e: ev.Horn, out: Out) -> None:
     out.append(st.clock_notice(g, e))
     st.stoppage(g, e, out)
     if (g.shootout_option and not g.shootout and g.clock.period == g.periods
-            and g.score_home == g.score_away):
+            and g.totals()[0] == g.totals()[1]):  # tied on the total, goals on handicap too (A5)
         # Regulation ends tied under 5.c(2): a shootout follows (R11, A4).
         st.exclude_from_shootout(g, e, out)
 
@@ -152,8 +152,9 @@ def game_end(g: Game, e: ev.GameEnd, out: Out) -> None:
     g.shootout = g.shootout or e.shootout
     g.ended_at = e.at
     g.ended_by = e.id
+    home, away = g.totals()
     out.append(nt.GameEnded(cause=e.id, at=e.at, game=g.id, clause="A1",
-                            home=g.score_home, away=g.score_away, shootout=g.shootout))
+                            home=home, away=away, shootout=g.shootout))
 
 
 def _official_card(g: Game, e: ev.Card, out: Out) -> None:
@@ -327,6 +328,33 @@ def postgame_card(g: Game, e: ev.PostgameCard, out: Out) -> None:
                                    player=p.id, side=p.side, level=e.level))
 
 
+def on_handicap(e: ev.GameSetup | ev.GameHandicap, goals: ev.HandicapGoals | None,
+                worked: ev.WorkedOut | None) -> OnHandicap | None:
+    """Goals on handicap as ``e`` sets them (A5): as given, or as worked out from the matrix;
+    None: neither (no goals)."""
+    if goals is None:
+        return None
+    if worked is None:
+        return OnHandicap(goals.home, goals.away, "committee", e.id)
+    return OnHandicap(goals.home, goals.away, "matrix", e.id, worked.home_handicap, worked.away_handicap,
+                      worked.goals_per_goal)
+
+
+def game_handicap(g: Game, e: ev.GameHandicap, out: Out) -> None:
+    """A5: the committee sets the goals each side starts with, until the game begins. The
+    fold fills ``goals`` in before the event reaches the game when it is to be worked out."""
+    if e.goals is None:
+        raise Refused("no_matrix", "no goals on handicap were given, and none could be worked out", "A5")
+    g.on_handicap = on_handicap(e, e.goals, e.worked)
+    home, away = g.totals()
+    out.append(nt.HandicapSet(cause=e.id, at=e.at, game=g.id, clause="A5", home=home, away=away,
+                              on_home=goals(e.goals.home), on_away=goals(e.goals.away),
+                              source=g.on_handicap.source if g.on_handicap else "committee",
+                              home_handicap=e.worked.home_handicap if e.worked else None,
+                              away_handicap=e.worked.away_handicap if e.worked else None,
+                              by=e.by, reason=e.reason))
+
+
 def tick(g: Game, e: ev.Tick, out: Out) -> None:
     """Time passes; the deadlines it brings were emitted before the handler ran."""
 
@@ -360,6 +388,7 @@ def new_game(e: ev.GameSetup, rules: ev.Rules) -> Game:
         stops_on_whistle=e.clock_stops_on_whistle, stops_on_goal=e.clock_stops_on_goal,
         home=_team(e.teams.home), away=_team(e.teams.away),
         players=players, rules=rules, interval_ms=e.interval_ms, long_interval_ms=e.long_interval_ms,
+        on_handicap=on_handicap(e, e.goals_on_handicap, None),
     )
 
 
@@ -389,6 +418,7 @@ _LIVE: frozenset[Phase] = frozenset({"live"})
 _OPEN: frozenset[Phase] = frozenset({"scheduled", "live"})
 _ENDED: frozenset[Phase] = frozenset({"ended"})
 _ANY: frozenset[Phase] = frozenset({"scheduled", "live", "ended"})
+_SCHEDULED: frozenset[Phase] = frozenset({"scheduled"})
 
 TRANSITIONS: dict[type, Transition] = {
     #  event         accepted while, handler, begins it (A27), changes the ledger (R13)    clause
@@ -407,6 +437,7 @@ TRANSITIONS: dict[type, Transition] = {
     ev.MountReplaced: Transition(_OPEN, mount_replaced),                      # R17
     ev.PostgameCard:  Transition(_ENDED, postgame_card, ledger=True),         # R9, R13
     ev.Tick:          Transition(_ANY,  tick),                                # house rule 2
+    ev.GameHandicap:  Transition(_SCHEDULED, game_handicap),                  # A5: until it begins
 }
 
 def only_its_game(status: str | None, e: ev.Event) -> bool:
@@ -421,6 +452,9 @@ def only_its_game(status: str | None, e: ev.Event) -> bool:
 def refuse_phase(g: Game, e: ev.EventBase) -> Refused:
     """The refusal for an event that arrives in a phase its row doesn't accept."""
     t = ev.event_type(e)
+    if isinstance(e, ev.GameHandicap):
+        return Refused("game_begun", f"game {g.id!r} has begun: its goals on handicap are "
+                       "fixed from its first play", "A5")
     if g.status == "ended":
         if isinstance(e, ev.Card):
             return Refused("game_over", "the game has ended; a card after the game is a "

@@ -115,8 +115,8 @@ class GoalScored(_Notice, frozen=True, tag="goal.scored", kw_only=True):
     side: Side
     player: str | None
     points: int
-    home: int
-    away: int
+    home: int | float   # the score after it: goals and goals on handicap (A5), a half as .5
+    away: int | float
 
 
 class ClockChanged(_Notice, frozen=True, tag="clock", kw_only=True):
@@ -133,9 +133,23 @@ class GameReady(_Notice, frozen=True, tag="game.ready", kw_only=True):
 
 
 class GameEnded(_Notice, frozen=True, tag="game.ended", kw_only=True):
-    home: int
-    away: int
+    home: int | float
+    away: int | float
     shootout: bool
+
+
+class HandicapSet(_Notice, frozen=True, tag="handicap.set", kw_only=True):
+    """The goals each side starts with, as the committee set them or the matrix gave them (A5)."""
+
+    home: int | float        # the score they make, before any goal
+    away: int | float
+    on_home: int | float     # the goals on handicap
+    on_away: int | float
+    source: Literal["matrix", "committee"]
+    home_handicap: int | None = None   # "matrix": the team handicaps they were worked out from
+    away_handicap: int | None = None
+    by: str = ""
+    reason: str = ""
 
 
 class ShootoutExcluded(_Notice, frozen=True, tag="shootout.excluded", kw_only=True):
@@ -247,6 +261,7 @@ Notice = Union[
     ClockChanged,
     GameReady,
     GameEnded,
+    HandicapSet,
     ShootoutExcluded,
     MountDeadline,
     MountReplacedNotice,

@@ -20,9 +20,10 @@ from . import events as ev
 from . import game as gm
 from . import ledger as lg
 from . import notices as nt
+from . import tournaments as tn
 from .face import Face
 from .records import GameRecord
-from .state import Game
+from .state import Game, goals
 from .tournaments import team_handicap
 
 _pack = msgspec.msgpack.Encoder()
@@ -43,7 +44,36 @@ class Season(Face):
         rules = self.tournaments.rules_for(e)
         if self.draws:
             dr.check_setup(e, self.brackets())
-        return gm.new_game(e, rules)
+        g = gm.new_game(e, rules)
+        if e.goals_on_handicap is None and self.tournaments.has_matrix(g.event):
+            found = self.worked_out(g)
+            if not isinstance(found, str):
+                g.on_handicap = gm.on_handicap(e, *found)
+        return g
+
+    def worked_out(self, g: Game) -> tuple[ev.HandicapGoals, ev.WorkedOut] | str:
+        """A5: the goals on handicap ``g``'s event's matrix gives it from its starters' handicaps
+        as registered now; or why none can be worked out."""
+        rate = self.tournaments.matrix_rate(g.event, g.periods)
+        if rate is None:
+            return (f"event {g.event!r} has no handicap matrix" if not self.tournaments.has_matrix(g.event)
+                    else f"the handicap matrix has no row for {g.periods} periods")
+        current = self.registry.players.current
+        home, away = ([p.handicap if (p := current(pid)) else None for pid in g.team(side).lineup]
+                      for side in ("home", "away"))
+        return tn.work_out(rate, home, away)
+
+    def _filled(self, e: ev.GameHandicap) -> ev.GameHandicap:
+        """A ``game.handicap`` as its game takes it: the goals worked out where it asks for that
+        (A5); ``Refused`` if they can't be."""
+        rec = self.games.get(e.game)
+        if e.goals is not None or rec is None:
+            return e  # as given (or refused as any game event of no game is)
+        found = self.worked_out(rec.game)
+        if isinstance(found, str):
+            raise Refused("not_worked_out", f"goals on handicap can't be worked out: {found}; "
+                          "give them", "A5")
+        return msgspec.structs.replace(e, goals=found[0], worked=found[1])
 
     def _game_setup(self, e: ev.GameSetup) -> list[nt.Notice]:
         g = self._new_game(e)
@@ -66,6 +96,16 @@ class Season(Face):
                                       side=side)
                 if found is not None:
                     out.append(found)
+        if e.goals_on_handicap is None and g.on_handicap is None and self.tournaments.has_matrix(g.event):
+            why = self.worked_out(g)
+            out.append(nt.Alert(cause=e.id, at=e.at, game=g.id, clause="A5", code="handicap_goals_unknown",
+                                detail=why if isinstance(why, str) else ""))
+        elif g.on_handicap is not None:
+            h = g.on_handicap
+            home, away = g.totals()
+            out.append(nt.HandicapSet(cause=e.id, at=e.at, game=g.id, clause="A5", home=home, away=away,
+                                      on_home=goals(h.home), on_away=goals(h.away), source=h.source,
+                                      home_handicap=h.home_handicap, away_handicap=h.away_handicap))
         self.games[e.game] = GameRecord(g, e.at, out)
         self.schedules.set_up(e)
         return out

@@ -81,6 +81,20 @@ class PostgameEntry(msgspec.Struct):
     cause: str
 
 
+class OnHandicap(msgspec.Struct):
+    """The goals each side starts with (A5), and where they come from."""
+
+    home: float
+    away: float
+    source: Literal["matrix", "committee"]
+    cause: str                          # the game.setup or game.handicap that set them
+    # "matrix": the two team handicaps (the starters' registered handicaps, summed) and the
+    # matrix's goals per goal of difference that gave them.
+    home_handicap: int | None = None
+    away_handicap: int | None = None
+    goals_per_goal: float | None = None
+
+
 class Game(msgspec.Struct):
     id: str
     event: str
@@ -116,9 +130,22 @@ class Game(msgspec.Struct):
     # The cards recorded (event id -> the player, or None for a team official): what
     # a ``card.amended`` may name.
     cards: dict[str, str | None] = msgspec.field(default_factory=dict)
+    on_handicap: OnHandicap | None = None  # goals on handicap (A5); None: none given
 
     def team(self, side: Side) -> Team:
         return self.home if side == "home" else self.away
+
+    def totals(self) -> tuple[int | float, int | float]:
+        """The score as it stands: goals scored plus goals on handicap (A5), a half as .5."""
+        h = self.on_handicap
+        if h is None:
+            return self.score_home, self.score_away
+        return goals(self.score_home + h.home), goals(self.score_away + h.away)
+
+
+def goals(x: float) -> int | float:
+    """A score as the log and the displays write it: ``5`` when whole, ``5.5`` with a half."""
+    return int(x) if x == int(x) else x
 
 
 def other(side: Side) -> Side:

@@ -58,6 +58,10 @@ REASONS_ES: dict[str, str] = {
     "not_decreasable": "esa sanción no debe tiempo de juego; el Comité puede revocarla",
     "not_a_decrease": "una reducción debe dejar menos tiempo que el actual",
     "bad_limits": "el hándicap de equipo mínimo es mayor que el máximo",
+    "game_begun": "el partido ya empezó",
+    "bad_matrix": "la tabla de hándicap repite un número de períodos",
+    "not_worked_out": "no se pueden calcular los goles de hándicap: indíquenlos",
+    "no_matrix": "no se indicaron goles de hándicap y no se pueden calcular",
     "draw_format": "ese formato de cuadro no es posible",
     "duplicate_team": "un equipo figura dos veces en el cuadro",
     "already_drawn": "el cuadro ya tiene partidos configurados; no se sortea de nuevo",
@@ -204,6 +208,11 @@ def _alert(n: nt.Alert, w: Words) -> tuple[str, str]:
                 "handicap can't be checked against the event's limits; register them",
                 f"{w.el(n.side or '', cap=True)}: {es_detail} no tienen hándicap inscrito y no se puede "
                 "comprobar el hándicap de equipo del evento; inscríbanlo")
+    if c == "handicap_goals_unknown":
+        return (f"The goals on handicap could not be worked out ({n.detail}): the game starts with none "
+                "until the committee sets them",
+                f"No se pudieron calcular los goles de hándicap ({_es_unknown(n.detail)}): el partido "
+                "empieza sin ellos hasta que el Comité los fije")
     if c == "no_longer_owed":
         what, what_es = _OWED.get(n.reason or "", (n.reason or "", n.reason or ""))
         return (f"{w.who(n.player or '', n.side)} no longer owes {what} here (from game {n.origin_game}): "
@@ -218,6 +227,13 @@ def _alert(n: nt.Alert, w: Words) -> tuple[str, str]:
                 "sustitutos en "
                 "el banco: revisen la planilla")
     return _ALERTS[c]
+
+
+def _es_unknown(detail: str) -> str:
+    """The Spanish of why goals on handicap could not be worked out (``Season.worked_out``)."""
+    return (detail.replace("starter(s) with no registered handicap", "titular(es) sin hándicap inscrito")
+            .replace("the handicap matrix has no row for", "la tabla de hándicap no tiene fila para")
+            .replace("periods", "períodos"))
 
 
 _OWED = {"sit_out": ("his sit-out", "su tiempo fuera"), "suspension": ("his suspension", "su suspensión"),
@@ -276,6 +292,29 @@ def _conduct_named(n: nt.ConductNamed, w: Words) -> tuple[str, str]:
     return (f"The card to {whom} was for {what}", f"La tarjeta a {whom_es} fue por {what} ({n.conduct})")
 
 
+def half(x: float) -> str:
+    """A score as people write it: ``5½``, ``½``, ``4``."""
+    whole = int(x)
+    if x == whole:
+        return str(whole)
+    return f"{whole or ''}½"
+
+
+def _handicap_set(n: nt.HandicapSet, w: Words) -> tuple[str, str]:
+    given = [(side, g) for side, g in (("home", n.on_home), ("away", n.on_away)) if g]
+    what = ", ".join(f"{w.side(side)} {half(g)}" for side, g in given) or "none"
+    what_es = ", ".join(f"{w.side_es(side)} {half(g)}" for side, g in given) or "ninguno"
+    if n.source == "matrix":
+        how = f"from the team handicaps, {n.home_handicap} v {n.away_handicap}"
+        how_es = f"según los hándicaps de equipo, {n.home_handicap} contra {n.away_handicap}"
+    else:
+        how, how_es = "set by the committee", "fijados por el Comité"
+    why = f" ({n.by}: {n.reason})" if n.by else ""
+    return (f"Goals on handicap: {what}, {how}{why}; the game starts {half(n.home)}-{half(n.away)}",
+            f"Goles de hándicap: {what_es}, {how_es}{why}; el partido empieza "
+            f"{half(n.home)}-{half(n.away)}")
+
+
 def _decided_en(n: nt.ObligationUpdated) -> str:
     return "" if n.by is None else f" to {mmss(n.owed_ms)} of play ({n.by}: {n.reason}; beyond Rule 14)"
 
@@ -325,9 +364,10 @@ _RENDER: dict[type, Callable[[Any, Words], tuple[str, str]]] = {
         f"Sustitución ({w.side_es(n.side)}): entra {w.p(n.in_)} por {w.p(n.out)}"),
     nt.GoalScored: lambda n, w: (
         f"Goal {w.side(n.side)}{' by ' + w.p(n.player) if n.player else ''}"
-        f"{' (2 points)' if n.points == 2 else ''}: {n.home}-{n.away}",
+        f"{' (2 points)' if n.points == 2 else ''}: {half(n.home)}-{half(n.away)}",
         f"Gol {w.de(n.side)}{' de ' + w.p(n.player) if n.player else ''}"
-        f"{' (2 puntos)' if n.points == 2 else ''}: {n.home}-{n.away}"),
+        f"{' (2 puntos)' if n.points == 2 else ''}: {half(n.home)}-{half(n.away)}"),
+    nt.HandicapSet: _handicap_set,
     nt.ClockChanged: lambda n, w: (
         (f"Period {n.period} over" if n.period_over else
          f"Period {n.period} under way, {mmss(n.remaining_ms)} to play"),
@@ -336,8 +376,8 @@ _RENDER: dict[type, Callable[[Any, Words], tuple[str, str]]] = {
     nt.GameReady: lambda n, w: (f"Game set up: {w.team(n.home)} v {w.team(n.away)}",
                                 f"Partido preparado: {w.team(n.home)} contra {w.team(n.away)}"),
     nt.GameEnded: lambda n, w: (
-        f"Game over: {n.home}-{n.away}{' after a shootout' if n.shootout else ''}",
-        f"Fin del partido: {n.home}-{n.away}{' tras un shootout' if n.shootout else ''}"),
+        f"Game over: {half(n.home)}-{half(n.away)}{' after a shootout' if n.shootout else ''}",
+        f"Fin del partido: {half(n.home)}-{half(n.away)}{' tras un shootout' if n.shootout else ''}"),
     nt.ShootoutExcluded: lambda n, w: (
         f"{w.who(n.player, n.side)} had {mmss(n.owed_ms)} left in the box: excluded from the shootout, "
         f"time deemed served",

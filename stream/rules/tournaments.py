@@ -29,6 +29,7 @@ class Tournament(msgspec.Struct):
     name: str | None = None  # what displays call it; None: its id
     team_handicap_min: int | None = None   # the limits of a side's starters' handicaps, summed
     team_handicap_max: int | None = None
+    handicap_matrix: list[ev.MatrixRow] | None = None  # A5: goals per goal of difference, by periods
 
 
 def team_handicap(handicaps: list[int | None], low: int | None, high: int | None, *, cause: str,
@@ -49,6 +50,20 @@ def team_handicap(handicaps: list[int | None], low: int | None, high: int | None
     return None
 
 
+def work_out(rate: float, home: list[int | None], away: list[int | None]
+             ) -> tuple[ev.HandicapGoals, ev.WorkedOut] | str:
+    """A5: the goals on handicap the matrix gives (``rate`` goals per goal of difference, to the
+    side with the lower team handicap), from each side's starters' registered handicaps; or why
+    they can't be worked out."""
+    missing = sum(h is None for h in [*home, *away])
+    if missing:
+        return f"{missing} starter(s) with no registered handicap"
+    h, a = sum(x or 0 for x in home), sum(x or 0 for x in away)
+    given = abs(h - a) * rate
+    goals = ev.HandicapGoals(home=given if h < a else 0.0, away=given if a < h else 0.0)
+    return goals, ev.WorkedOut(home_handicap=h, away_handicap=a, goals_per_goal=rate)
+
+
 class Tournaments:
     def __init__(self, by_id: dict[str, Tournament] | None = None) -> None:
         self.by_id: dict[str, Tournament] = {} if by_id is None else by_id
@@ -59,11 +74,15 @@ class Tournaments:
         if e.event in self.by_id:
             raise Refused("duplicate_event", f"event {e.event!r} is already set up", "L1")
         low, high = e.team_handicap_min, e.team_handicap_max
+        periods = [r.periods for r in e.handicap_matrix or ()]
+        if len(set(periods)) != len(periods):
+            raise Refused("bad_matrix", "the handicap matrix lists a number of periods twice", "A5")
         if low is not None and high is not None and low > high:
             raise Refused("bad_limits", f"a team handicap of at least {low} and at most {high} "
                           "admits no team", "A3")
         self.by_id[e.event] = Tournament(e.event, e.cls, e.handicap, list(e.teams), e.completed, [],
-                                         e.rules, e.name, e.team_handicap_min, e.team_handicap_max)
+                                         e.rules, e.name, e.team_handicap_min, e.team_handicap_max,
+                                         list(e.handicap_matrix) if e.handicap_matrix is not None else None)
 
     def check_enter(self, event: str) -> Tournament:
         """The event a registration may enter a team in; ``Refused`` if none may."""
@@ -119,6 +138,17 @@ class Tournaments:
         if t is None or (t.team_handicap_min is None and t.team_handicap_max is None):
             return None
         return t.team_handicap_min, t.team_handicap_max
+
+    def matrix_rate(self, event: str, periods: int) -> float | None:
+        """A5: the goals on handicap per goal of difference for a game of ``periods`` periods
+        in ``event`` (None: the event has no matrix, or it has no row for that many periods)."""
+        t = self.by_id.get(event)
+        row = next((r for r in t.handicap_matrix or () if r.periods == periods), None) if t else None
+        return None if row is None else row.goals_per_goal
+
+    def has_matrix(self, event: str) -> bool:
+        t = self.by_id.get(event)
+        return t is not None and t.handicap_matrix is not None
 
     def event_class(self, event: str) -> str:
         t = self.by_id.get(event)

@@ -15,12 +15,26 @@ import msgspec
 from . import clock as clk
 from .events import Side
 from .notices import Text
-from .state import Game, Player, Sitout, Team
+from .state import Game, Player, Sitout, Team, goals
 
 
 class Score(msgspec.Struct):
-    home: int
-    away: int
+    """The score as it stands: goals scored plus goals on handicap (A5), a half as .5."""
+
+    home: int | float
+    away: int | float
+
+
+class HandicapView(msgspec.Struct):
+    """The goals each side started with (A5), included in ``score``; where they come from:
+    ``matrix`` (worked out from the two team handicaps) or ``committee`` (as it set them)."""
+
+    home: int | float
+    away: int | float
+    source: Literal["matrix", "committee"]
+    home_handicap: int | None
+    away_handicap: int | None
+    goals_per_goal: int | float | None
 
 
 class IntervalView(msgspec.Struct):
@@ -143,6 +157,7 @@ class GameView(msgspec.Struct):
     postgame: list[PostgameView]
     carried: list[CarriedView]
     officials: list[OfficialView]
+    goals_on_handicap: HandicapView | None = None
 
 
 _RELEASE_TEXT = {
@@ -207,13 +222,21 @@ def _interval(g: Game) -> IntervalView | None:
     return IntervalView(started_at=c.since, ms=ms, ends_at=c.since + ms)
 
 
+def _on_handicap(g: Game) -> HandicapView | None:
+    h = g.on_handicap
+    if h is None:
+        return None
+    return HandicapView(goals(h.home), goals(h.away), h.source, h.home_handicap, h.away_handicap,
+                        None if h.goals_per_goal is None else goals(h.goals_per_goal))
+
+
 def game_view(g: Game, now: int) -> GameView:
     c = g.clock
     play = clk.play_at(c, g.period_ms, now)
     return GameView(
         game=g.id, event=g.event, arena=g.arena, kind=g.kind, handicap=g.handicap, status=g.status,
         shootout_option=g.shootout_option, shootout=g.shootout,
-        score=Score(g.score_home, g.score_away),
+        score=Score(*g.totals()),
         clock=ClockView(running=c.running, period=c.period, periods=g.periods,
                         period_ms=g.period_ms, remaining_ms=clk.remaining_at(c, g.period_ms, now),
                         play_ms=play, at=now, period_over=c.period_over,
@@ -224,6 +247,7 @@ def game_view(g: Game, now: int) -> GameView:
         carried=[CarriedView(c.id, c.player, c.kind, c.owed_ms, c.clause, c.origin_game)
                  for c in g.carried],
         officials=[OfficialView(o.side, o.role, o.yellows, o.reds) for o in g.officials],
+        goals_on_handicap=_on_handicap(g),
     )
 
 

@@ -99,6 +99,11 @@ async def schedule_game(request: web.Request) -> web.Response:
     return await submit_body(request, "game.scheduled", game=request.match_info["game"])
 
 
+async def game_handicap(request: web.Request) -> web.Response:
+    """A game's goals on handicap, set by the committee before it begins (A5)."""
+    return await submit_body(request, "game.handicap", game=request.match_info["game"])
+
+
 async def committee_rescind(request: web.Request) -> web.Response:
     """The committee rescinds an obligation no game has begun to serve: logged with who and why."""
     return await submit_body(request, "committee.rescind")
@@ -159,6 +164,16 @@ ROUTES = (
         description="`starts_at` (Unix ms) and `officials` (`umpires`: up to two names, "
                     "`referee`, `timekeeper`) replace the game's schedule whole; the game's "
                     "viewers get a new `roster` frame with it. Refused `unknown_game`.")),
+    post("/api/games/{game}/handicap", game_handicap, op(
+        "setGameHandicap", "Set a game's goals on handicap before it begins (a `game.handicap` event)",
+        "admin", submit_responses(), admin=True, body="GameHandicapRequest", params=["game"],
+        description="`goals` (`home`, `away`: whole or half goals, e.g. `1.5`) as the committee sets "
+                    "them; left out or null, they are worked out again from the event's handicap "
+                    "matrix and the starters' handicaps as registered now. `by` and `reason` say who "
+                    "and why. The game's viewers get the new score in a delta. Refused "
+                    "`unknown_game`, `game_begun` once the game has begun, `not_worked_out` when "
+                    "they can't be worked out (no matrix, no row for the game's periods, a starter "
+                    "with no registered handicap).")),
     post("/api/committee/rescind", committee_rescind, op(
         "committeeRescind", "The committee rescinds an obligation (a `committee.rescind` event)",
         "admin", submit_responses(), admin=True, body="CommitteeRescindRequest",
