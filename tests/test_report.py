@@ -274,3 +274,66 @@ async def test_the_printable_report_reads_in_spanish(srv: Server) -> None:
     assert "Tarjeta roja" in es and "Final" in es
     assert 'href="/games/g1/report?lang=es">Español</a>' in en
     assert 'href="/games/g1/report">English</a>' in es
+
+
+async def watch_view(server: Server, game: str = "g1") -> dict[str, Any]:
+    """The view a scoreboard holds: a fresh subscription's snapshot."""
+    async with aiohttp.ClientSession() as s, s.ws_connect(server.watch_url) as ws:
+        await ws.send_json({"type": "subscribe", "game": game})
+        while True:
+            msg = json.loads((await ws.receive(timeout=5)).data)
+            if msg["type"] == "snapshot":
+                return dict(msg["view"])
+
+
+async def test_a_disallowed_goal_and_goals_on_handicap_are_one_score_everywhere(srv: Server) -> None:
+    """The record is the scoreboard's score: a goal the umpire voids (disallowed, A28) comes
+    off in the report, its CSV, its printable header and the draw, and is listed as disallowed
+    with who voided it; a handicap event's goals on handicap (A5) are in every one of them."""
+    server = srv
+    matrix = [{"periods": 2, "goals_per_goal": 0.5}, {"periods": 3, "goals_per_goal": 0.5},
+              {"periods": 4, "goals_per_goal": 1}]
+    status, reply = await server.api("POST", "/api/events", {
+        "event": "cup", "class": "club", "handicap": 12, "teams": ["g1-home", "g1-away"],
+        "handicap_matrix": matrix})
+    assert status == 201, reply
+    admin = await admin_device(server)
+    for pid, h in {"h1": 1, "h2": 1, "h3": 1, "a1": 2, "a2": 2, "a3": 2}.items():  # 3 v 6: 3 × ½
+        await admin.send({"type": "player.registered", "player": pid, "name": pid.upper(), "handicap": h})
+    await admin.close()
+    status, reply = await server.api("POST", "/api/events/cup/draw", {
+        "format": "knockout", "teams": ["g1-home", "g1-away"]})
+    assert status in (200, 201), reply
+    await server.setup_game("cup-final", sides=("g1-home", "g1-away"), periods=3, arena="a1")
+    ump = await server.device("umpire", game="cup-final")
+    ump2 = await server.device("umpire", game="cup-final", name="ump-two")
+    tk = await server.device("timekeeper", game="cup-final")
+    await tk.send({"type": "clock.start", "game": "cup-final"})
+    scored = await ump.send({"type": "goal", "game": "cup-final", "team": "away", "player": "a1"})
+    await tk.send({"type": "clock.start", "game": "cup-final"})
+    voided = await ump.send({"type": "goal", "game": "cup-final", "team": "away", "player": "a2"})
+    await ump2.send({"type": "void", "game": "cup-final", "target": voided["log_id"]})
+    await tk.send({"type": "game.end", "game": "cup-final"})
+    for d in (ump, ump2, tk):
+        await d.close()
+
+    view = await watch_view(server, "cup-final")
+    assert view["score"] == {"home": 1.5, "away": 1}            # 1½ on handicap; one goal stands
+    assert view["goals_on_handicap"]["source"] == "matrix"
+    status, _, body = await get(server, "/games/cup-final/report.json")
+    report = json.loads(body)
+    assert (report["home"]["score"], report["away"]["score"]) == (1.5, 1)
+    assert (report["home"]["on_handicap"], report["away"]["on_handicap"]) == (1.5, 0)
+    goals = {g["cause"]: g for g in report["goals"]}
+    assert goals[scored["log_id"]]["voided"] is False
+    disallowed = goals[voided["log_id"]]
+    assert disallowed["voided"] is True and disallowed["voided_by"] == "ump-two"
+    assert "disallowed" in disallowed["detail"] and disallowed["text"]["es"].startswith("Anulado: gol")
+    status, _, page = await get(server, "/games/cup-final/report")
+    assert '<div class="score">1½ – 1</div>' in page and "Goals on handicap" in page
+    status, _, text = await get(server, "/games/cup-final/report.csv")
+    first = next(csv.DictReader(io.StringIO(text)))
+    assert (first["kind"], first["detail"].split(" · ")[0]) == ("result", "1½–1")
+    status, draw = await server.api("GET", "/api/events/cup/draw")
+    final = next(g for g in draw["games"] if g["game"] == "cup-final")
+    assert (final["score"], final["winner"]) == ([1.5, 1], "g1-home")

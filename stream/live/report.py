@@ -39,11 +39,13 @@ from ..rules import codec
 from ..rules import events as ev
 from ..rules import notices as nt
 from ..rules.clauses import CLAUSES, cite
+from ..rules.engine import Engine
 from ..rules.ledger import Obligation
 from ..rules.names import NO_NAMES, Names, Words, shirt
 from ..rules.rosters import GameRoster
 from ..rules.text import mmss, render
 from ..rules.view import CarriedView, GameView, HandicapView, PostgameView
+from ..store import Record
 from . import audit
 from .api_types import CommitteeDecision
 from .hub import SYSTEM, Hub
@@ -100,7 +102,9 @@ class BoxTrip(msgspec.Struct, kw_only=True):
     enter: Moment
     eligible: Moment | None  # the play time served
     release: Moment | None   # out at this stoppage (None: still in the box at the end)
-    stoppage: str | None     # as in the notice: "whistle:<event id>", "goal:…"; "left early", "shootout"
+    # as in the notice: "whistle:<event id>", "goal:…"; "left early", "shootout", "sent off"
+    # (a red in the box superseded it)
+    stoppage: str | None
     release_clause: str | None
     player_name: str | None = None
     number: int | None = None
@@ -268,20 +272,27 @@ def citation(clause: str) -> str:
 
 
 async def build(hub: Hub, game: str) -> Report:
-    """Collect ``game``'s report. ``KeyError`` if there is no such game.
+    """Collect ``game``'s report from its records in the store. ``KeyError`` if there is no
+    such game."""
+    seq = hub.feeds[game].seq
+    records = [r for r in await hub.store.game_records(game) if r.seq is not None]
+    return assemble(hub.engine, game, records, seq)
+
+
+def assemble(engine: Engine, game: str, records: Sequence[Record], seq: int) -> Report:
+    """``game``'s report from its logged ``records`` (in log order) and the engine that folded
+    them, as of log position ``seq``.
 
     The result (score, teams, what the game carried, post-game cards, obligations) is the
-    engine's own: ``hub.engine.view(game)`` and its ledger, what every display shows. The
+    engine's own: ``engine.view(game)`` and its ledger, what every display shows. The
     game's events are folded again only to place each notice on the clocks: the engine's own
     standing events (``Engine.game_events``: a disallowed goal as disallowed, late events
     where they were folded), so the fold can't count what the engine does not."""
-    feed = hub.feeds[game]
-    records = [r for r in await hub.store.game_records(game) if r.seq is not None]
     officials: dict[str, str] = {}
     seqs: dict[str, int] = {}
     dropped: list[tuple[Any, int]] = []          # voided events, with their seq
     voided_by: dict[str, tuple[str, int]] = {}   # a void's target -> who voided it, and when
-    along = hub.engine.names_along(game)
+    along = engine.names_along(game)
     names: dict[str, Names] = {}                 # the roster as of each event, in log order
     decoded = []
     for r in records:
@@ -290,16 +301,16 @@ async def build(hub: Hub, game: str) -> Report:
         seqs[e.id] = r.seq or 0
         names[e.id] = along.at(e.id)
         decoded.append((e, r.seq or 0))
-        if isinstance(e, ev.Void) and hub.engine.knows(e.id):
+        if isinstance(e, ev.Void) and engine.knows(e.id):
             voided_by[e.target] = (officials[e.id], e.at)
-    for e, seq in decoded:
-        if not isinstance(e, ev.GameSetup | ev.Void) and hub.engine.is_voided(e.id):
-            dropped.append((e, seq))
+    for e, pos in decoded:
+        if not isinstance(e, ev.GameSetup | ev.Void) and engine.is_voided(e.id):
+            dropped.append((e, pos))
 
     # The fork's time cursor starts before everything (as the engine's does), so that events
     # dated before the setup (a synced device may date an event any time in the past) are
     # folded in time order from the start, each view taken at its event's own moment.
-    fork = hub.engine.fork_game(game, as_it_stands=True)
+    fork = engine.fork_game(game, as_it_stands=True)
     clock = _Clock()
     first = fork.view(game)
     clock.add(first)
@@ -309,13 +320,13 @@ async def build(hub: Hub, game: str) -> Report:
     out: list[tuple[Any, Moment, str]] = [
         (render(n, names.get(n.cause, NO_NAMES)), clock.at(n.at), n.cause) for n in fork.setup_notices(game)]
     disallowed: list[ev.Goal] = []
-    for ge in hub.engine.game_events(game):
+    for ge in engine.game_events(game):
         notices = fork.feed(ge)  # type: ignore[arg-type]  # a game's events are events of the log
         clock.add(fork.view(game))
         out.extend((render(n, names[ge.id]), clock.at(n.at), ge.id) for n in notices)
         if isinstance(ge, ev.Goal) and ge.disallowed:
             disallowed.append(ge)
-    final = hub.engine.view(game)   # the result, as the engine holds it
+    final = engine.view(game)   # the result, as the engine holds it
     sides = {p.id: p.side for p in final.players}
 
     # A card's conduct, as last named (R1: a card.amended names it after the card).
@@ -341,22 +352,22 @@ async def build(hub: Hub, game: str) -> Report:
             code=n.code if isinstance(n, nt.Alert) else None,
             text=n.text or nt.Text("", ""),
         ))
-    for e, seq in dropped:
+    for e, pos in dropped:
         if isinstance(e, ev.Card):
-            entries.append(_voided_card(e, seq, names[e.id], game, sides, teams, clock.at(e.at),
+            entries.append(_voided_card(e, pos, names[e.id], game, sides, teams, clock.at(e.at),
                                         officials.get(e.id, ""), voided_by.get(e.id)))
     for goal in disallowed:
         entries.append(_disallowed_goal(goal, seqs.get(goal.id), names[goal.id], game, teams,
                                         clock.at(goal.at), officials.get(goal.id, ""),
                                         voided_by.get(goal.id)))
     entries.sort(key=lambda x: (x.moment.at, x.seq or 0))
-    roster = hub.engine.roster(game)
+    roster = engine.roster(game)
     for x in entries:
         _named(roster, x)
     trips = _box_trips(entries)
     for trip in trips:
         _named(roster, trip)
-    obligations = sorted(hub.engine.all_obligations(origin_game=game), key=lambda o: (o.order, o.player))
+    obligations = sorted(engine.all_obligations(origin_game=game), key=lambda o: (o.order, o.player))
 
     return Report(
         game=game, event=final.event, arena=final.arena, kind=final.kind, handicap=final.handicap,
@@ -365,7 +376,7 @@ async def build(hub: Hub, game: str) -> Report:
         away=_sheet(final, "away", roster),
         periods=final.clock.periods, period_ms=final.clock.period_ms, play_ms=final.clock.play_ms,
         period_starts=clock.period_starts(),
-        seq=feed.seq, generated_at=now_ms(),
+        seq=seq, generated_at=now_ms(),
         cards=[x for x in entries if x.kind in ("card.recorded", "official.carded")],
         penalties=[x for x in entries if x.kind == "penalty.awarded"],
         box_trips=trips,
@@ -378,7 +389,7 @@ async def build(hub: Hub, game: str) -> Report:
         carried=list(final.carried),
         postgame=list(final.postgame),
         roster=roster,
-        decisions=audit.of_obligations(hub.engine, obligations),
+        decisions=audit.of_obligations(engine, obligations),
         goals_on_handicap=final.goals_on_handicap,
     )
 
@@ -445,10 +456,13 @@ def _box_trips(entries: Sequence[Entry]) -> list[BoxTrip]:
             trips.append(open_[x.player])
         elif x.kind == "box.eligible" and x.player in open_:
             open_[x.player].eligible = x.moment
-        elif x.kind in ("box.release", "shootout.excluded") and x.player in open_:
+        elif x.kind in ("box.release", "shootout.excluded", "sent_off") and x.player in open_:
+            # released at a stoppage; excluded from the shootout (R11); or a red in the box
+            # superseded it (R6): he is off for the rest of the game, not in the box
             trip = open_.pop(x.player)
             trip.release = x.moment
-            trip.stoppage = x.stoppage if x.kind == "box.release" else "shootout"
+            ends = {"box.release": x.stoppage, "shootout.excluded": "shootout"}
+            trip.stoppage = ends.get(x.kind, "sent off")
             trip.release_clause = x.clause
     return trips
 

@@ -344,7 +344,7 @@ def game_handicap(g: Game, e: ev.GameHandicap, out: Out) -> None:
     """A5: the committee sets the goals each side starts with, until the game begins. The
     fold fills ``goals`` in before the event reaches the game when it is to be worked out."""
     if e.goals is None:
-        raise Refused("no_matrix", "no goals on handicap were given, and none could be worked out", "A5")
+        raise Refused("not_worked_out", "no goals on handicap were given, and none were worked out", "A5")
     g.on_handicap = on_handicap(e, e.goals, e.worked)
     home, away = g.totals()
     out.append(nt.HandicapSet(cause=e.id, at=e.at, game=g.id, clause="A5", home=home, away=away,

@@ -27,8 +27,9 @@ from .clause_helpers import P, Season, check_cases, roster
 SeasonCase = Callable[[Season], None]
 
 #: The USPA Arena Handicap Matrix, as the arena facts give it: per goal of net difference.
-USPA_ARENA: list[dict[str, Any]] = [{"periods": 2, "goals_per_goal": 0.5}, {"periods": 3, "goals_per_goal": 0.5},
-              {"periods": 4, "goals_per_goal": 1}]
+USPA_ARENA: list[dict[str, Any]] = [{"periods": 2, "goals_per_goal": 0.5},
+                                   {"periods": 3, "goals_per_goal": 0.5},
+                                   {"periods": 4, "goals_per_goal": 1}]
 #: Registered handicaps: team A's starters add up to 7, team B's to 10 (a difference of 3).
 HANDICAPS = {P: 3, "a2": 2, "a3": 2, "a4": 0, "b1": 4, "b2": 3, "b3": 3, "b4": 1}
 
