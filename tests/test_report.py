@@ -83,6 +83,11 @@ async def test_report_html_json_csv_list_the_same_cards_with_their_clauses(srv: 
     assert by_cause[acks["y2"]["log_id"]]["clause"] in ("R3", "R7")
     assert by_cause[acks["red"]["log_id"]]["clause"] in ("R6", "R7")
     assert by_cause[acks["oops"]["log_id"]]["voided"] is True
+    # who voided it, as every other row names who entered it (the umpire's device here)
+    oops = by_cause[acks["oops"]["log_id"]]
+    assert oops["voided_by"] == oops["official"] and oops["voided_by"].startswith("umpire-")
+    assert oops["voided_at"] is not None and oops["voided_at"] >= oops["moment"]["at"]
+    assert "tarjeta amarilla" in oops["text"]["es"]
     assert all(not c["voided"] for k, c in by_cause.items() if k != acks["oops"]["log_id"])
 
     # The HTML: a row per card, with its clause, and the SVG timeline.
@@ -331,6 +336,8 @@ async def test_a_disallowed_goal_and_goals_on_handicap_are_one_score_everywhere(
     assert "disallowed" in disallowed["detail"] and disallowed["text"]["es"].startswith("Anulado: gol")
     status, _, page = await get(server, "/games/cup-final/report")
     assert '<div class="score">1½ – 1</div>' in page and "Goals on handicap" in page
+    row = page.split(f'data-cause="{voided["log_id"]}"', 1)[1].split("</tr>", 1)[0]
+    assert "voided by ump-two" in row and "disallowed" in row
     status, _, text = await get(server, "/games/cup-final/report.csv")
     first = next(csv.DictReader(io.StringIO(text)))
     assert (first["kind"], first["detail"].split(" · ")[0]) == ("result", "1½–1")

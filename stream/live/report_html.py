@@ -98,6 +98,15 @@ def _team_head(sheet: TeamSheet) -> str:
             f'<small class="id">{_e(sheet.short or "")} · {_e(sheet.team)}</small></div>')
 
 
+def _voided_by(x: Entry, lang: str) -> str:
+    """Who voided a line, and when: "voided by ump-two at 14:05:09"."""
+    if not x.voided or x.voided_by is None:
+        return ""
+    w = words(lang)
+    when = f" {w('at_time')} {iso(x.voided_at)[11:19]} UTC" if x.voided_at is not None else ""
+    return f'<div class="text">{_e(w("voided_by"))} {_e(x.voided_by)}{when}</div>'
+
+
 def _on_handicap(r: Report, lang: str) -> str:
     """The goals each side started with (A5), under the score: "Goals on handicap: Aiken 1½"."""
     h = r.goals_on_handicap
@@ -365,7 +374,8 @@ def to_html(report: Report, lang: str = "en") -> str:
          f"{_e(c.role or '')}{official if c.role else ''}</td>"
          f"<td>{_side(c)}</td>"
          f'<td>{_card_icon(c)}{_e(c.detail)}<div class="text">{_e(_said(c.text, lang))}</div></td>'
-         f"<td>{_clause(c, lang=lang)}</td><td>{_e(c.official)}</td></tr>" for c in r.cards),
+         f"<td>{_clause(c, lang=lang)}</td><td>{_e(c.official)}{_voided_by(c, lang)}</td></tr>"
+         for c in r.cards),
         w("no_cards"))
     penalties = _table(
         [w("when"), w("against"), w("player"), w("penalty"), w("clause")],
@@ -395,8 +405,9 @@ def to_html(report: Report, lang: str = "en") -> str:
         w("no_sent_off"))
     goals = _table(
         [w("when"), w("team"), w("player"), w("score")],
-        (f"<tr><td>{_when(g.moment, lang)}</td><td>{_side(g)}</td><td>{_player(r, g.player, '—')}</td>"
-         f"<td>{_e(g.detail)}</td></tr>" for g in r.goals),
+        (f'<tr class="{"voided" if g.voided else ""}" data-cause="{_e(g.cause)}">'
+         f"<td>{_when(g.moment, lang)}</td><td>{_side(g)}</td><td>{_player(r, g.player, '—')}</td>"
+         f"<td>{_e(g.detail)}{_voided_by(g, lang)}</td></tr>" for g in r.goals),
         w("no_goals"))
     alerts = _table(
         [w("when"), w("alert"), w("told"), w("clause"), w("event_col")],

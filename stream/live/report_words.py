@@ -14,6 +14,7 @@ WORDS: dict[str, tuple[str, str]] = {
     "hcp_matrix": ("from the team handicaps", "según los hándicaps de equipo"),
     "hcp_committee": ("set by the committee", "fijados por el Comité"),
     "disallowed": ("disallowed", "anulado"),
+    "voided_by": ("voided by", "anulado por"), "at_time": ("at", "a las"),
     "rule14": ("Rule 14", "Regla 14"),
     "game": ("Game", "Partido"), "event": ("Event", "Evento"), "arena": ("Arena", "Arena"),
     "handicap": ("Handicap", "Hándicap"), "kind": ("Kind", "Tipo"), "status": ("Status", "Estado"),
