@@ -3,14 +3,16 @@ trip, release and alert of one game, each with its clause, the obligations the
 game created for later games (rescinded ones too, marked) and the committee's
 decisions about them, and a timeline of play time, as HTML (printable), JSON and CSV.
 
-It is a function of the log. The game's records are read from the store and
-decoded; the events the rules still hold (not voids, not voided targets) are
-put in fold order (by ``at``, ties in log order: where a late event was
-folded) and fed again to a fresh engine holding only the game as it was just
-after its setup (``Engine.fork_game``), the way the hub rebuilds deltas. Each
-notice is placed on the play-time axis by the clock figures of the events
-around it, so that a deadline (a box trip's play time served) sits exactly
-where it fell due. Voided cards are listed apart, marked voided.
+Its result is the engine's own (``Engine.view``: score with goals on handicap, teams,
+what the game carried, post-game cards; the ledger's obligations), what every display
+shows: it never counts on its own. The game's records are read from the store for who
+sent what and when; the engine's own standing events of the game (``Engine.game_events``:
+in fold order, a disallowed goal as disallowed) are fed again to a fresh engine holding
+only the game as it was just after its setup (``Engine.fork_game``), the way the hub
+rebuilds deltas, to place each notice on the play-time axis by the clock figures of the
+events around it, so that a deadline (a box trip's play time served) sits exactly where it
+fell due. Voided cards and disallowed goals are listed apart, marked voided, with who
+voided them.
 
     GET /games/{game}/report        HTML, with an inline SVG timeline; prints on A4
     GET /games/{game}/report.json   the same, as one JSON document (``Report``)
