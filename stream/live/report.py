@@ -42,7 +42,7 @@ from ..rules.clauses import CLAUSES, cite
 from ..rules.ledger import Obligation
 from ..rules.names import NO_NAMES, Names, Words, shirt
 from ..rules.rosters import GameRoster
-from ..rules.text import mmss, render
+from ..rules.text import mmss, render, spanish
 from ..rules.view import CarriedView, GameView, PostgameView
 from . import audit
 from .api_types import CommitteeDecision
@@ -326,6 +326,7 @@ async def build(hub: Hub, game: str) -> Report:
     for e, seq in dropped:
         if isinstance(e, ev.Card):
             color = e.color + (f" ×{e.count}" if e.count > 1 else "")
+            color_es = spanish(e.color) + (f" ×{e.count}" if e.count > 1 else "")
             w = Words(names[e.id], game)
             if e.official is not None:  # a team official's card (R1)
                 side, whom = e.official.team, f"the {w.side(e.official.team)} {e.official.role}"
@@ -340,7 +341,8 @@ async def build(hub: Hub, game: str) -> Report:
                 citation=citation("L1"),
                 official=officials.get(e.id, ""), voided=True, color=e.color,
                 role=e.official.role if e.official is not None else None,
-                text=nt.Text(f"Voided: {color} card to {whom}.", f"Anulada: tarjeta {color} para {whom_es}."),
+                text=nt.Text(f"Voided: {color} card to {whom}.",
+                             f"Anulada: tarjeta {color_es} para {whom_es}."),
             ))
     entries.sort(key=lambda x: (x.moment.at, x.seq or 0))
     roster = hub.engine.roster(game)
