@@ -29,7 +29,7 @@ from ..rules import events as ev
 from ..rules.face import Face
 from ..rules.ledger import Obligation
 from ..rules.notices import Text
-from ..rules.text import half, mmss
+from ..rules.text import half, mmss, spanish
 from ..store import Record
 from .api_types import CommitteeDecision
 from .wallclock import iso
@@ -40,16 +40,11 @@ TYPES = frozenset({"event.setup", "event.complete", "team.eliminated", "team.reg
 #: The CSV's columns (``GET /api/events/{event}/decisions.csv``): a decision's fields.
 COLUMNS = ["type", "id", "at", "by", "device", "official", "reason", "event", "game", "team", "player",
            "obligation", "kind", "from_ms", "owed_ms", "games", "sit_out_ms", "text_en", "text_es"]
-_KIND = {"sit_out": ("sit-out", "tiempo fuera"), "suspension": ("suspension", "suspensión"),
-         "yellow_status": ("yellow status", "amarilla pendiente")}
-
-
-_FORMAT = {"knockout": ("knockout", "eliminación directa"),
-           "round_robin": ("round robin", "todos contra todos")}
+_KIND = {"sit_out": "sit-out", "suspension": "suspension", "yellow_status": "yellow status"}
 
 
 def _kind(kind: str) -> tuple[str, str]:
-    return _KIND.get(kind, (kind, kind))
+    return _KIND.get(kind, kind), spanish(kind)
 
 
 def _player(engine: Face, player: str) -> str:
@@ -113,9 +108,9 @@ def _increase_text(engine: Face, player: str, game: str, games: int, sit_out_ms:
     if sit_out_ms:
         en.append(f"a sit-out of {mmss(sit_out_ms)}")
         es.append(f"un tiempo fuera de {mmss(sit_out_ms)}")
-    who = _player(engine, player)
-    return Text(f"{who}'s penalty from game {game} increased: {' and '.join(en)}. Reason: {reason}",
-                f"Se aumentó la sanción de {who} del partido {game}: {' y '.join(es)}. Motivo: {reason}")
+    who, named = _player(engine, player), engine.game_named(game)
+    return Text(f"{who}'s penalty from game {named.en} increased: {' and '.join(en)}. Reason: {reason}",
+                f"Se aumentó la sanción de {who} del partido {named.es}: {' y '.join(es)}. Motivo: {reason}")
 
 
 def _increase(engine: Face, eid: str, at: int, by: str, reason: str, games: int, sit_out_ms: int,
@@ -130,23 +125,24 @@ def _decrease(engine: Face, eid: str, at: int, by: str, reason: str, o: Obligati
               owed_ms: int, **common: Any) -> CommitteeDecision:
     """(``from_ms`` None: a decrease that a later one replaced; what it owed before is in the log.)"""
     who, (k_en, k_es), b = _player(engine, o.player), _kind(o.kind), mmss(owed_ms)
+    named = engine.game_named(o.origin_game)
     a = ("", "") if from_ms is None else (f" from {mmss(from_ms)}", f" de {mmss(from_ms)}")
     return CommitteeDecision(
         type="committee.decrease", id=eid, at=at, by=by, reason=reason, obligation=o.id, kind=o.kind,
         from_ms=from_ms, owed_ms=owed_ms, **common,
-        text=Text(f"{who}'s {k_en} from game {o.origin_game} decreased{a[0]} to {b} (beyond Rule 14). "
+        text=Text(f"{who}'s {k_en} from game {named.en} decreased{a[0]} to {b} (beyond Rule 14). "
                   f"Reason: {reason}",
-                  f"Se redujo {k_es} de {who} del partido {o.origin_game}{a[1]} a {b} (fuera de la "
+                  f"Se redujo {k_es} de {who} del partido {named.es}{a[1]} a {b} (fuera de la "
                   f"Regla 14). Motivo: {reason}"))
 
 
 def _rescind(engine: Face, eid: str, at: int, by: str, reason: str, o: Obligation,
              **common: Any) -> CommitteeDecision:
-    who, (k_en, k_es) = _player(engine, o.player), _kind(o.kind)
+    who, (k_en, k_es), named = _player(engine, o.player), _kind(o.kind), engine.game_named(o.origin_game)
     return CommitteeDecision(
         type="committee.rescind", id=eid, at=at, by=by, reason=reason, obligation=o.id, kind=o.kind, **common,
-        text=Text(f"{who}'s {k_en} from game {o.origin_game} rescinded: no game applies it. Reason: {reason}",
-                  f"Se anuló {k_es} de {who} del partido {o.origin_game}: ningún partido la aplica. "
+        text=Text(f"{who}'s {k_en} from game {named.en} rescinded: no game applies it. Reason: {reason}",
+                  f"Se anuló {k_es} de {who} del partido {named.es}: ningún partido la aplica. "
                   f"Motivo: {reason}"))
 
 
@@ -183,33 +179,38 @@ def _roster_or_event(engine: Face, e: ev.EventBase, who: str,
     if isinstance(e, ev.EventSetup):
         teams = ", ".join(_team(engine, t) for t in e.teams)
         base.update(event=e.event)
-        en = f"Event {e.event} set up: {e.cls.upper()}, handicap {e.handicap}; teams: {teams or 'none yet'}"
-        es = (f"Evento {e.event} preparado: {e.cls.upper()}, hándicap {e.handicap}; "
+        event = e.name or e.event
+        en = f"Event {event} set up: {e.cls.upper()}, handicap {e.handicap}; teams: {teams or 'none yet'}"
+        es = (f"Evento {event} preparado: {e.cls.upper()}, hándicap {e.handicap}; "
               f"equipos: {teams or 'ninguno'}")
     elif isinstance(e, ev.EventComplete):
         base.update(event=e.event)
-        en, es = f"Event {e.event} marked complete", f"Evento {e.event} marcado como terminado"
+        event = engine.event_named(e.event)
+        en, es = f"Event {event} marked complete", f"Evento {event} marcado como terminado"
     elif isinstance(e, ev.TeamEliminated):
         name = _team(engine, e.team)
         base.update(event=e.event, team=e.team)
-        en, es = f"{name} out of event {e.event} (R15)", f"{name} fuera del evento {e.event} (R15)"
+        event = engine.event_named(e.event)
+        en, es = f"{name} out of event {event} (R15)", f"{name} fuera del evento {event} (R15)"
     elif isinstance(e, ev.TeamRegistered):
         base.update(event=e.event, team=e.team)
         look = f"{e.name} ({e.short.upper()}, {e.colors.primary}/{e.colors.secondary})"
-        en = f"Team {look} registered" + (f"; entered in {e.event}" if e.event else "")
-        es = f"Equipo {look} registrado" + (f"; inscrito en {e.event}" if e.event else "")
+        entered = engine.event_named(e.event) if e.event else None
+        en = f"Team {look} registered" + (f"; entered in {entered}" if entered else "")
+        es = f"Equipo {look} registrado" + (f"; inscrito en {entered}" if entered else "")
     elif isinstance(e, ev.DrawMade):
         base.update(event=e.event)
         seeds = ", ".join(_team(engine, t) for t in e.teams)
-        fmt_en, fmt_es = _FORMAT[e.format]
+        fmt_en, fmt_es = e.format.replace("_", " "), spanish(e.format)
         more_en = "; a consolation bracket" if e.consolation else ""
         more_es = "; con cuadro de consolación" if e.consolation else ""
         if e.subsidiary:
-            more_en += f"; first-round losers go to {e.subsidiary}"
-            more_es += f"; los perdedores de la primera ronda pasan a {e.subsidiary}"
-        n = len(e.teams)
-        en = f"Draw of {e.event} made: {fmt_en}, {n} teams in seed order: {seeds}{more_en}"
-        es = f"Cuadro de {e.event} sorteado: {fmt_es}, {n} equipos por orden de siembra: {seeds}{more_es}"
+            sub = engine.event_named(e.subsidiary)
+            more_en += f"; first-round losers go to {sub}"
+            more_es += f"; los perdedores de la primera ronda pasan a {sub}"
+        n, event = len(e.teams), engine.event_named(e.event)
+        en = f"Draw of {event} made: {fmt_en}, {n} teams in seed order: {seeds}{more_en}"
+        es = f"Cuadro de {event} sorteado: {fmt_es}, {n} equipos por orden de siembra: {seeds}{more_es}"
     elif isinstance(e, ev.GameScheduled):
         base.update(event=engine.event_of(e.game), game=e.game)
         when = iso(e.starts_at) if e.starts_at is not None else None
@@ -220,18 +221,21 @@ def _roster_or_event(engine: Face, e: ev.EventBase, who: str,
         crew_es = "; ".join([*(f"árbitro {u}" for u in o.umpires),
                              *([f"tercer árbitro {o.referee}"] if o.referee else []),
                              *([f"cronometrista {o.timekeeper}"] if o.timekeeper else [])])
-        en = (f"Game {e.game} scheduled" + (f" for {when}" if when else " with no start time")
+        named = engine.game_named(e.game)
+        en = (f"Game {named.en} scheduled" + (f" for {when}" if when else " with no start time")
               + f"; officials: {crew or 'none named'}")
-        es = (f"Partido {e.game} programado" + (f" para {when}" if when else " sin hora")
+        es = (f"Partido {named.es} programado" + (f" para {when}" if when else " sin hora")
               + f"; oficiales: {crew_es or 'ninguno nombrado'}")
     elif isinstance(e, ev.GameHandicap):
         base.update(event=engine.event_of(e.game), game=e.game, reason=e.reason)
+        named = engine.game_named(e.game)
         if e.goals is None:
-            en = f"Goals on handicap of game {e.game} worked out again from the team handicaps"
-            es = f"Goles de hándicap del partido {e.game} calculados de nuevo según los hándicaps de equipo"
+            en = f"Goals on handicap of {named.en} worked out again from the team handicaps"
+            es = f"Goles de hándicap de {named.es} calculados de nuevo según los hándicaps de equipo"
         else:
-            en = f"Goals on handicap of game {e.game} set: {half(e.goals.home)}–{half(e.goals.away)}"
-            es = f"Goles de hándicap del partido {e.game} fijados: {half(e.goals.home)}–{half(e.goals.away)}"
+            given = f"{half(e.goals.home)}–{half(e.goals.away)}"
+            en = f"Goals on handicap of {named.en} set: {given}"
+            es = f"Goles de hándicap de {named.es} fijados: {given}"
         return CommitteeDecision(type=ev.event_type(e), by=e.by, **base,
                                  text=Text(f"{en}. Reason: {e.reason}", f"{es}. Motivo: {e.reason}"))
     elif isinstance(e, ev.PlayerRegistered):

@@ -45,7 +45,7 @@ from ..rules.engine import Engine
 from ..rules.ledger import Obligation
 from ..rules.names import NO_NAMES, Names, Words, shirt
 from ..rules.rosters import GameRoster
-from ..rules.text import mmss, render
+from ..rules.text import mmss, render, spanish
 from ..rules.view import CarriedView, GameView, HandicapView, PostgameView
 from ..store import Record
 from . import audit
@@ -396,16 +396,11 @@ def assemble(engine: Engine, game: str, records: Sequence[Record], seq: int) -> 
     )
 
 
-#: A card's colour in a Spanish text.
-_COLOR_ES = {"yellow": "amarilla", "red": "roja"}
-
-
 def _voided_card(e: ev.Card, seq: int, names: Names, game: str, sides: dict[str, ev.Side],
                  teams: dict[str, str], moment: Moment, official: str, by: tuple[str, int] | None) -> Entry:
     """A card voided entered_in_error or struck out: listed, marked voided, with who voided it."""
     color = e.color + (f" ×{e.count}" if e.count > 1 else "")
-    color_es = f"{'tarjetas' if e.count > 1 else 'tarjeta'} {_COLOR_ES[e.color]}" + (
-        f"{'s' if e.count > 1 else ''} ×{e.count}" if e.count > 1 else "")
+    color_es = f"tarjeta {spanish(e.color)}" + (f" ×{e.count}" if e.count > 1 else "")
     w = Words(names, game)
     side: ev.Side
     if e.official is not None:  # a team official's card (R1)

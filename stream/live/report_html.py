@@ -9,11 +9,13 @@ officials were told in the notices' own Spanish."""
 from __future__ import annotations
 
 import html
+import typing
 from collections.abc import Iterable, Sequence
 
+from ..rules.events import Conduct
 from ..rules.ledger import Obligation
 from ..rules.notices import Text
-from ..rules.text import half, mmss
+from ..rules.text import half, mmss, spanish
 from . import audit
 from .report import BoxTrip, Entry, Moment, Report, TeamSheet, stoppage, who
 from .report_words import citation_in, words
@@ -43,6 +45,21 @@ def _clause(x: Entry | BoxTrip, clause: str | None = None, lang: str = "en") -> 
 def _said(t: Text, lang: str) -> str:
     """A notice's text in the report's language."""
     return t.es if lang == "es" else t.en
+
+
+_CONDUCTS = frozenset(typing.get_args(Conduct))
+
+
+def _facts(x: Entry, lang: str) -> str:
+    """A line's short facts: its ``detail``; in Spanish, a card's conduct (its colour, count and
+    offense are in its text beneath) and whether it was voided, and the notice's own Spanish
+    for any other line."""
+    if lang != "es":
+        return x.detail
+    if x.kind not in ("card.recorded", "official.carded"):
+        return x.text.es
+    conduct = next((spanish(t) for t in x.detail.split(" · ") if t in _CONDUCTS), "conducta sin nombrar")
+    return f"{conduct} · anulada" if x.voided else conduct
 
 
 def _table(head: Sequence[str], rows: Iterable[str], empty: str) -> str:
@@ -373,19 +390,19 @@ def to_html(report: Report, lang: str = "en") -> str:
          f"<td>{_when(c.moment, lang)}</td><td>{_player(r, c.player)}"
          f"{_e(c.role or '')}{official if c.role else ''}</td>"
          f"<td>{_side(c)}</td>"
-         f'<td>{_card_icon(c)}{_e(c.detail)}<div class="text">{_e(_said(c.text, lang))}</div></td>'
+         f'<td>{_card_icon(c)}{_e(_facts(c, lang))}<div class="text">{_e(_said(c.text, lang))}</div></td>'
          f"<td>{_clause(c, lang=lang)}</td><td>{_e(c.official)}{_voided_by(c, lang)}</td></tr>"
          for c in r.cards),
         w("no_cards"))
     penalties = _table(
         [w("when"), w("against"), w("player"), w("penalty"), w("clause")],
         (f"<tr><td>{_when(p.moment, lang)}</td><td>{_side(p)}</td><td>{_player(r, p.player, '—')}</td>"
-         f"<td>{_e(p.detail)}</td><td>{_clause(p, lang=lang)}</td></tr>" for p in r.penalties),
+         f"<td>{_e(_facts(p, lang))}</td><td>{_clause(p, lang=lang)}</td></tr>" for p in r.penalties),
         w("no_penalties"))
     trips = _table(
         [w("player"), w("team"), w("in"), w("owed"), w("served"), w("released"), w("clause")],
         (f'<tr data-player="{_e(t.player)}"><td>{_player(r, t.player)}'
-         f'<div class="text">{_e(t.kind)}</div></td>'
+         f'<div class="text">{_e(spanish(t.kind) if lang == "es" else t.kind)}</div></td>'
          f"<td>{_side(t)}</td><td>{_when(t.enter, lang)}</td><td>{mmss(t.owed_ms)} {_e(w('of_play'))}</td>"
          f"<td>{_when(t.eligible, lang) if t.eligible else '—'}</td>"
          f"<td>{_released(t, lang)}</td>"
@@ -401,13 +418,13 @@ def to_html(report: Report, lang: str = "en") -> str:
     sent = _table(
         [w("when"), w("player"), w("team"), w("no_sub"), w("clause")],
         (f"<tr><td>{_when(x.moment, lang)}</td><td>{_player(r, x.player)}</td><td>{_side(x)}</td>"
-         f"<td>{_e(x.detail)}</td><td>{_clause(x, lang=lang)}</td></tr>" for x in r.sent_off),
+         f"<td>{_e(_facts(x, lang))}</td><td>{_clause(x, lang=lang)}</td></tr>" for x in r.sent_off),
         w("no_sent_off"))
     goals = _table(
         [w("when"), w("team"), w("player"), w("score")],
         (f'<tr class="{"voided" if g.voided else ""}" data-cause="{_e(g.cause)}">'
          f"<td>{_when(g.moment, lang)}</td><td>{_side(g)}</td><td>{_player(r, g.player, '—')}</td>"
-         f"<td>{_e(g.detail)}{_voided_by(g, lang)}</td></tr>" for g in r.goals),
+         f"<td>{_e(_facts(g, lang))}{_voided_by(g, lang)}</td></tr>" for g in r.goals),
         w("no_goals"))
     alerts = _table(
         [w("when"), w("alert"), w("told"), w("clause"), w("event_col")],

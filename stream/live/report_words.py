@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..rules.clauses import CLAUSES, cite, cite_es
+from ..rules.text import spanish
 
 #: key -> (English, Spanish)
 WORDS: dict[str, tuple[str, str]] = {
@@ -61,9 +62,10 @@ WORDS: dict[str, tuple[str, str]] = {
     "st_ended": ("Final", "Final"),
     "st_live": ("In progress", "En juego"),
     "st_scheduled": ("Not started", "Sin comenzar"),
-    "kind_regular": ("regular", "regular"), "kind_consolation": ("consolation", "consolación"),
-    "kind_subsidiary_first_round": ("subsidiary, first round", "subsidiario, primera ronda"),
-    "kind_shootout": ("shootout", "definición"),
+    "kind_regular": ("regular", spanish("regular")),
+    "kind_consolation": ("consolation", spanish("consolation")),
+    "kind_subsidiary_first_round": ("subsidiary, first round", spanish("subsidiary_first_round")),
+    "kind_shootout": ("shootout", spanish("shootout")),
     "lg_box": ("box: play time owed", "área: tiempo de juego que debe"),
     "lg_wait": ("served, waiting for the stoppage", "cumplido, esperando la detención"),
     "lg_red": ("sent off, no substitute", "expulsado, sin sustituto"),
@@ -73,11 +75,11 @@ WORDS: dict[str, tuple[str, str]] = {
     "timeline_label": ("Timeline of play time: goals, cards and box trips",
                        "Cronología del tiempo de juego: goles, tarjetas y área de castigo"),
     "no_trips_short": ("No box trips", "Nadie en el área"),
-    "sit_out": ("sit out", "tiempo fuera"), "suspension": ("suspension", "suspensión"),
-    "yellow_status": ("yellow status", "amarilla pendiente"),
-    "pending": ("pending", "pendiente"),
-    "serving": ("serving", "en curso"),
-    "rescinded": ("rescinded", "anulada"),
+    "sit_out": ("sit out", spanish("sit_out")), "suspension": ("suspension", spanish("suspension")),
+    "yellow_status": ("yellow status", spanish("yellow_status")),
+    "pending": ("pending", spanish("pending")),
+    "serving": ("serving", spanish("serving")),
+    "rescinded": ("rescinded", spanish("rescinded")),
 }
 
 

@@ -36,11 +36,12 @@ import msgspec
 
 from ..errors import Refused
 from . import events as ev
+from .notices import Text
 from .state import Game
 from .tournaments import Tournament
 
 __all__ = ["Bracket", "DrawGame", "DrawSide", "Proposal", "Standing", "bracket", "check_draw",
-           "check_setup", "game_ids"]
+           "check_setup", "game_ids", "place"]
 
 MAX_ID = 128  # a game id's length (events.Ident)
 
@@ -84,6 +85,9 @@ class Proposal(msgspec.Struct, kw_only=True):
     # ``subsidiary`` one; "finished": every game of the draw is played.
     reason: Literal["lost", "last_game", "to_subsidiary", "finished"]
     subsidiary: str | None = None
+    # What it asks, in English and Spanish, naming the team, the game (by its teams and
+    # round) and the subsidiary event as people do (``text.proposal``).
+    text: Text | None = None
 
 
 class Standing(msgspec.Struct, kw_only=True):
@@ -195,6 +199,11 @@ def _shape(d: ev.DrawMade) -> list[DrawGame]:
 
 def game_ids(d: ev.DrawMade) -> list[str]:
     return [g.game for g in _shape(d)]
+
+
+def place(d: ev.DrawMade, game: str) -> DrawGame | None:
+    """The game of the draw ``d`` set up with the id ``game`` (its round, its bracket); None."""
+    return next((g for g in _shape(d) if g.game == game), None)
 
 
 # ------------------------------------------------------------------ checks

@@ -7,8 +7,10 @@ from ..errors import Refused
 from . import draw as dr
 from . import events as ev
 from . import ledger as lg
+from . import text as tx
 from .book import Book
-from .names import Along, Names, RosterNames
+from .names import Along, Names, RosterNames, Words
+from .notices import Text
 from .records import GameRecord
 from .rosters import GameRoster, PlayerEntry, Registry, TeamEntry, involves, player_events, team_events
 from .schedule import Schedules
@@ -96,7 +98,17 @@ class Face:
     # ------------------------------------------------------------ the draw (L3)
 
     def draw(self, event: str) -> dr.Bracket | None:
-        """The event's draw as it stands (None: not drawn)."""
+        """The event's draw as it stands (None: not drawn), its proposals with their texts."""
+        b = self._bracket(event)
+        if b is None:
+            return None
+        words = Words(self.names(), None)
+        for p in b.proposals:
+            p.text = tx.proposal(p, words.team(p.team or ""), self.game_named(p.game or ""),
+                                 self.event_named(p.subsidiary or ""))
+        return b
+
+    def _bracket(self, event: str) -> dr.Bracket | None:
         d = self.draws.get(event)
         if d is None:
             return None
@@ -104,7 +116,25 @@ class Face:
         return dr.bracket(d, self.tournaments.get(event), lambda g: r.game if (r := games.get(g)) else None)
 
     def brackets(self) -> dict[str, dr.Bracket]:
-        return {e: b for e in self.draws if (b := self.draw(e)) is not None}
+        """Every draw as it stands (what the rules hold a game's set-up to; no texts)."""
+        return {e: b for e in self.draws if (b := self._bracket(e)) is not None}
+
+    def event_named(self, event: str) -> str:
+        """An event as displays name it: its ``event.setup``'s name, else its id."""
+        return self.tournaments.name_of(event) or event
+
+    def game_named(self, game: str) -> Text:
+        """A game as people name it, in English and Spanish: by its teams' registered names,
+        and its round where it is a game of a draw ("Aiken Arena v Wellington Blue
+        (semi-final)"); by its id where neither team is registered."""
+        words = Words(self.names(), None)
+        en, es = words.game_name(game), words.game_name_es(game)
+        d = self.draws.get(self.event_of(game) or "")
+        g = None if d is None else dr.place(d, game)
+        if g is None:
+            return Text(en, es)
+        r_en, r_es = tx.draw_round(g.name, g.bracket == "consolation")
+        return Text(f"{en} ({r_en})", f"{es} ({r_es})")
 
     # ------------------------------------------------------------ rosters (L2)
 

@@ -151,6 +151,21 @@ class Words:
         name = self._team_name(self.names.team_of(self.game, side))
         return name or f"{'E' if cap else 'e'}l {_SIDE_ES.get(side, side)}"
 
+    def game_name(self, game: str) -> str:
+        """A game as people name it, by its teams' registered names: "Aiken Arena v
+        Wellington Blue" (a team not registered by its id); its id where neither is."""
+        return self._game(game, "v")
+
+    def game_name_es(self, game: str) -> str:
+        return self._game(game, "contra")
+
+    def _game(self, game: str, v: str) -> str:
+        teams = [self.names.team_of(game, side) for side in ("home", "away")]
+        shown = [self._team_name(t) for t in teams]
+        if not any(shown):
+            return game
+        return f" {v} ".join(name or team or "" for name, team in zip(shown, teams, strict=True))
+
     def p(self, player: str) -> str:
         """A player alone (his team said already): "#4 José Díaz", or the id."""
         entry = self.names.player(player)

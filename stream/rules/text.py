@@ -16,6 +16,7 @@ import msgspec
 
 from . import notices as nt
 from .clauses import cite, cite_es
+from .draw import Proposal
 from .names import NO_NAMES, Names, Words
 
 #: Spanish for each refusal code (the English detail comes from the engine).
@@ -71,6 +72,63 @@ REASONS_ES: dict[str, str] = {
 }
 
 
+#: The Spanish word for each code of the log format that a Spanish text names: a colour
+#: (as on a card: "tarjeta amarilla"), a conduct, a game's kind, a post-game card's level, a
+#: mount's reason, a box trip's kind, a draw's format, an obligation's kind and status. Every
+#: Spanish text the service writes takes its words from here (``spanish``).
+CODES_ES: dict[str, str] = {
+    # Color
+    "yellow": "amarilla", "red": "roja",
+    # Conduct (R1, its appeal forms, R8, R14)
+    "appealing": "apelación", "unwelcome_talking": "hablar sin ser invitado",
+    "abusive_language": "lenguaje abusivo", "disrespect": "falta de respeto", "arguing": "discusión",
+    "team_member_behavior": "conducta de un miembro del equipo",
+    "tack_time_out": "tiempo muerto por el apero",
+    "mallet_windmill": "molinete con el taco", "dangerous_riding": "monta peligrosa",
+    "improper_mallet": "uso indebido del taco", "rough_play": "juego brusco", "striking": "agresión",
+    "artificial_aids": "ayudas artificiales", "hit_after_whistle": "golpe después del silbato",
+    "dangerous_ball": "pelota peligrosa", "appeal_demeaning": "apelación denigrante",
+    "appeal_mallet_raised": "apelación con el taco en alto",
+    "left_box_deliberately": "salida deliberada del área de castigo",
+    "left_arena": "abandono de la arena sin permiso", "other": "otra conducta",
+    # GameKind
+    "regular": "regular", "consolation": "consolación",
+    "subsidiary_first_round": "subsidiario, primera ronda", "shootout": "definición",
+    # PostgameLevel
+    "2y": "dos amarillas", "3y": "tres amarillas",
+    # MountReason
+    "unfit": "no apto", "abuse": "maltrato",
+    # a box trip's kind
+    "card": "tarjeta", "returned": "vuelve al área", "carried": "traído de otro partido",
+    # a draw's format
+    "knockout": "eliminación directa", "round_robin": "todos contra todos",
+    # an obligation's kind and status
+    "sit_out": "tiempo fuera", "suspension": "suspensión", "yellow_status": "amarilla pendiente",
+    "pending": "pendiente", "serving": "en curso", "served": "cumplida", "rescinded": "anulada",
+}
+
+
+def spanish(code: str) -> str:
+    """A code of the log format in Spanish (``"yellow"`` -> "amarilla"); itself if it has no word."""
+    return CODES_ES.get(code, code)
+
+
+#: A round of a draw (``DrawGame.name``): "sf" -> ("semi-final", "semifinal"); "r3", "rr3" by number.
+ROUNDS: dict[str, tuple[str, str]] = {
+    "final": ("final", "final"), "sf": ("semi-final", "semifinal"),
+    "qf": ("quarter-final", "cuartos de final"),
+}
+
+
+def draw_round(name: str, consolation: bool = False) -> tuple[str, str]:
+    """A game's round in a draw, in English and Spanish: "semi-final", "consolation final",
+    "round 3" ("ronda 3")."""
+    en, sp = ROUNDS.get(name) or (
+        (f"round {name[2:]}", f"fecha {name[2:]}") if name.startswith("rr") else (f"round {name[1:]}",
+                                                                                  f"ronda {name[1:]}"))
+    return (f"consolation {en}", f"{sp} de consolación") if consolation else (en, sp)
+
+
 def mmss(ms: int) -> str:
     """Milliseconds as m:ss, rounding up so that a display never shows 0:00 early."""
     s = max(0, (ms + 999) // 1000)
@@ -118,29 +176,30 @@ def _alert(n: nt.Alert, w: Words) -> tuple[str, str]:
     who = w.who(n.player, n.side) if n.player else ""
     who_es = w.who_es(n.player, n.side) if n.player else ""
     owed = mmss(n.owed_ms or 0)
+    og, og_es = w.game_name(n.origin_game or ""), w.game_name_es(n.origin_game or "")
     c = n.code
     if c == "suspended_in_lineup":
-        return (f"{who} is suspended for this game (from game {n.origin_game}) and may not play: "
+        return (f"{who} is suspended for this game (from game {og}) and may not play: "
                 "his team is short until a substitute replaces him; bring on a substitute now",
-                f"{who_es} está suspendido para este partido (del partido {n.origin_game}) y no puede "
+                f"{who_es} está suspendido para este partido (del partido {og_es}) y no puede "
                 "jugar: su equipo juega con uno menos hasta que entre un sustituto; hagan entrar uno ya")
     if c == "suspended_on_bench":
-        return (f"{who} is suspended for this game (from game {n.origin_game}) and is listed as a "
+        return (f"{who} is suspended for this game (from game {og}) and is listed as a "
                 "substitute: he may not come on; his team plays with its other players",
-                f"{who_es} está suspendido para este partido (del partido {n.origin_game}) y figura "
+                f"{who_es} está suspendido para este partido (del partido {og_es}) y figura "
                 "como sustituto: no puede entrar; su equipo juega con los demás")
     if c == "suspended_in_lineup" and n.reason == "sit_out":
-        return (f"{who} owes {owed} of play in the penalty box from game {n.origin_game} and is listed "
+        return (f"{who} owes {owed} of play in the penalty box from game {og} and is listed "
                 "to start: he begins in the box, his team plays short until the first stoppage after "
                 "that play, and no substitution avoids it",
-                f"{who_es} debe {owed} de juego en el área de castigo del partido {n.origin_game} y "
+                f"{who_es} debe {owed} de juego en el área de castigo del partido {og_es} y "
                 "figura como titular: empieza en el área de castigo, su equipo juega con uno menos hasta "
                 "la primera detención tras ese tiempo de juego, y ninguna sustitución lo evita")
     if c == "suspended_in_lineup" and n.owed_ms:
-        return (f"{who} is suspended for this game (a red after game {n.origin_game}) and is listed to "
+        return (f"{who} is suspended for this game (a red after game {og}) and is listed to "
                 f"start: he may not play; his team plays short until the first stoppage after {owed} of "
                 "play, then a substitute may take his slot",
-                f"{who_es} está suspendido para este partido (roja tras el partido {n.origin_game}) y "
+                f"{who_es} está suspendido para este partido (roja tras el partido {og_es}) y "
                 f"figura como titular: no puede jugar; su equipo juega con uno menos hasta la primera "
                 f"detención tras {owed} de juego, y luego puede entrar un sustituto")
     if c == "next_game_begun":
@@ -150,11 +209,11 @@ def _alert(n: nt.Alert, w: Words) -> tuple[str, str]:
                    "está suspendido" + (f" (su equipo con uno menos {owed} de juego)" if n.owed_ms else ""))
         when = "is under way" if n.detail == "live" else "has been played"
         when_es = "está en juego" if n.detail == "live" else "ya se jugó"
-        return (f"{who} {what} for this game under Rule 14 (from game {n.origin_game}, recorded only "
+        return (f"{who} {what} for this game under Rule 14 (from game {og}, recorded only "
                 f"now), and this game {when} without him serving it. Umpires: is he on the field? "
                 "Committee: the record leaves it for his following qualifying game; decide whether that "
                 "stands",
-                f"{who_es} {what_es} para este partido según la Regla 14 (del partido {n.origin_game}, "
+                f"{who_es} {what_es} para este partido según la Regla 14 (del partido {og_es}, "
                 f"registrado recién ahora), y este partido {when_es} sin que la cumpla. Umpires: ¿está en "
                 "la cancha? Comité: el registro la deja para su siguiente partido que califique; decidan "
                 "si eso se mantiene")
@@ -169,16 +228,16 @@ def _alert(n: nt.Alert, w: Words) -> tuple[str, str]:
         held_es = (f"; ocupa el lugar de {w.p(n.other)}, que pasa al banco" if n.other
                    else "; ocupa el lugar libre de su equipo")
         if n.reason == "sit_out":
-            return (f"{who} owes {owed} of play in the penalty box from game {n.origin_game} and was "
+            return (f"{who} owes {owed} of play in the penalty box from game {og} and was "
                     f"not listed to start: his team plays short while he sits out, and no substitution "
                     f"avoids it{held}",
-                    f"{who_es} debe {owed} de juego en el área de castigo del partido {n.origin_game} y "
+                    f"{who_es} debe {owed} de juego en el área de castigo del partido {og_es} y "
                     f"no figuraba como titular: su equipo juega con uno menos mientras cumple, y ninguna "
                     f"sustitución lo evita{held_es}")
-        return (f"{who} is suspended for this game (from game {n.origin_game}) and was not listed to "
+        return (f"{who} is suspended for this game (from game {og}) and was not listed to "
                 f"start: his team plays short until the first stoppage after {owed} of play, then a "
                 f"substitute may take his slot{held}",
-                f"{who_es} está suspendido para este partido (del partido {n.origin_game}) y no figuraba "
+                f"{who_es} está suspendido para este partido (del partido {og_es}) y no figuraba "
                 f"como titular: su equipo juega con uno menos hasta la primera detención tras {owed} de "
                 f"juego, y luego puede entrar un sustituto{held_es}")
     if c == "scorer_not_on_field":
@@ -214,10 +273,10 @@ def _alert(n: nt.Alert, w: Words) -> tuple[str, str]:
                 "empieza sin ellos hasta que el Comité los fije")
     if c == "no_longer_owed":
         what, what_es = _OWED.get(n.reason or "", (n.reason or "", n.reason or ""))
-        return (f"{w.who(n.player or '', n.side)} no longer owes {what} here (from game {n.origin_game}): "
+        return (f"{w.who(n.player or '', n.side)} no longer owes {what} here (from game {og}): "
                 "the committee rescinded it, so an earlier alert about him no longer stands; he may play",
                 f"{w.who_es(n.player or '', n.side)} ya no debe {what_es} aquí (del partido "
-                f"{n.origin_game}): el Comité la anuló, así que una alerta anterior sobre él ya no vale; "
+                f"{og_es}): el Comité la anuló, así que una alerta anterior sobre él ya no vale; "
                 "puede jugar")
     if c == "short_lineup":
         return (f"{w.side(n.side or '')} lists {n.detail} with substitutes on the bench: check the team "
@@ -270,8 +329,8 @@ _ALERTS: dict[str, tuple[str, str]] = {
     "no_shootout_option": (
         "A shootout was recorded, but this game did not choose Arena Rule 5.c(2): box time is carried "
         "to the next game, not deemed served",
-        "Se registró un shootout, pero este partido no eligió la Regla de Arena 5.c(2): el tiempo de "
-        "castigo pasa al siguiente partido, no se considera cumplido"),
+        f"Se registró una {spanish('shootout')}, pero este partido no eligió la Regla de Arena 5.c(2): el "
+        "tiempo de castigo pasa al siguiente partido, no se considera cumplido"),
 }
 
 
@@ -288,7 +347,7 @@ def _conduct_named(n: nt.ConductNamed, w: Words) -> tuple[str, str]:
     whom = w.named(n.player) if n.player else "a team official"
     whom_es = w.named(n.player) if n.player else "un miembro de la organización del equipo"
     what = n.conduct.replace("_", " ")
-    return (f"The card to {whom} was for {what}", f"La tarjeta a {whom_es} fue por {what} ({n.conduct})")
+    return (f"The card to {whom} was for {what}", f"La tarjeta a {whom_es} fue por {spanish(n.conduct)}")
 
 
 def half(x: float) -> str:
@@ -328,13 +387,13 @@ _RENDER: dict[type, Callable[[Any, Words], tuple[str, str]]] = {
     nt.ConductNamed: _conduct_named,
     nt.OfficialCarded: _official,
     nt.ObligationUpdated: lambda n, w: (
-        (f"{w.named(n.player)}: the {_ob_en(n)} from game {n.origin_game} may now be served with any "
-         "team" if n.clause == "R15" else
-         f"{w.named(n.player)}: the committee decreased the {_ob_en(n)} from game {n.origin_game}"
-         f"{_decided_en(n)}"),
-        (f"{w.named(n.player)}: la {_ob_es(n)} del partido {n.origin_game} puede cumplirse ahora con "
-         "cualquier equipo" if n.clause == "R15" else
-         f"{w.named(n.player)}: el Comité redujo la {_ob_es(n)} del partido {n.origin_game}"
+        (f"{w.named(n.player)}: the {_ob_en(n)} from game {w.game_name(n.origin_game)} may now be served "
+         "with any team" if n.clause == "R15" else
+         f"{w.named(n.player)}: the committee decreased the {_ob_en(n)} from game "
+         f"{w.game_name(n.origin_game)}{_decided_en(n)}"),
+        (f"{w.named(n.player)}: la {_ob_es(n)} del partido {w.game_name_es(n.origin_game)} puede cumplirse "
+         "ahora con cualquier equipo" if n.clause == "R15" else
+         f"{w.named(n.player)}: el Comité redujo la {_ob_es(n)} del partido {w.game_name_es(n.origin_game)}"
          f"{_decided_es(n)}")),
     nt.CardRecorded: _card,
     nt.PenaltyAwarded: _penalty,
@@ -376,12 +435,13 @@ _RENDER: dict[type, Callable[[Any, Words], tuple[str, str]]] = {
                                 f"Partido preparado: {w.team(n.home)} contra {w.team(n.away)}"),
     nt.GameEnded: lambda n, w: (
         f"Game over: {half(n.home)}-{half(n.away)}{' after a shootout' if n.shootout else ''}",
-        f"Fin del partido: {half(n.home)}-{half(n.away)}{' tras un shootout' if n.shootout else ''}"),
+        f"Fin del partido: {half(n.home)}-{half(n.away)}"
+        f"{' tras una ' + spanish('shootout') if n.shootout else ''}"),
     nt.ShootoutExcluded: lambda n, w: (
         f"{w.who(n.player, n.side)} had {mmss(n.owed_ms)} left in the box: excluded from the shootout, "
         f"time deemed served",
-        f"{w.who_es(n.player, n.side)} tenía {mmss(n.owed_ms)} de castigo: excluido del shootout, "
-        f"tiempo cumplido"),
+        f"{w.who_es(n.player, n.side)} tenía {mmss(n.owed_ms)} de castigo: excluido de la "
+        f"{spanish('shootout')}, tiempo cumplido"),
     nt.MountDeadline: lambda n, w: (
         (f"Mount of {w.who(n.player, n.side)} removed: replacement due within 5:00"
          if n.status == "open" else
@@ -394,20 +454,21 @@ _RENDER: dict[type, Callable[[Any, Words], tuple[str, str]]] = {
         f"Caballo de {w.who_es(n.player, n.side)} reemplazado"),
     nt.PostgameRecorded: lambda n, w: (
         f"After the game: {n.level} for {w.who(n.player, n.side)}, carried to the next qualifying game",
-        f"Después del partido: {n.level} para {w.who_es(n.player, n.side)}, para su siguiente "
-        f"partido válido"),
+        f"Después del partido: {'tarjeta roja' if n.level == 'red' else spanish(n.level)} para "
+        f"{w.who_es(n.player, n.side)}, para su siguiente partido válido"),
     nt.ObligationCreated: lambda n, w: (
         f"{w.named(n.player)}: {_ob_en(n)} carried to the next qualifying game",
         f"{w.named(n.player)}: {_ob_es(n)} para el siguiente partido válido"),
     nt.ObligationApplied: lambda n, w: (
-        f"{w.named(n.player)} begins this game {_ob_start_en(n)} (from game {n.origin_game})",
-        f"{w.named(n.player)} empieza este partido {_ob_start_es(n)} (del partido {n.origin_game})"),
+        f"{w.named(n.player)} begins this game {_ob_start_en(n)} (from game {w.game_name(n.origin_game)})",
+        f"{w.named(n.player)} empieza este partido {_ob_start_es(n)} "
+        f"(del partido {w.game_name_es(n.origin_game)})"),
     nt.ObligationServed: lambda n, w: (
-        f"{w.named(n.player)} has served the {_ob_en(n)} from game {n.origin_game}",
-        f"{w.named(n.player)} cumplió la {_ob_es(n)} del partido {n.origin_game}"),
+        f"{w.named(n.player)} has served the {_ob_en(n)} from game {w.game_name(n.origin_game)}",
+        f"{w.named(n.player)} cumplió la {_ob_es(n)} del partido {w.game_name_es(n.origin_game)}"),
     nt.ObligationWithdrawn: lambda n, w: (
-        f"{w.named(n.player)}: the {_ob_en(n)} from game {n.origin_game} is withdrawn",
-        f"{w.named(n.player)}: se retira la {_ob_es(n)} del partido {n.origin_game}"),
+        f"{w.named(n.player)}: the {_ob_en(n)} from game {w.game_name(n.origin_game)} is withdrawn",
+        f"{w.named(n.player)}: se retira la {_ob_es(n)} del partido {w.game_name_es(n.origin_game)}"),
     nt.Correction: lambda n, w: (
         f"Correction ({'voided' if n.reason == 'void' else 'late event'} {n.target}): "
         f"{len(n.changes)} change(s)",
@@ -457,3 +518,20 @@ def render(n: nt.Notice, names: Names) -> nt.Notice:
     """The notice with its bilingual ``text`` filled in, in the names of the roster as of
     the event that raised it (``Face.names()`` right after that event is folded)."""
     return msgspec.structs.replace(n, text=describe(n, names))
+
+
+def proposal(p: Proposal, team: str, game: nt.Text, subsidiary: str) -> nt.Text:
+    """What a draw's proposal asks the committee, in English and Spanish, naming the team, the
+    game that settled it and the subsidiary event as people do (``Face.game_named``)."""
+    if p.action == "complete":
+        return nt.Text("Every game of the draw is played: mark the event complete.",
+                       "Se jugaron todos los partidos del cuadro: marcar el evento como terminado.")
+    if p.reason == "last_game":
+        return nt.Text(f"{team} has played its last game of the draw ({game.en}): eliminate it from the "
+                       "event (R15).",
+                       f"{team} jugó su último partido del cuadro ({game.es}): eliminarlo del evento (R15).")
+    if p.reason == "to_subsidiary":
+        return nt.Text(f"{team} lost {game.en}: eliminate it from this event; it goes to {subsidiary}.",
+                       f"{team} perdió {game.es}: eliminarlo de este evento; pasa a {subsidiary}.")
+    return nt.Text(f"{team} lost {game.en} and has no game left: eliminate it from the event (R15).",
+                   f"{team} perdió {game.es} y no le quedan partidos: eliminarlo del evento (R15).")

@@ -16,6 +16,7 @@ from stream.rules.names import NO_NAMES
 from stream.rules.text import describe, render
 
 from .script import Script
+from .script import game_setup as game_setup_body
 
 AIK = {"primary": "#0B3D91", "secondary": "#FFD100"}
 
@@ -191,3 +192,22 @@ def test_a_rename_changes_later_texts_only_in_a_fold_of_the_game_again() -> None
         names = along.at(e.id)
         again[e.id] = [render(n, names) for n in fork.feed(e)]  # type: ignore[arg-type]
     assert again[first_id] == live_first and again[second_id] == live_second
+
+
+def test_an_obligation_names_the_game_it_comes_from_by_its_teams() -> None:
+    """A notice about an obligation names the game it comes from as people do, by its
+    teams' registered names ("from game Aiken Arena v Wellington Blue"); by its id where
+    neither team is registered."""
+    for named in (True, False):
+        s = Script()
+        if named:
+            registered(s, players=False)
+        suspension(s)
+        s.send_raw(game_setup_body("g2"))
+        s.game = "g2"
+        (applied,) = s.of(nt.ObligationApplied, s.start())
+        t = describe(applied, s.engine.names())
+        origin = (("Aiken Arena v Wellington Blue", "Aiken Arena contra Wellington Blue") if named
+                  else ("g1", "g1"))
+        assert t.en.startswith(f"h2 begins this game suspended (from game {origin[0]})"), t.en
+        assert t.es.startswith(f"h2 empieza este partido suspendido (del partido {origin[1]})"), t.es
