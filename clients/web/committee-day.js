@@ -8,7 +8,7 @@
 import { WatchSocket } from "./watch.js";
 import { applyPatch } from "./patch.js";
 import { gameClock } from "./live.js";
-import { S, bus, t, el, swatch } from "./committee-ui.js";
+import { S, bus, t, el, keyed, swatch } from "./committee-ui.js";
 import { stamp } from "./committee-live.js";
 import { $, mmss } from "./common.js";
 
@@ -139,11 +139,16 @@ function playerText(roster, id) {
   return p.number === null || p.number === undefined ? p.name : `#${p.number} ${p.name}`;
 }
 
+/** Every game's tile: one whose game, roster, alerts and words are as they were stays as it is. */
 function draw() {
-  const box = $("#day-games");
   const ids = S.games.map((g) => g.game);
   $("#day-empty").hidden = ids.length > 0;
-  box.replaceChildren(...ids.map((id) => tile(id, watch?.games[id], watch?.rosters[id])));
+  keyed($("#day-games"), ids.map((id) => {
+    const v = watch?.games[id];
+    const roster = watch?.rosters[id];
+    const status = S.games.find((g) => g.game === id)?.status;
+    return { key: id, sig: JSON.stringify([S.lang, status, v, roster, watch?.alerts[id]]), make: () => tile(id, v, roster) };
+  }));
   tick();
 }
 

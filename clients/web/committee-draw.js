@@ -18,13 +18,13 @@ export function init() {
   const form = $("#draw-form");
   form.addEventListener("submit", (e) => { e.preventDefault(); make(); });
   form.elements.format.addEventListener("change", () => renderForm());
-  bus.addEventListener("data", () => { load().catch((err) => flash(errorText(err), "error")); });
+  bus.addEventListener("data", () => { load().catch((err) => flash(() => errorText(err), "error")); });
   bus.addEventListener("lang", render);
 }
 
-/** The event's draw, read again (none yet: null). */
+/** The event's draw, read again; none yet (the event's `drawn`, GET /api/events): null, unasked. */
 async function load() {
-  if (!S.event || !S.tournament) { draw.bracket = null; render(); return; }
+  if (!S.event || !S.tournament?.drawn) { draw.bracket = null; render(); return; }
   try {
     draw.bracket = await api("GET", `/api/events/${encodeURIComponent(S.event)}/draw`);
   } catch (err) {
@@ -91,7 +91,7 @@ async function make() {
       throw err;
     }
     await submit(`/api/events/${encodeURIComponent(S.event)}/draw`, body, "draw");
-    formMessage(form, "ok", t("dr_done", { n: teams.length }));
+    formMessage(form, "ok", () => t("dr_done", { n: teams.length }));
     await reload();
   }, { draw_format: "format", already_drawn: "format", unknown_team: "teams", duplicate_team: "teams",
     already_eliminated: "teams", event_completed: "format", out_of_scope: "format" });
@@ -186,7 +186,7 @@ async function confirmProposal(p) {
   await run(form, async () => {
     const path = `/api/events/${encodeURIComponent(S.event)}/${p.action === "complete" ? "complete" : "eliminate"}`;
     await api("POST", path, p.action === "complete" ? {} : { team: p.team });
-    formMessage(form, "ok", p.action === "complete" ? t("ld_completed") : t("ld_eliminated_one", { team: teamName(p.team) }));
+    formMessage(form, "ok", () => (p.action === "complete" ? t("ld_completed") : t("ld_eliminated_one", { team: teamName(p.team) })));
     await reload();
   });
 }

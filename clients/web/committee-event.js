@@ -5,7 +5,7 @@
 // changed and reloads the current registration.
 
 import { api, submit, ApiError, session } from "./committee-api.js";
-import { S, bus, t, el, option, run, reload, formMessage, slug, swatch, team, errorText } from "./committee-ui.js";
+import { S, bus, t, el, tx, said, option, run, reload, formMessage, slug, swatch, team, errorText } from "./committee-ui.js";
 import { fieldHint } from "./refusals.js";
 import { translator } from "./committee-i18n.js";
 import { $ } from "./common.js";
@@ -243,13 +243,13 @@ async function importCsv() {
       const rows = err.body.rows || [];
       out.replaceChildren(
         el("p", { class: "error", "data-result": "refused", role: "alert", "data-i18n-n": rows.length, text: t("csv_nothing", { n: rows.length }) }),
-        el("p", { class: "muted" }, errorText(err)),
+        said("p", { class: "muted" }, () => errorText(err)),
         el("table", { class: "csv-errors" },
-          el("thead", {}, el("tr", {}, el("th", { text: t("csv_line") }), el("th", { text: t("csv_field") }), el("th", { text: t("csv_reason") }))),
+          el("thead", {}, el("tr", {}, tx("th", "csv_line"), tx("th", "csv_field"), tx("th", "csv_reason"))),
           el("tbody", {}, ...rows.map((r) => el("tr", { "data-line": r.line },
             el("td", { class: "num", text: r.line }), el("td", { text: r.field || "" }),
             // The column's own words when there are some (the service's reason stays in the title).
-            el("td", { text: fieldHint(r.field, S.lang) || r.reason, title: r.reason }))))));
+            said("td", { title: r.reason }, () => fieldHint(r.field, S.lang) || r.reason))))));
     }
   }, { no_file: "file", unknown_event: "file", event_completed: "file" });
 }

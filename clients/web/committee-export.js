@@ -17,9 +17,10 @@ export function init() {
 async function save(path, name) {
   try {
     const blob = await download(path, name);
-    flash(t("ex_saved", { name, kb: Math.max(1, Math.round(blob.size / 1024)) }));
+    const kb = Math.max(1, Math.round(blob.size / 1024));
+    flash(() => t("ex_saved", { name, kb }));
   } catch (err) {
-    flash(errorText(err), "error");
+    flash(() => errorText(err), "error");
   }
 }
 

@@ -11,6 +11,7 @@ import { translator } from "./committee-i18n.js";
 import { $, mmss } from "./common.js";
 
 let obligations = [];
+let shown = [];          // the previews read last: [{g, applies} | {g, err}]
 let generation = 0;      // the latest refresh: an older one's answers, landing later, are dropped
 
 export function init() {
@@ -42,12 +43,14 @@ export async function refresh() {
     previews()]);
   if (mine !== generation) return;   // a newer refresh is under way: it shows what is current
   const failed = answer.err;
-  $("#ledger-error").hidden = !failed;
-  if (failed) $("#ledger-error").replaceChildren(errorText(failed));
+  const error = $("#ledger-error");
+  error.hidden = !failed;
+  error._say = failed ? () => errorText(failed) : null;      // said again on a language switch
+  error.toggleAttribute("data-say", Boolean(failed));
+  if (failed) error.replaceChildren(errorText(failed));
   else obligations = answer.list;
+  shown = cards.read;
   draw();
-  $("#previews").replaceChildren(...cards.nodes);
-  $("#previews-empty").hidden = cards.nodes.length > 0;
   if (!failed && cards.ok) stamp($("#ledger-asof"), asked);
 }
 
@@ -112,30 +115,35 @@ function draw() {
   const done = Boolean(S.tournament?.completed);
   $("#complete-form button").disabled = done || !S.tournament;
   $("#complete-state").textContent = done ? t("ev_completed") : "";
+  drawPreviews();
+}
+
+function drawPreviews() {
+  $("#previews").replaceChildren(...shown.map(({ g, applies, err }) => el("article", { class: "card preview", "data-game": g.game },
+    el("h4", {}, `${teamName(g.home)} – ${teamName(g.away)}`, el("span", { class: "muted", text: ` · ${g.game}` })),
+    err ? el("p", { class: "error" }, errorText(err))
+      : applies.length ? el("ul", {}, ...applies.map((o) => el("li", { "data-obligation": o.id, "data-player": o.player },
+        el("b", { text: playerName(o.player) }), ` · ${kindText(o)} · ${t("ld_from", { game: o.origin_game })}`,
+        el("span", { class: "clause", text: ` ${o.clause}` }))))
+        : el("p", { class: "muted", "data-empty": "true", text: t("ld_preview_none") }))));
+  $("#previews-empty").hidden = shown.length > 0;
 }
 
 /** For each scheduled game: what it will apply when it begins (the engine's preview). */
 async function previews() {
   const scheduled = S.games.filter((g) => g.status === "scheduled");
   let ok = true;
-  const cards = await Promise.all(scheduled.map(async (g) => {
-    let body;
+  const read = await Promise.all(scheduled.map(async (g) => {
     try {
       const p = await api("GET", `/api/games/${encodeURIComponent(g.game)}/preview`);
-      body = p.applies.length
-        ? el("ul", {}, ...p.applies.map((o) => el("li", { "data-obligation": o.id, "data-player": o.player },
-          el("b", { text: playerName(o.player) }), ` · ${kindText(o)} · ${t("ld_from", { game: o.origin_game })}`,
-          el("span", { class: "clause", text: ` ${o.clause}` }))))
-        : el("p", { class: "muted", "data-empty": "true", text: t("ld_preview_none") });
+      return { g, applies: p.applies };
     } catch (err) {
       if (err.code === "game_begun") return null;   // under way since the list was read: it has taken what it owed
       ok = false;
-      body = el("p", { class: "error" }, errorText(err));
+      return { g, err };
     }
-    return el("article", { class: "card preview", "data-game": g.game },
-      el("h4", {}, `${teamName(g.home)} – ${teamName(g.away)}`, el("span", { class: "muted", text: ` · ${g.game}` })), body);
   }));
-  return { nodes: cards.filter(Boolean), ok };
+  return { read: read.filter(Boolean), ok };
 }
 
 // ------------------------------------------------------------------ the committee's decisions
@@ -148,9 +156,13 @@ function openDecision(o, mode) {
   form.elements.reason.value = "";
   form.elements.owed.value = mmss(o.owed_ms);
   $("#decision-owed").hidden = mode !== "decrease";
-  $("#decision-title").textContent = t(mode === "rescind" ? "ld_rescind_title" : "ld_decrease_title",
+  const title = $("#decision-title");
+  title._say = () => t(mode === "rescind" ? "ld_rescind_title" : "ld_decrease_title",
     { player: playerName(o.player), what: kindText(o), game: o.origin_game });
-  form.querySelector("button[type=submit]").textContent = t(mode === "rescind" ? "ld_rescind_do" : "ld_decrease_do");
+  title.textContent = title._say();
+  const button = form.querySelector("button[type=submit]");
+  button.dataset.i18n = mode === "rescind" ? "ld_rescind_do" : "ld_decrease_do";
+  button.textContent = t(button.dataset.i18n);
   for (const n of form.querySelectorAll(".field-error, .form-msg")) n.remove();
   form.scrollIntoView({ block: "nearest" });
   form.elements.reason.focus();

@@ -10,7 +10,7 @@
 // "As of HH:MM:SS" (stamp): the time the data shown was last confirmed current; marked stale
 // (a warning) when the socket is down and that time is old, or when it is very old.
 
-import { t, reload } from "./committee-ui.js";
+import { bus, t, reload } from "./committee-ui.js";
 
 const COALESCE_MS = 150;           // frames of one moment (a game's end, a reconnection) merge
 const POLL_LIVE_MS = 30000;        // the socket is up: only what it can't see
@@ -32,6 +32,7 @@ export function start(dayWatch) {
   watch.addEventListener("stale", () => { schedulePoll(); drawStamps(); });
   document.addEventListener("visibilitychange", () => { if (!document.hidden) refreshSoon(); });
   setInterval(drawStamps, 1000);
+  bus.addEventListener("lang", drawStamps);
   schedulePoll();
 }
 

@@ -5,7 +5,7 @@
 // and hand out (each code a device token for that game, role and name: POST /api/pairings).
 
 import { api, submit } from "./committee-api.js";
-import { S, bus, t, el, run, reload, formMessage, teamName, errorText } from "./committee-ui.js";
+import { S, bus, t, el, tx, said, keyed, run, reload, formMessage, teamName, errorText } from "./committee-ui.js";
 import { $ } from "./common.js";
 
 const ROLES = [["umpires", 0, "umpire"], ["umpires", 1, "umpire"], ["referee", null, "referee"], ["timekeeper", null, "timekeeper"]];
@@ -74,26 +74,36 @@ function ofDay(day) {
   return { timed, untimed: S.games.filter((g) => g.roster?.schedule?.starts_at == null) };
 }
 
+/** What a game's line of the day shows, and what its day sheet codes were made for. */
+const scheduleSig = (g) => JSON.stringify([g.arena, g.roster?.schedule?.starts_at ?? null, g.roster?.schedule?.officials ?? null]);
+const rowSig = (g) => JSON.stringify([S.lang, scheduleSig(g), g.status, g.score, g.kind, label(g)]);
+
+// Drawn again whenever the console reads again (committee-live.js): only what changed is
+// replaced (keyed: an arena, a game's row, a game of the day sheet); the rest stays as it is.
 function render() {
   const pick = $("#order-day");
   const known = days();
   if (!pick.value || (!known.includes(pick.value) && known.length)) pick.value = known[0] || dayOf(Date.now());
   const { timed, untimed } = ofDay(pick.value);
-  $("#order-title").textContent = t("od_title_day", {
+  const title = t("od_title_day", {
     event: S.tournament?.name || S.event,
     day: new Date(`${pick.value}T12:00`).toLocaleDateString(S.lang, { weekday: "long", day: "numeric", month: "long", year: "numeric" }),
   });
+  if ($("#order-title").textContent !== title) $("#order-title").textContent = title;
   const arenas = [...new Set(timed.map((g) => g.arena))];
-  $("#order-arenas").replaceChildren(...arenas.map((arena) => el("div", { class: "card order-arena", "data-arena": arena },
-    el("h3", { text: t("od_arena", { arena: arena || "—" }) }),
-    el("table", { class: "list order" },
-      el("thead", {}, el("tr", {}, ...["od_time", "od_game", "od_officials", "od_state", ""].map((k) => el("th", { text: k ? t(k) : "" })))),
-      el("tbody", {}, ...timed.filter((g) => g.arena === arena).map(row))))));
+  const cards = keyed($("#order-arenas"), arenas.map((arena) => ({ key: arena, sig: S.lang, make: () =>
+    el("div", { class: "card order-arena", "data-arena": arena },
+      el("h3", { text: t("od_arena", { arena: arena || "—" }) }),
+      el("table", { class: "list order" },
+        el("thead", {}, el("tr", {}, ...["od_time", "od_game", "od_officials", "od_state", ""].map((k) => el("th", { text: k ? t(k) : "" })))),
+        el("tbody"))) })));
+  cards.forEach((card, i) => keyed(card.querySelector("tbody"), timed.filter((g) => g.arena === arenas[i])
+    .map((g) => ({ key: g.game, sig: rowSig(g), make: () => row(g) }))));
   $("#order-empty").hidden = timed.length > 0;
   $("#order-untimed").hidden = !untimed.length;
-  $("#order-untimed ul").replaceChildren(...untimed.map((g) => el("li", { "data-game": g.game },
-    el("span", { text: `${label(g)} · ${g.game}` }), " ", editButton(g))));
-  $("#order-sheet").replaceChildren();
+  keyed($("#order-untimed ul"), untimed.map((g) => ({ key: g.game, sig: JSON.stringify([S.lang, label(g)]), make: () =>
+    el("li", { "data-game": g.game }, el("span", { text: `${label(g)} · ${g.game}` }), " ", editButton(g)) })));
+  drawSheet();
 }
 
 function row(g) {
@@ -117,7 +127,7 @@ function edit(g) {
   const s = g.roster?.schedule;
   const o = s?.officials || {};
   const input = (name, value, attrs = {}) => el("input", { name, value: value ?? "", autocomplete: "off", maxLength: 80, ...attrs });
-  const field = (key, node, path) => el("label", { class: "field grow", "data-path": path }, el("span", { text: t(key) }), node);
+  const field = (key, node, path) => el("label", { class: "field grow", "data-path": path }, tx("span", key), node);
   const form = el("form", { class: "card order-edit", "data-game": g.game, noValidate: true },
     el("h3", { text: `${label(g)} · ${g.game}` }),
     el("div", { class: "row" }, field("gm_starts", input("starts_at", localValue(s?.starts_at), { type: "datetime-local" }), "starts_at")),
@@ -127,14 +137,14 @@ function edit(g) {
     el("div", { class: "row" },
       field("role_referee", input("referee", o.referee), "officials.referee"),
       field("role_timekeeper", input("timekeeper", o.timekeeper), "officials.timekeeper")),
-    el("button", { type: "submit", class: "primary", text: t("od_save") }),
-    " ", el("button", { type: "button", text: t("cancel"), onclick: () => form.remove() }));
+    tx("button", "od_save", { type: "submit", class: "primary" }),
+    " ", tx("button", "cancel", { type: "button", onclick: () => form.remove() }));
   form.addEventListener("submit", async (e) => {
     e.preventDefault();
     await run(form, async () => {
       const body = { starts_at: fromLocal(form.elements.starts_at.value), officials: officialsOf(form) };
       await submit(`/api/games/${encodeURIComponent(g.game)}/schedule`, body, "schedule");
-      formMessage(form, "ok", t("od_saved"));
+      formMessage(form, "ok", () => t("od_saved"));
       await reload();
     }, { unknown_game: "starts_at", out_of_scope: "starts_at" });
   });
@@ -148,16 +158,21 @@ function print() {
 
 // ------------------------------------------------------------------ the day sheet
 
+/** The day sheet made last: its day, and each game's codes with what they were made for. */
+let sheet = null;
+
 /** Every named official's pairing code, game by game: minted now, to print and hand out. */
 async function daySheet() {
   const box = $("#order-sheet");
   const button = $("#order-sheet-make");
-  const { timed } = ofDay($("#order-day").value);
+  const day = $("#order-day").value;
+  const { timed } = ofDay(day);
   for (const src of urls.splice(0)) URL.revokeObjectURL(src);
-  box.replaceChildren(el("p", { class: "muted", text: t("loading") }));
+  sheet = null;
+  box.replaceChildren(el("p", { class: "muted", "data-i18n": "loading", text: t("loading") }));
   button.disabled = true;
-  const cards = [];
   try {
+    const games = [];
     for (const g of timed) {
       const o = g.roster.schedule.officials || {};
       const codes = [];
@@ -167,18 +182,49 @@ async function daySheet() {
         const p = await api("POST", "/api/pairings", { game: g.game, role, official: name });
         const src = URL.createObjectURL(new Blob([p.qr_svg], { type: "image/svg+xml" }));
         urls.push(src);
-        codes.push(el("figure", { class: "qr", "data-role": role, "data-official": name },
-          el("img", { src, alt: t("pr_qr_alt", { role: t(`role_${role}`) }), width: 160, height: 160 }),
-          el("figcaption", {}, el("b", { text: t(`role_${role}`) }), ` · ${name}`)));
+        codes.push({ role, name, src });
       }
-      cards.push(el("section", { class: "sheet-game", "data-game": g.game },
-        el("h4", { text: `${clock(g.roster.schedule.starts_at)} · ${g.arena} · ${label(g)}` }),
-        codes.length ? el("div", { class: "qr-grid" }, ...codes) : el("p", { class: "muted", text: t("od_no_officials") })));
+      games.push({ g, made: scheduleSig(g), codes });
     }
-    box.replaceChildren(el("h3", { text: t("od_sheet_title") }), el("p", { class: "muted", text: t("od_sheet_explain") }), ...cards);
+    sheet = { day, games };
+    box.replaceChildren();
+    drawSheet();
   } catch (err) {
-    box.replaceChildren(el("p", { class: "error" }, errorText(err)));
+    box.replaceChildren(said("p", { class: "error" }, () => errorText(err)));
   } finally {
     button.disabled = false;
   }
+}
+
+/** The sheet, drawn again in place: a game whose time, arena or officials changed since is
+ * marked (its codes were made for the schedule it had); another day shown: no sheet. */
+function drawSheet() {
+  const box = $("#order-sheet");
+  if (!sheet) return;       // none made, or being made (its "loading", or its refusal, stays)
+  if (sheet.day !== $("#order-day").value) {
+    sheet = null;
+    for (const src of urls.splice(0)) URL.revokeObjectURL(src);
+    box.replaceChildren();
+    return;
+  }
+  keyed(box, [
+    { key: "#title", sig: S.lang, make: () => el("h3", { text: t("od_sheet_title") }) },
+    { key: "#explain", sig: S.lang, make: () => el("p", { class: "muted", text: t("od_sheet_explain") }) },
+    ...sheet.games.map((x) => {
+      const now = S.games.find((g) => g.game === x.g.game);
+      const changed = !now || scheduleSig(now) !== x.made;
+      return { key: x.g.game, sig: JSON.stringify([S.lang, changed, label(x.g)]), make: () => sheetGame(x, changed) };
+    }),
+  ]);
+}
+
+function sheetGame({ g, codes }, changed) {
+  return el("section", { class: "sheet-game", "data-game": g.game, "data-changed": String(changed) },
+    el("h4", { text: `${clock(g.roster.schedule.starts_at)} · ${g.arena} · ${label(g)}` }),
+    changed ? el("p", { class: "error", role: "alert", text: t("od_sheet_changed") }) : "",
+    codes.length ? el("div", { class: "qr-grid" }, ...codes.map(({ role, name, src }) =>
+      el("figure", { class: "qr", "data-role": role, "data-official": name },
+        el("img", { src, alt: t("pr_qr_alt", { role: t(`role_${role}`) }), width: 160, height: 160 }),
+        el("figcaption", {}, el("b", { text: t(`role_${role}`) }), ` · ${name}`))))
+      : el("p", { class: "muted", text: t("od_no_officials") }));
 }

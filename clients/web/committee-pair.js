@@ -96,9 +96,9 @@ async function pair(form, game, role, official) {
 async function copy(text) {
   try {
     await navigator.clipboard.writeText(text);
-    flash(t("pr_copied"));
+    flash(() => t("pr_copied"));
   } catch {
-    flash(t("pr_copy_failed"), "error");
+    flash(() => t("pr_copy_failed"), "error");
   }
 }
 
@@ -139,9 +139,10 @@ async function revokeToken(game, claims, button) {
   button.disabled = true;
   try {
     const done = await api("POST", "/api/tokens/revoke", { jti: claims.jti, reason: t("pr_revoke_reason") });
-    flash(t("pr_revoked_n", { device: claims.sub, n: done?.sockets_closed ?? 0 }));
+    const n = done?.sockets_closed ?? 0;
+    flash(() => t("pr_revoked_n", { device: claims.sub, n }));
   } catch (err) {
-    flash(errorText(err), "error");
+    flash(() => errorText(err), "error");
     button.disabled = false;
   }
   await devices(game);

@@ -35,8 +35,8 @@ export function setLang(lang) {
   for (const node of document.querySelectorAll("[data-i18n-ph]")) node.placeholder = t(node.dataset.i18nPh);
   for (const node of document.querySelectorAll("[data-i18n-label]")) node.setAttribute("aria-label", t(node.dataset.i18nLabel));
   for (const node of document.querySelectorAll("[data-i18n-n]")) node.textContent = t("csv_nothing", { n: node.dataset.i18nN });
-  // What was said before (a form's message, a refusal, a title): said again in the new language.
-  for (const node of document.querySelectorAll(".form-msg, .field-error, h3, [data-result]")) {
+  // What was said before (a form's message, a refusal, a title, a toast): said again in the new language.
+  for (const node of document.querySelectorAll(".form-msg, .field-error, h3, [data-result], [data-say]")) {
     if (typeof node._say === "function") node.replaceChildren(...[node._say()].flat());
   }
   bus.dispatchEvent(new Event("lang"));
@@ -186,13 +186,42 @@ export async function run(form, action, codes = {}) {
   }
 }
 
-/** Toast-like status for actions outside forms. */
-export function flash(text, kind = "ok") {
+/** A node whose words are `say()`'s, said again on a language switch. */
+export function said(tag, attrs, say) {
+  const node = el(tag, { ...attrs, "data-say": "" }, ...[say()].flat());
+  node._say = say;
+  return node;
+}
+
+/** Toast-like status for actions outside forms: `say`, a function giving its words (said
+ * again on a language switch). */
+export function flash(say, kind = "ok") {
   const box = document.getElementById("flash");
   if (!box) return;
-  const item = el("div", { class: `flash ${kind}`, role: kind === "error" ? "alert" : "status" }, text);
+  const item = said("div", { class: `flash ${kind}`, role: kind === "error" ? "alert" : "status" }, say);
   box.append(item);
   setTimeout(() => item.remove(), 6000);
+}
+
+/**
+ * Make `host`'s children the nodes of `items` ({key, sig, make}), in their order: a child of
+ * the same key and signature (a string of all it shows) stays, the very same node; one whose
+ * signature changed is made again; one no item names goes. Answers the nodes.
+ */
+export function keyed(host, items) {
+  const before = new Map([...host.children].map((n) => [n._key, n]));
+  const nodes = items.map(({ key, sig, make }) => {
+    const old = before.get(key);
+    if (old && old._sig === sig) return old;
+    const node = make();
+    node._key = key;
+    node._sig = sig;
+    return node;
+  });
+  const keep = new Set(nodes);
+  for (const n of [...host.children]) if (!keep.has(n)) n.remove();
+  nodes.forEach((n, i) => { if (host.children[i] !== n) host.insertBefore(n, host.children[i] || null); });
+  return nodes;
 }
 
 /** "7:30" or "450" (seconds) -> ms; NaN when it reads as neither. */

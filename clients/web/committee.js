@@ -94,7 +94,7 @@ async function start() {
       signInScreen(err);
       return;
     }
-    flash(errorText(err), "error");
+    flash(() => errorText(err), "error");
   }
   document.body.dataset.ready = "true";
 }
@@ -102,7 +102,7 @@ async function start() {
 function chooseEvent(event) {
   S.event = event;
   localStorage.setItem("arena.committee.event", event);
-  reload().catch((err) => flash(errorText(err), "error"));
+  reload().catch((err) => flash(() => errorText(err), "error"));
 }
 
 function show(tab) {

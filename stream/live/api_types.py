@@ -86,6 +86,13 @@ class TokenInfo(msgspec.Struct, kw_only=True):
 # ------------------------------------------------------------ responses
 
 
+class EventListed(Tournament, kw_only=True):
+    """One row of ``GET /api/events``: the tournament event, and whether it has a draw yet
+    (``GET /api/events/{event}/draw`` reads it)."""
+
+    drawn: bool
+
+
 class GameSummary(msgspec.Struct, kw_only=True):
     """One row of ``GET /api/games``."""
 
@@ -259,6 +266,6 @@ class RosterImported(msgspec.Struct, kw_only=True):
 #: Every request and response shape, for the generated documents.
 SHAPES: tuple[type, ...] = (TokenRequest, TokenIssued, RevokeRequest, GameSummary, GameDocument, Problem,
                             Revoked, Health, Ready, PlayerObligations, GamePreview, StateDigest,
-                            AcceptRequest, StoreAccepted, PairingRequest, Pairing, TokenInfo, Tournament,
+                            AcceptRequest, StoreAccepted, PairingRequest, Pairing, TokenInfo, EventListed,
                             TeamDocument, PlayerDocument, LogoStored, InvalidCsv, RosterImported,
                             CommitteeDecision, Bracket)

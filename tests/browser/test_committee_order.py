@@ -114,13 +114,15 @@ async def test_the_order_of_play_lists_the_day_names_its_officials_and_prints_th
 
     # 4. The day sheet: a code per named official (4 for cup-1, 2 for cup-2), each under its name.
     await page.click("#order-sheet-make")
+    # (Each read of the sheet is an assertion that waits: the console reads again meanwhile.)
     codes = page.locator("#order-sheet figure.qr")
     await expect(codes).to_have_count(6)
-    named = await codes.evaluate_all("(xs) => xs.map((x) => [x.closest('[data-game]').dataset.game, "
-                                     "x.dataset.role, x.dataset.official])")
-    assert named == [["cup-1", "umpire", "Marta Pérez"], ["cup-1", "umpire", "J. Lee"],
-                     ["cup-1", "referee", "Lucía Vega"], ["cup-1", "timekeeper", "Raúl Díaz"],
-                     ["cup-2", "umpire", "Lee Park"], ["cup-2", "timekeeper", "Ana Soto"]]
+    await expect(page.locator("#order-sheet .sheet-game")).to_have_count(2)
+    for game, named in (("cup-1", ["Umpire · Marta Pérez", "Umpire · J. Lee", "Referee · Lucía Vega",
+                                   "Timekeeper · Raúl Díaz"]),
+                        ("cup-2", ["Umpire · Lee Park", "Timekeeper · Ana Soto"])):
+        captions = page.locator(f'#order-sheet .sheet-game[data-game="{game}"] figure.qr figcaption')
+        await expect(captions).to_have_text(named)
     status, tokens = await server.api("GET", "/api/tokens?game=cup-2")
     assert status == 200
     rows = tokens if isinstance(tokens, list) else tokens["tokens"]

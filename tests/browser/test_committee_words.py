@@ -114,3 +114,45 @@ async def test_changing_an_auto_filled_starter_puts_him_on_the_bench(server: Ser
     assert status == 200
     home = doc["view"]["teams"]["home"]
     assert home["lineup"] == ["ruiz", "diaz", "mahoney"] and home["bench"] == ["ortega"], home
+
+
+async def test_a_status_line_said_in_one_language_is_said_again_in_the_other(server: Server,
+                                                                              console: Console) -> None:
+    await new_event(server)
+    await server.setup_game(G1, arena="main", event=EVENT)
+    page = console.page
+    await sign_in_admin(page, server)
+
+    # An export saved in English: its status line turns Spanish with the page; and back.
+    await console.tab("export")
+    toasts = page.locator("#flash .flash")
+    async with page.expect_download():
+        await page.click("#export-log")
+    await expect(toasts.last).to_contain_text(f"{EVENT}.jsonl saved (")
+    await page.click("#lang")
+    await expect(toasts.last).to_contain_text(f"{EVENT}.jsonl guardado (")
+    await expect(page.locator("#flash .flash", has_text="saved")).to_have_count(0)
+    async with page.expect_download():
+        await page.click("#export-log")
+    await expect(toasts.last).to_contain_text(f"{EVENT}.jsonl guardado (")
+    await page.click("#lang")
+    await expect(toasts.last).to_contain_text(f"{EVENT}.jsonl saved (")
+    await expect(page.locator("#flash .flash", has_text="guardado")).to_have_count(0)
+
+    # A game's schedule saved in English, from the order of play: the same, and back.
+    await console.tab("order")
+    await page.click(f"#order-untimed li[data-game={G1}] [data-act=edit]")
+    edit = page.locator(f"#order-edit form[data-game={G1}]")
+    await edit.locator("[name=starts_at]").fill("2026-12-05T14:00")
+    await edit.locator("[type=submit]").click()
+    saved = edit.locator(".form-msg.ok")
+    await expect(saved).to_have_text("The schedule is saved.")
+    await page.click("#lang")
+    await expect(saved).to_have_text("El horario está guardado.")
+    await expect(edit.locator("[type=submit]")).to_have_text("Guardar el horario")
+    await edit.locator("[name=referee]").fill("Ana Gómez")
+    await edit.locator("[type=submit]").click()
+    await expect(saved).to_have_text("El horario está guardado.")
+    await page.click("#lang")
+    await expect(saved).to_have_text("The schedule is saved.")
+    await shot_page(page, "words-04-status-lines-in-either-language")

@@ -366,13 +366,13 @@ async def day_sheet(c: Console) -> str:
     await page.screenshot(path=shot("tournament-day-04-order-of-play-printed"), full_page=True)
     await page.emulate_media(media="screen")
     await page.click("#order-sheet-make")
+    # (Each read of the sheet is an assertion that waits: the console reads again meanwhile.)
     codes = page.locator("#order-sheet figure.qr")
     await expect(codes).to_have_count(16)
-    named = await codes.evaluate_all("xs => xs.map(x => [x.closest('[data-game]').dataset.game, "
-                                     "x.dataset.role, x.dataset.official])")
-    expected = [[g, role, who] for g in (cup("qf-1"), cup("qf-2"), cup("qf-3"), cup("qf-4"))
-                for role, who in zip(ROLES, officials_of(g), strict=True)]
-    assert sorted(named) == sorted(expected), named
+    for g in (cup("qf-1"), cup("qf-2"), cup("qf-3"), cup("qf-4")):
+        captions = page.locator(f"#order-sheet .sheet-game[data-game='{g}'] figure.qr figcaption")
+        await expect(captions).to_have_text(
+            [f"{role.title()} · {who}" for role, who in zip(ROLES, officials_of(g), strict=True)])
     await page.emulate_media(media="print")
     await expect(codes.first).to_be_visible()
     await page.screenshot(path=shot("tournament-day-05-day-sheet-printed"), full_page=True)

@@ -197,6 +197,8 @@ EVENTS: dict[str, dict[str, Any]] = {
     "committee.decrease": {"obligation": "nothing-owed", "owed_ms": 1000, "by": "committee",
                            "reason": "r"},
     "game.scheduled": {"game": "g1", "starts_at": 1796148000000, "officials": {"umpires": ["M. Pérez"]}},
+    "game.handicap": {"game": "g1", "goals": {"home": 1.5, "away": 0}, "by": "committee",
+                      "reason": "r"},  # g1 has begun: a rules refusal (game_begun)
     "tick": {"game": "g1"},  # the service's own: no role may send it
     "team.registered": {"team": "g1-home", "name": "Aiken Arena", "short": "AIK",
                         "colors": {"primary": "#0B3D91", "secondary": "#FFD100"}, "event": "cup"},

@@ -347,7 +347,7 @@ async def test_the_events_and_the_day_s_reports_as_one_csv(server: Server) -> No
     assert [(e["id"], e["class"], e["handicap"], e["teams"], e["completed"]) for e in events] == [
         ("cup", "uspa", 8, ["blue", "red", "gold"], False), ("open", "uspa", 8, ["teal", "rose"], False)]
     for event in events:
-        _conforms("Tournament", event)
+        _conforms("EventListed", event)
 
     async with asyncio.timeout(10):
         status, text = await server.api("GET", "/api/events/cup/reports.csv", token=htc)

@@ -24,9 +24,13 @@ async def _cup(server: Server, token: str | None = None) -> dict[str, Any]:
     status, ack = await server.api("POST", "/api/events", {
         "id": "cup", "event": "cup", "class": "uspa", "handicap": 8, "teams": TEAMS})
     assert status == 201, ack
+    status, listed = await server.api("GET", "/api/events", token=token)
+    assert status == 200 and [(e["id"], e["drawn"]) for e in listed] == [("cup", False)]
     status, ack = await server.api("POST", "/api/events/cup/draw", {
         "id": "draw-1", "format": "knockout", "teams": TEAMS}, token=token)
     assert status == 201, ack
+    status, listed = await server.api("GET", "/api/events", token=token)
+    assert status == 200 and [(e["id"], e["drawn"]) for e in listed] == [("cup", True)]
     status, bracket = await server.api("GET", "/api/events/cup/draw", token=token)
     assert status == 200 and isinstance(bracket, dict), bracket
     return bracket

@@ -32,9 +32,12 @@ async def post_event(request: web.Request) -> web.Response:
 
 
 async def events(request: web.Request) -> web.Response:
-    """Every tournament event: class, handicap, teams, completed, eliminated, rules."""
+    """Every tournament event: class, handicap, teams, completed, eliminated, rules, and
+    whether it has a draw yet."""
     committee_api.staff(request)
-    return send(request.app[Service.KEY].hub.engine.tournaments_all())
+    engine = request.app[Service.KEY].hub.engine
+    return send([api_types.EventListed(**msgspec.structs.asdict(t), drawn=t.id in engine.draws)
+                 for t in engine.tournaments_all()])
 
 
 def _derived_id(kind: str, *parts: str) -> str:
@@ -180,7 +183,8 @@ ROUTES = (
     post("/api/events", post_event, op("setupEvent", "Set up a tournament event (an `event.setup` event)",
                                        "admin", submit_responses(), admin=True, body="EventSetupRequest")),
     get("/api/events", events, op("listEvents", "Every tournament event", "admin", admin_responses(**{
-        "200": list_of("Tournament", "class, handicap, teams, completed, eliminated, rules; by id")}),
+        "200": list_of("EventListed", "class, handicap, teams, completed, eliminated, rules, "
+                                 "and whether it has a draw yet; by id")}),
         admin=True)),
     get("/api/events/{event}/reports.csv", event_reports_csv, _event_read(
         "eventReportsCsv", "Every game report of a tournament event, as one CSV", "admin",
