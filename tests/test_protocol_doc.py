@@ -253,9 +253,11 @@ def reachable(*entries: str) -> list[Scanned]:
 
 def http_handlers() -> list[str]:
     """The handlers of the route table ``app.build_app`` routes (``schemas.ROUTES``), but
-    the two WebSocket ones."""
+    the two WebSocket ones; and the token check that runs before a route's handler when the
+    route takes a token (``route.Route.who``)."""
     names = {route.handler.__name__ for route in schemas.ROUTES if route.handler is not None}
-    return sorted(names - set(HANDLERS.values()))
+    guard = {"guarded"} if any(route.who != "anyone" for route in schemas.ROUTES) else set()
+    return sorted(names - set(HANDLERS.values()) | guard)
 
 
 CODES = {place: set().union(*(s.codes for s in reachable(*entries)))

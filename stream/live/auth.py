@@ -2,9 +2,10 @@
 
 A token is ``v1.<payload>.<signature>``: the payload is the claims as JSON,
 base64url-encoded; the signature is HMAC-SHA256 over ``v1.<payload>`` with
-the service's secret. Tokens travel only in the first WebSocket message or
-in an ``Authorization: Bearer`` header, never in a URL, and never appear in
-the service's logs (``fingerprint`` names a token safely).
+the service's secret, in unpadded base64url: that spelling alone, so one token
+has one fingerprint (padded, in ``+/``, or with unused bits set: ``bad_token``).
+Tokens travel only in the first WebSocket message or in an ``Authorization: Bearer``
+header, never in a URL, and never appear in the service's logs (``fingerprint`` names a token safely).
 """
 
 from __future__ import annotations
@@ -103,8 +104,8 @@ def verify(secret: bytes, token: str, *, now_s: float, revoked: set[str] | froze
         version, payload, sig = token.split(".")
         if version != "v1":
             raise ValueError
-        expected = hmac.new(secret, f"v1.{payload}".encode(), hashlib.sha256).digest()
-        if not hmac.compare_digest(expected, _unb64(sig)):
+        expected = _b64(hmac.new(secret, f"v1.{payload}".encode(), hashlib.sha256).digest())
+        if not hmac.compare_digest(expected.encode(), sig.encode()):  # the one spelling
             raise ValueError
         claims = _dec.decode(_unb64(payload))
     except (ValueError, msgspec.DecodeError):

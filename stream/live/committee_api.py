@@ -7,8 +7,9 @@ device tokens of its games. A committee token reads and changes its own event on
 decisions is 403 ``out_of_scope``, as is ``POST /api/games/preview`` of a game of
 another event or naming a team entered only in other events (``preview_refusal``).
 
-The handlers (``http/``) use ``staff`` for every route that takes an admin or a
-committee token, ``mint`` for every token they issue (each is recorded in the store),
+A route that takes an admin or a committee token says so in its table (``who``), which
+puts ``check`` before its handler. The handlers (``http/``) read its claims with
+``staff``, use ``mint`` for every token they issue (each is recorded in the store),
 ``revoke_refusal`` before a revocation, ``holds`` and ``game_held`` to list tokens,
 and ``event_records`` for an event's records (a committee's whole log).
 """
@@ -39,9 +40,19 @@ _fields = msgspec.json.Decoder(dict[str, Any])
 # ------------------------------------------------------------------ tokens
 
 
-def staff(request: web.Request, *, admin_only: bool = False) -> auth.Claims:
-    """The claims of the request's admin token (or committee token, unless ``admin_only``);
-    else HTTP 401 (no valid token) or 403 (another role), with a plain-text body."""
+_CLAIMS: web.RequestKey[auth.Claims] = web.RequestKey("claims", auth.Claims)
+
+
+def staff(request: web.Request) -> auth.Claims:
+    """The claims of the request's token, as its route checked them before its handler ran
+    (``check``, for a route whose ``who`` is ``staff`` or ``admin``: http/route.py)."""
+    return request[_CLAIMS]
+
+
+def check(request: web.Request, *, admin_only: bool = False) -> auth.Claims:
+    """The claims of the request's admin token (or committee token, unless ``admin_only``),
+    kept for ``staff``; else HTTP 401 (no valid token) or 403 (another role), with a
+    plain-text body."""
     svc = request.app[Service.KEY]
     header = request.headers.get("Authorization", "")
     if not header.startswith("Bearer "):
@@ -51,6 +62,7 @@ def staff(request: web.Request, *, admin_only: bool = False) -> auth.Claims:
     except AuthError as err:
         raise web.HTTPUnauthorized(text=f"{err.code}: {err.detail}\n") from None
     if claims.role == "admin" or (claims.role == "committee" and not admin_only):
+        request[_CLAIMS] = claims
         return claims
     raise web.HTTPForbidden(text="this needs an admin token\n" if admin_only
                             else "this needs an admin or a committee token\n")

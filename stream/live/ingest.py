@@ -252,6 +252,7 @@ async def device_ws(request: web.Request) -> web.StreamResponse:
         except ConnectionResetError:
             pass  # the device went away mid-reply; its outbox resends and gets the same ack
         finally:
+            svc.untrack(claims.jti, ws)
             svc.device_closed(claims.sub)
             svc.devices_online.pop(ws, None)
             svc.presence_changed(claims)

@@ -16,7 +16,7 @@ from typing import Annotated, Any, Literal, Union
 
 import msgspec
 
-from ..rules.events import Colors
+from ..rules.events import TYPES_BY_NAME, Colors, GameEventBase, Void
 from ..rules.notices import Notice
 from ..rules.rosters import PlayerEntry, TeamEntry
 from ..rules.schedule import ScheduleEntry
@@ -100,13 +100,22 @@ class ServerPing(_Frame, tag="ping", kw_only=True, frozen=True):
     server_time: int
 
 
+#: The event types that are no one game's: in the log, in no game's sequence, so their
+#: ``ack`` has ``game`` and ``seq`` null (docs/protocol-device.md, "Send an event").
+NO_GAME: tuple[str, ...] = tuple(name for name, t in TYPES_BY_NAME.items()
+                                 if not issubclass(t, GameEventBase) and t is not Void)
+
+
 class Ack(_Frame, tag="ack", kw_only=True, frozen=True):
     """The event and its dedup key are committed to disk."""
 
     id: str                  # the device's id
     log_id: str              # the event's id in the log (device/id): what notices name as cause
-    game: str | None
-    seq: int | None          # its place in the game's log
+    game: Annotated[str | None, msgspec.Meta(description=(
+        f"the game whose log the event is in; null for an event of no game ({', '.join(NO_GAME)}), "
+        "even one that names a game"))]
+    seq: Annotated[int | None, msgspec.Meta(description=(
+        "the event's place in its game's log; null for an event of no game"))]
     at: int                  # the time the rules used
     duplicate: bool          # true: a retry of an event already stored: same seq and log_id as the first
     notices: list[Notice] = []  # what the event caused; sent with the first ack only

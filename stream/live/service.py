@@ -69,7 +69,8 @@ class Service:
         self._presence: dict[str, Frames] = {}   # presence_frames, by game
         # Connected officials' devices: socket -> (claims, since)
         self.devices_online: dict[web.WebSocketResponse, tuple[auth.Claims, int]] = {}
-        self.by_jti: dict[str, weakref.WeakSet[Socket]] = {}
+        # The sockets open with each token (by its jti): each leaves when it closes (``untrack``).
+        self.by_jti: dict[str, set[Socket]] = {}
         self.device_sockets: Counter[str] = Counter()
         store.on_commit = self.metrics.commit_seconds.observe
         store.on_durable = self.metrics.durable_seconds.observe
@@ -150,15 +151,25 @@ class Service:
         return b
 
     def track(self, jti: str, ws: Socket) -> None:
-        self.by_jti.setdefault(jti, weakref.WeakSet()).add(ws)
+        """A socket authenticated with the token ``jti``: revoking the token closes it."""
+        self.by_jti.setdefault(jti, set()).add(ws)
+
+    def untrack(self, jti: str, ws: Socket) -> None:
+        """The socket is closed: it leaves its token's sockets (and a token with none, the registry)."""
+        held = self.by_jti.get(jti)
+        if held is not None:
+            held.discard(ws)
+            if not held:
+                del self.by_jti[jti]
 
     async def revoke(self, jti: str) -> int:
-        """Refuse the token from now on, and close the sockets it opened."""
+        """Refuse the token from now on, and close the sockets it has open: how many."""
         self.revoked.add(jti)
         closed = 0
         for ws in list(self.by_jti.pop(jti, ())):
-            await ws.close(code=pr.CloseCode.AUTH, message=b"revoked")
-            closed += 1
+            if not ws.closed:
+                await ws.close(code=pr.CloseCode.AUTH, message=b"revoked")
+                closed += 1
         return closed
 
     def presence(self, game: str) -> pr.Presence:

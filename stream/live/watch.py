@@ -238,7 +238,9 @@ class WatchSession:
         self._handle(data)
 
     def close(self) -> None:
-        """The socket is gone: nothing of this viewer's is left running."""
+        """The socket is gone: nothing of this viewer's is left running, or held by its token."""
+        if self.claims is not None:
+            self.svc.untrack(self.claims.jti, self.w.ws)
         if self.deadline is not None:
             self.deadline.cancel()
             self.deadline = None
@@ -260,7 +262,7 @@ class WatchSession:
             return
         if isinstance(frame, pr.Auth):
             try:
-                self.claims = svc.verify(frame.token)
+                claims = svc.verify(frame.token)
             except AuthError as err:
                 # Straight to the socket, not behind a backlog: the close must not overtake it.
                 t = self.w.transport
@@ -272,7 +274,10 @@ class WatchSession:
             if self.deadline is not None:
                 self.deadline.cancel()
                 self.deadline = None
-            svc.track(self.claims.jti, self.w.ws)
+            if self.claims is not None:  # a second auth frame: the socket is the new token's
+                svc.untrack(self.claims.jti, self.w.ws)
+            self.claims = claims
+            svc.track(claims.jti, self.w.ws)
             if self.first is not None:
                 self._subscribe(self.first)
         elif isinstance(frame, pr.Ping):

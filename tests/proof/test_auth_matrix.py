@@ -47,6 +47,7 @@ import aiohttp
 import pytest
 import websockets
 
+from stream.live import schemas
 from stream.rules.events import TYPE_NAMES
 from stream.tools.harness import ServiceProcess
 
@@ -176,6 +177,67 @@ def test_the_scope_table_is_whole_and_agrees_with_the_role_table() -> None:
     # Nobody but an unscoped admin accepts the store's history; the ledger is public, written by no route.
     assert [c for c in SCOPE_ROLES if may(c, "store", "write") != "none"] == ["admin"]
     assert {SCOPE_TABLE[(c, "obligations")] for c in SCOPE_ROLES} == {("public", "none")}
+
+
+#: Every route the service serves (``schemas.ROUTES``), by the row of docs/security.md's table
+#: it reads or writes ("What each resource is" names them); ``None``: none of its rows (the
+#: service's health, its documents, the browser clients' pages and files, a logo, the roster
+#: template; and the two sockets, whose token comes in a frame: their cells are above).
+ROUTE_ROWS: dict[str, tuple[str, str] | None] = {
+    "GET /": ("games", "read"), "GET /healthz": None, "GET /readyz": None, "GET /metrics": None,
+    "GET /ws/device": None, "GET /ws/watch": None,
+    "GET /api/games": ("games", "read"), "POST /api/games": ("games", "write"),
+    "GET /api/games/{game}": ("games", "read"), "GET /api/games/{game}/log": ("games", "read"),
+    "GET /api/log": ("logs", "read"), "GET /api/state": ("store", "read"),
+    "POST /api/events": ("events", "write"), "GET /api/events": ("events", "read"),
+    "GET /api/events/{event}/reports.csv": ("reports", "read"),
+    "GET /api/events/{event}/decisions": ("decisions", "read"),
+    "GET /api/events/{event}/decisions.csv": ("decisions", "read"),
+    "GET /api/events/{event}/log": ("logs", "read"),
+    "POST /api/events/{event}/complete": ("events", "write"),
+    "POST /api/events/{event}/eliminate": ("events", "write"),
+    "POST /api/events/{event}/draw": ("events", "write"), "GET /api/events/{event}/draw": ("events", "read"),
+    "POST /api/games/preview": ("previews", "read"), "GET /api/games/{game}/preview": ("previews", "read"),
+    "GET /api/players/{player}/obligations": ("obligations", "read"),
+    "GET /api/obligations": ("obligations", "read"),
+    "POST /api/committee/increase": ("decisions", "write"),
+    "POST /api/games/{game}/schedule": ("games", "write"),
+    "POST /api/committee/rescind": ("decisions", "write"),
+    "POST /api/committee/decrease": ("decisions", "write"),
+    "POST /api/tokens": ("tokens", "write"), "GET /api/tokens": ("tokens", "read"),
+    "POST /api/pairings": ("tokens", "write"), "POST /api/tokens/revoke": ("tokens", "write"),
+    "GET /api/teams": ("teams", "read"), "POST /api/teams": ("teams", "write"),
+    "GET /api/teams/{team}": ("teams", "read"), "POST /api/teams/{team}/logo": ("teams", "write"),
+    "GET /logos/{sha}": None,
+    "GET /api/players": ("players", "read"), "POST /api/players": ("players", "write"),
+    "GET /api/players/{player}": ("players", "read"), "GET /api/rosters/template.csv": None,
+    "POST /api/rosters/import": ("teams", "write"), "POST /api/admin/store/accept": ("store", "write"),
+    "GET /scoreboard": None, "GET /overlay": None, "GET /handheld": None, "GET /committee": None,
+    "GET /overlay/control": None, "GET /clients/{filename}": None,
+    "GET /games/{game}/report": ("games", "read"), "GET /games/{game}/report.json": ("games", "read"),
+    "GET /games/{game}/report.csv": ("games", "read"),
+    "GET /openapi.json": None, "GET /asyncapi.json": None,
+}
+#: The table's columns that may call a route, by who the route says may (``route.Route.who``):
+#: a token of another column is refused before the handler runs (401/403).
+CALLERS = {"staff": {"admin", "admin:scoped", "committee"}, "admin": {"admin", "admin:scoped"}}
+
+
+def test_the_route_table_agrees_with_the_scope_table() -> None:
+    """Who may call each route, as the route table declares it (and enforces it, before
+    the handler), is what docs/security.md's table says of the route's row."""
+    table = {f"{r.method} {r.path}": r for r in schemas.ROUTES}
+    assert set(table) == set(ROUTE_ROWS)  # a route added is given its row here (and in the page)
+    for name, route in table.items():
+        row = ROUTE_ROWS[name]
+        if row is None or route.who == "anyone":
+            assert route.who == "anyone" and (row is None or may("anonymous", *row) == "public"), (
+                name, route.who, row and may("anonymous", *row))
+            continue
+        callers = {c for c in SCOPE_ROLES if may(c, *row) != "none"}
+        # the table's callers are the route's: the unscoped admin at least, none outside it
+        assert "admin" in callers <= CALLERS[route.who], (name, route.who, row, callers)
+        assert ("committee" in callers) == (route.who == "staff"), (name, route.who, row, callers)
 
 
 @dataclass(frozen=True)

@@ -501,3 +501,43 @@ async def test_a_device_token_without_a_scope_is_refused_even_if_signed(server: 
     signed = "v1." + _b64(json.dumps(claims).encode())
     token = f"{signed}.{_b64(hmac.new(server.svc.secret, signed.encode(), hashlib.sha256).digest())}"
     await assert_refused_at_auth(server, token, "bad_token")
+
+
+def _spellings(token: str) -> dict[str, str]:
+    """The same signature bytes spelled another way than the canonical unpadded base64url:
+    with ``=`` padding, in the standard alphabet (``+/``), with non-zero unused trailing bits."""
+    version, payload, sig = token.split(".")
+    raw = _unb64(sig)
+    last = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+    dirty = sig[:-1] + last[last.index(sig[-1]) | 1]  # 32 bytes: 43 characters, 2 bits unused
+    assert _unb64(dirty) == raw and dirty != sig
+    standard = base64.b64encode(raw).rstrip(b"=").decode()
+    assert standard != sig, "the signature has no - or _ to spell in the standard alphabet"
+    return {"padded": f"{version}.{payload}.{sig}=",
+            "standard alphabet": f"{version}.{payload}.{standard}",
+            "trailing bits": f"{version}.{payload}.{dirty}"}
+
+
+async def test_a_signature_is_accepted_in_its_canonical_spelling_alone(server: Server) -> None:
+    """docs/protocol.md, "Tokens and roles": the signature is unpadded base64url, and any other
+    spelling of the same bytes is a forged token (``bad_token``) on every door."""
+    await server.setup_game()
+    token = server.admin
+    while not {"-", "_"} & set(token.split(".")[2]):  # a token with something to respell
+        token = server.token("admin", "admin-2")
+    status, _ = await server.api("GET", "/api/log", token=token)
+    first, _ = await auth_attempt(server, token)
+    assert status == 200 and first["type"] == "welcome"
+    for name, spelling in _spellings(token).items():
+        before = server.log_rows()
+        status, text = await _raw_request(server, "GET", "/api/log", None,
+                                          {"Authorization": f"Bearer {spelling}"})
+        assert (status, text.partition(":")[0]) == (401, "bad_token"), (name, status, text)
+        first, then = await auth_attempt(server, spelling)
+        assert (first.get("code"), then) == ("bad_token", {"type": "closed", "code": 4401}), (name, first)
+        raw = await Raw.connect(server.watch_url)
+        await raw.send(json.dumps({"type": "auth", "token": spelling}))
+        first, then = await raw.reply(), await raw.reply()
+        await raw.close()
+        assert (first.get("code"), then) == ("bad_token", {"type": "closed", "code": 4401}), (name, first)
+        assert server.log_rows() == before

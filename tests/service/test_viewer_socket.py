@@ -27,7 +27,7 @@ from stream.live.fanout import Watcher, ws_frame
 from stream.live.front_door import is_watch
 from stream.live.viewer_socket import ViewerConnection
 
-from .conftest import RunningServer, Server, Viewer, eventually
+from .conftest import Raw, RunningServer, Server, Viewer, eventually
 
 
 @pytest.fixture
@@ -231,3 +231,41 @@ def test_the_shared_frame_is_what_websockets_frames(size: int, first: int) -> No
     payload = bytes(range(256)) * (size // 256) + bytes(range(size % 256))
     opcode = Opcode.TEXT if first == 0x81 else Opcode.BINARY
     assert ws_frame(first, payload) == Frame(opcode, payload).serialize(mask=False, extensions=[])
+
+
+@pytest.mark.parametrize("route", ["fresh", "after_http", "device"])
+async def test_a_revocation_counts_only_the_sockets_it_closed(server: Server, route: str,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """docs/protocol.md, "Tokens and roles": `POST /api/tokens/revoke` closes the sockets the
+    token opened and says how many. Sockets closed before are not counted, nor kept: a
+    long-lived display token's viewer sessions leave nothing of theirs behind (a viewer on
+    either route to the watch socket, and a device on its own)."""
+    monkeypatch.setattr(Viewer, "after_http", route == "after_http")
+    role = "umpire" if route == "device" else "display"
+    status, issued = await server.api("POST", "/api/tokens",
+                                      {"role": role, "device": "board-1", "game": "g1"})
+    assert status == 201, issued
+    token, jti = issued["token"], issued["claims"]["jti"]
+
+    async def session() -> Any:
+        if route == "device":
+            raw = await Raw.device(server, token)
+            return raw.ws
+        viewer = await Viewer.connect(f"{server.watch_url}?game=g1")
+        await viewer.ws.send(json.dumps({"type": "auth", "token": token}))
+        assert (await viewer.next("snapshot"))["game"] == "g1"   # authenticated, then subscribed
+        return viewer.ws
+
+    for _ in range(3):
+        ws = await session()
+        await ws.close()
+    await eventually(lambda: server.svc.open_sockets == 0)
+    last = await session()
+    status, reply = await server.api("POST", "/api/tokens/revoke", {"jti": jti, "reason": "lost"})
+    assert (status, reply) == (200, {"revoked": jti, "sockets_closed": 1})
+    with pytest.raises(websockets.ConnectionClosed) as closed:
+        while True:
+            await asyncio.wait_for(last.recv(), 5)
+    assert closed.value.rcvd is not None and closed.value.rcvd.code == 4401
+    await eventually(lambda: server.svc.open_sockets == 0)
+    assert jti not in server.svc.by_jti   # the token's registry holds none of its closed sockets

@@ -21,7 +21,7 @@ async def accept_store(request: web.Request) -> web.Response:
     """The operator takes the history the store holds as the log (docs/reliability.md): a new
     epoch; this node reloads it and every viewer gets a fresh snapshot; the others follow."""
     svc = request.app[Service.KEY]
-    claims = committee_api.staff(request, admin_only=True)
+    claims = committee_api.staff(request)
     if claims.game is not None or claims.arena is not None:
         return problem(403, "out_of_scope", "accepting the store's history needs an unscoped admin token")
     req = await struct_body(request, api_types.AcceptRequest)
@@ -50,12 +50,11 @@ ROUTES = (
             "413": TOO_LARGE,
             "503": json_doc("Problem", "`not_stored`: the store could not be reached", **RETRY_AFTER)}),
          "403": either("not an admin token (text), or a _scoped one (`Problem` `out_of_scope`)",
-                       "Problem")},
-        admin=True, body="AcceptRequest",
+                       "Problem")}, body="AcceptRequest",
         description="On Redis, when the store no longer holds the history the service showed "
                     "(`GET /readyz`: 503 with the reason; the metric `arena_store_diverged` is 1), "
                     "it takes no writes until the right history is back or this is called. The "
                     "store then makes its game counters, dedup keys and games' streams agree with "
                     "its log (`repaired`), writes a new epoch and an `accepted` record, and the "
-                    "nodes reload. Needs an unscoped admin token.")),
+                    "nodes reload. Needs an unscoped admin token."), who="admin"),
 )

@@ -176,60 +176,61 @@ def _event_read(op_id: str, summary: str, tag: str, ok: dict[str, Any], what: st
     """A read of one event's: admin or committee token (403 another event's), 404 no such event."""
     return op(op_id, summary, tag, admin_responses(**{
         "200": ok, "403": scoped(f"`out_of_scope`: a committee token asking for another event's {what}"),
-        "404": UNKNOWN_EVENT}), admin=True, params=["event"])
+        "404": UNKNOWN_EVENT}), params=["event"])
 
 
 ROUTES = (
     post("/api/events", post_event, op("setupEvent", "Set up a tournament event (an `event.setup` event)",
-                                       "admin", submit_responses(), admin=True, body="EventSetupRequest")),
+                                       "admin", submit_responses(), body="EventSetupRequest"), who="staff"),
     get("/api/events", events, op("listEvents", "Every tournament event", "admin", admin_responses(**{
         "200": list_of("EventListed", "class, handicap, teams, completed, eliminated, rules, "
                                  "and whether it has a draw yet; by id")}),
-        admin=True)),
+        who="staff"),
     get("/api/events/{event}/reports.csv", event_reports_csv, _event_read(
         "eventReportsCsv", "Every game report of a tournament event, as one CSV", "admin",
         {"description": "a `game` column, then the columns of `/games/{game}/report.csv`; "
-                        "the games in set-up order (a download)", "content": _CSV}, "reports")),
+                        "the games in set-up order (a download)", "content": _CSV}, "reports"), who="staff"),
     get("/api/events/{event}/decisions", decisions, _event_read(
         "eventDecisions", "Every decision of a tournament event's committee, oldest first", "admin",
         list_of("CommitteeDecision", "its set-up, completion, eliminations, roster changes and "
                                      "the committee's increases, rescinds and decreases, each "
-                                     "with who (`by`), when (`at`), why and what it changed"), "decisions")),
+                                     "with who (`by`), when (`at`), why and what it changed"), "decisions"),
+        who="staff"),
     get("/api/events/{event}/decisions.csv", decisions_csv, _event_read(
         "eventDecisionsCsv", "The same decisions, as CSV", "admin",
         {"description": "one row per decision, the fields of `CommitteeDecision` with "
-                        "`text_en` and `text_es` (a download)", "content": _CSV}, "decisions")),
+                        "`text_en` and `text_es` (a download)", "content": _CSV}, "decisions"), who="staff"),
     get("/api/events/{event}/log", event_log, _event_read(
         "eventLog", "A tournament event's records as JSON Lines", "log",
         ndjson("its games' records, its own set-up, completion and eliminations, the "
                "committee's decisions on obligations from its games, and the "
-               "registrations that enter no other event; in log order (a download)"), "log")),
+               "registrations that enter no other event; in log order (a download)"), "log"), who="staff"),
     post("/api/events/{event}/complete", complete_event, op(
         "completeEvent", "Mark a tournament event completed (an `event.complete` event)", "admin",
-        submit_responses(), admin=True, body="EventCompleteRequest", body_required=False,
+        submit_responses(), body="EventCompleteRequest", body_required=False,
         params=["event"],
         description="The body is optional. Without an `id` the event's is `complete-<event>`: "
                     "a repeated call is acked as a duplicate. Obligations of teams left in no "
                     "uncompleted event of equal or higher handicap become servable with any "
-                    "team (R15: `obligation.updated` notices).")),
+                    "team (R15: `obligation.updated` notices)."), who="staff"),
     post("/api/events/{event}/eliminate", eliminate_team, op(
         "eliminateTeam", "A team is out of a tournament event (a `team.eliminated` event, R15)",
-        "admin", submit_responses(), admin=True, body="TeamEliminatedRequest", params=["event"],
+        "admin", submit_responses(), body="TeamEliminatedRequest", params=["event"],
         description="The body names the `team`. Without an `id` the event's is "
                     "`eliminate-<event>-<team>`: a repeated call is acked as a duplicate. Refused "
                     "`unknown_event`, `unknown_team` (not entered in the event) or "
                     "`already_eliminated`. What the team's players still owe becomes servable "
                     "with any team once it is left in no uncompleted event of equal or higher "
-                    "handicap (R15: `obligation.updated` notices).")),
+                    "handicap (R15: `obligation.updated` notices)."), who="staff"),
     post("/api/events/{event}/draw", make_draw, op(
         "makeDraw", "Make a tournament event's draw (a `draw.made` event, L3)", "admin",
-        submit_responses(), admin=True, body="DrawMadeRequest", params=["event"],
+        submit_responses(), body="DrawMadeRequest", params=["event"],
         description="The format (`knockout`, `round_robin`), the teams in seed order, and "
                     "for a knockout a `consolation` bracket or a `subsidiary` event for the "
                     "first round's losers. Made again before any of its games is set up, it "
                     "replaces the draw; refused `already_drawn` after, and `draw_format`, "
                     "`unknown_team`, `duplicate_team`, `event_completed` "
-                    "(docs/log-format.md).")),
+                    "(docs/log-format.md)."), who="staff"),
     get("/api/events/{event}/draw", get_draw, op(
         "getDraw", "A tournament event's draw as it stands", "admin", admin_responses(**{
             "200": json_doc("Bracket", "every game of the draw (its id, round, kind, sides, state, winner), "
@@ -237,5 +238,5 @@ ROUTES = (
                                        "proposes for the committee to confirm"),
             "403": scoped("`out_of_scope`: a committee token asking for another event's draw"),
             "404": json_doc("Problem", "`unknown_event`, or `not_drawn`: the event has no draw yet")}),
-        admin=True, params=["event"])),
+        params=["event"]), who="staff"),
 )

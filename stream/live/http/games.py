@@ -65,7 +65,7 @@ ROUTES = (
     get("/api/games", games, op("listGames", "Every game, with its score and status", "games",
                                 {"200": list_of("GameSummary", "every game the log holds")})),
     post("/api/games", post_game, op("setupGame", "Set up a game and its rosters (a `game.setup` event)",
-                                     "admin", submit_responses(), admin=True, body="GameSetupRequest")),
+                                     "admin", submit_responses(), body="GameSetupRequest"), who="staff"),
     get("/api/games/{game}", game, op(
         "getGame", "The game's committed view: what a `snapshot` frame holds", "games",
         {"200": json_doc("GameDocument", "`seq` and `epoch` to resume a watch socket from"),
@@ -77,11 +77,10 @@ ROUTES = (
          "404": UNKNOWN_GAME}, params=["game"])),
     get("/api/log", whole_log, op("getLog", "The whole log as JSON Lines", "log",
                                   admin_responses(**{"200": ndjson("every event, in append order (a "
-                                                                   "committee token: its event's)")}),
-                                  admin=True)),
+                                                                   "committee token: its event's)")})),
+        who="staff"),
     get("/api/state", state_digest, op(
         "getStateDigest", "The SHA-256 of the live folded state", "log",
         admin_responses(**{"200": json_doc("StateDigest", "equal to `arena-stream replay LOG --hash` "
-                                                          "of this service's `/api/log`")}),
-        admin=True)),
+                                                          "of this service's `/api/log`")})), who="staff"),
 )

@@ -136,10 +136,9 @@ ROUTES = (
             "403": scoped("`out_of_scope`: a committee token previewing a game of another event, "
                           "or naming a team entered only in other events"),
             "409": json_doc("Problem", "the rules refuse the setup (`clause` names the clause)"),
-            "413": TOO_LARGE}),
-        admin=True, body="GameSetupRequest",
+            "413": TOO_LARGE}), body="GameSetupRequest",
         description="The body is a `game.setup` as for `POST /api/games` (`id` defaults to "
-                    "`preview`). Nothing is logged.")),
+                    "`preview`). Nothing is logged."), who="staff"),
     get("/api/games/{game}/preview", game_preview, op(
         "previewScheduledGame", "What a game set up and not yet begun will take when it begins",
         "admin", admin_responses(**{
@@ -147,8 +146,7 @@ ROUTES = (
             "403": scoped("`out_of_scope`: a committee token asking for a game of another event"),
             "404": UNKNOWN_GAME,
             "409": json_doc("Problem", "`game_begun`: it has begun (it took its obligations then: "
-                                       "`GET /api/obligations`)")}),
-        admin=True, params=["game"])),
+                                       "`GET /api/obligations`)")}), params=["game"]), who="staff"),
     get("/api/players/{player}/obligations", player_obligations, op(
         "getPlayerObligations", "What a player owes, where it may be served, and what was served "
         "where", "games", {"200": json_doc("PlayerObligations", "the player's obligations, in "
@@ -157,36 +155,36 @@ ROUTES = (
     get("/api/obligations", obligations, _obligations_op),
     post("/api/committee/increase", committee_increase, op(
         "committeeIncrease", "The committee increases a penalty (a `committee.increase` event)",
-        "admin", submit_responses(), admin=True, body="CommitteeIncreaseRequest")),
+        "admin", submit_responses(), body="CommitteeIncreaseRequest"), who="staff"),
     post("/api/games/{game}/schedule", schedule_game, op(
         "scheduleGame", "Set a game's place in the order of play (a `game.scheduled` event)",
-        "admin", submit_responses(), admin=True, body="GameScheduledRequest", params=["game"],
+        "admin", submit_responses(), body="GameScheduledRequest", params=["game"],
         description="`starts_at` (Unix ms) and `officials` (`umpires`: up to two names, "
                     "`referee`, `timekeeper`) replace the game's schedule whole; the game's "
-                    "viewers get a new `roster` frame with it. Refused `unknown_game`.")),
+                    "viewers get a new `roster` frame with it. Refused `unknown_game`."), who="staff"),
     post("/api/games/{game}/handicap", game_handicap, op(
         "setGameHandicap", "Set a game's goals on handicap before it begins (a `game.handicap` event)",
-        "admin", submit_responses(), admin=True, body="GameHandicapRequest", params=["game"],
+        "admin", submit_responses(), body="GameHandicapRequest", params=["game"],
         description="`goals` (`home`, `away`: whole or half goals, e.g. `1.5`) as the committee sets "
                     "them; left out or null, they are worked out again from the event's handicap "
                     "matrix and the starters' handicaps as registered now. `by` and `reason` say who "
                     "and why. The game's viewers get the new score in a delta. Refused "
                     "`unknown_game`, `game_begun` once the game has begun, `not_worked_out` when "
                     "they can't be worked out (no matrix, no row for the game's periods, a starter "
-                    "with no registered handicap).")),
+                    "with no registered handicap)."), who="staff"),
     post("/api/committee/rescind", committee_rescind, op(
         "committeeRescind", "The committee rescinds an obligation (a `committee.rescind` event)",
-        "admin", submit_responses(), admin=True, body="CommitteeRescindRequest",
+        "admin", submit_responses(), body="CommitteeRescindRequest",
         description="`obligation` is an obligation's `id` (`GET /api/obligations`). The ack's "
                     "notices hold its `obligation.withdrawn`. Refused `unknown_obligation`, or "
-                    "`record_closed` once the game that serves it has begun.")),
+                    "`record_closed` once the game that serves it has begun."), who="staff"),
     post("/api/committee/decrease", committee_decrease, op(
         "committeeDecrease", "The committee lowers the play time an obligation owes "
-        "(a `committee.decrease` event)", "admin", submit_responses(), admin=True,
+        "(a `committee.decrease` event)", "admin", submit_responses(),
         body="CommitteeDecreaseRequest",
         description="`owed_ms` is the play time it owes from now on. The ack's notices hold its "
                     "`obligation.updated`. Refused `unknown_obligation`, `record_closed` once the "
                     "game that serves it has begun, `not_decreasable` (it owes no play time: "
                     "rescind it instead) or `not_a_decrease` (not less than it owes; a sit-out "
-                    "must still owe some).")),
+                    "must still owe some)."), who="staff"),
 )

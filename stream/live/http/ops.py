@@ -1,13 +1,11 @@
 """The parts a route's OpenAPI operation is written with (``route.Route.doc``): a response
-of each media type, an operation, the token each route needs."""
+of each media type, an operation (the token it needs is its route's: ``route.Route.who``)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from ..schema_gen import ref
-
-_ADMIN: list[dict[str, list[str]]] = [{"bearerAuth": []}]
 
 
 def json_doc(name: str, description: str, **headers: Any) -> dict[str, Any]:
@@ -81,7 +79,7 @@ def submit_responses() -> dict[str, Any]:
     }
 
 
-def op(op_id: str, summary: str, tag: str, responses: dict[str, Any], *, admin: bool = False,
+def op(op_id: str, summary: str, tag: str, responses: dict[str, Any], *,
         body: str | None = None, body_required: bool = True, description: str | None = None,
         params: list[str] | None = None) -> dict[str, Any]:
     op: dict[str, Any] = {"operationId": op_id, "summary": summary, "tags": [tag]}
@@ -94,8 +92,7 @@ def op(op_id: str, summary: str, tag: str, responses: dict[str, Any], *, admin: 
         op["requestBody"] = {"required": body_required,
                              "content": {"application/json": {"schema": ref(body)}}}
     op["responses"] = responses
-    op["security"] = _ADMIN if admin else []
-    return op
+    return op  # its ``security``: the route's (``route.Route.who``)
 
 
 def document(what: str) -> dict[str, Any]:

@@ -154,24 +154,24 @@ _IMAGES = {t: _IMAGE for t in ("image/png", "image/jpeg", "image/webp", "image/g
 
 ROUTES = (
     get("/api/teams", list_teams, op("listTeams", "Every team's current registration", "rosters",
-                                     admin_responses(**{"200": list_of("TeamEntry", "by id")}), admin=True)),
+                                     admin_responses(**{"200": list_of("TeamEntry", "by id")})), who="staff"),
     post("/api/teams", post_team, op(
         "registerTeam", "Register a team, or register it again (a `team.registered` event)",
-        "rosters", submit_responses(), admin=True, body="TeamRegisteredRequest",
+        "rosters", submit_responses(), body="TeamRegisteredRequest",
         description="Send `revision` (the one edited; 0 for a new team): a registration "
                     "made from an older one is refused `stale_registration` (409), with "
-                    "what changed since and the current values in `detail`.")),
+                    "what changed since and the current values in `detail`."), who="staff"),
     get("/api/teams/{team}", get_team, op(
         "getTeam", "A team's current registration and every revision", "rosters", admin_responses(**{
             "200": json_doc("TeamDocument", "`current`, and `history` oldest first"),
-            "404": _UNKNOWN["team"]}), admin=True, params=["team"])),
+            "404": _UNKNOWN["team"]}), params=["team"]), who="staff"),
     post("/api/teams/{team}/logo", post_logo, {**op(
         "uploadLogo", "Store a team's logo", "rosters", admin_responses(**{
             "201": json_doc("LogoStored", "stored by its SHA-256: name it as `logo` in `team.registered`"),
             "413": json_doc("Problem", "`too_large`: over 64 KiB"),
             "415": json_doc("Problem", "`unsupported_media`: another Content-Type, or a body whose first "
-                                       "bytes are not that format's")}), admin=True, params=["team"]),
-        "requestBody": {"required": True, "content": _IMAGES}}),
+                                       "bytes are not that format's")}), params=["team"]),
+        "requestBody": {"required": True, "content": _IMAGES}}, who="staff"),
     get("/logos/{sha}", get_logo, op(
         "getLogo", "A logo, by its SHA-256", "rosters", {
             "200": {"description": "the image, with its Content-Type; `Cache-Control: public, "
@@ -181,15 +181,15 @@ ROUTES = (
             "404": json_doc("Problem", "`unknown_logo`")}, params=["sha"])),
     get("/api/players", list_players, op(
         "listPlayers", "Every player's current registration", "rosters",
-        admin_responses(**{"200": list_of("PlayerEntry", "by id")}), admin=True)),
+        admin_responses(**{"200": list_of("PlayerEntry", "by id")})), who="staff"),
     post("/api/players", post_player, op(
         "registerPlayer", "Register a player, or register them again (a `player.registered` event)",
-        "rosters", submit_responses(), admin=True, body="PlayerRegisteredRequest",
-        description="`revision` as for `POST /api/teams`.")),
+        "rosters", submit_responses(), body="PlayerRegisteredRequest",
+        description="`revision` as for `POST /api/teams`."), who="staff"),
     get("/api/players/{player}", get_player, op(
         "getPlayer", "A player's current registration and every revision", "rosters",
         admin_responses(**{"200": json_doc("PlayerDocument", "`current`, and `history` oldest first"),
-                           "404": _UNKNOWN["player"]}), admin=True, params=["player"])),
+                           "404": _UNKNOWN["player"]}), params=["player"]), who="staff"),
     get("/api/rosters/template.csv", template_csv, op(
         "rosterTemplate", "The CSV the roster import takes, with example rows", "rosters", {
             "200": {"description": "UTF-8 with a BOM; the columns `team,team_name,short,primary,"
@@ -207,10 +207,11 @@ ROUTES = (
                                                   "same file again")}),
             "403": either("neither an admin nor a committee token (text), or a team entered in an "
                           "event outside the token's scope (`Problem` `out_of_scope`)", "Problem")},
-        admin=True, description="One row per player; a row with no player registers its team alone. "
+        description="One row per player; a row with no player registers its team alone. "
                                 "Every row is checked before anything is sent."),
         "parameters": [{"name": "event", "in": "query", "required": False,
                         "description": "also enter each team in this tournament event",
                         "schema": {"type": "string"}}],
-        "requestBody": {"required": True, "content": {"text/csv": {"schema": {"type": "string"}}}}}),
+        "requestBody": {"required": True, "content": {"text/csv": {"schema": {"type": "string"}}}}},
+        who="staff"),
 )

@@ -1,23 +1,34 @@
-"""A route table's entry: the method, the path, the handler, and its OpenAPI operation.
+"""A route table's entry: the method, the path, the handler, who may call it, and its
+OpenAPI operation.
 
 A resource's module lists its routes as ``ROUTES``; ``routes.py`` gathers them. The app
 registers each entry (``register``) and the OpenAPI document lists each (``paths``): what
-a route takes and returns is written once, beside its handler.
+a route takes and returns, and the token it needs, is written once, beside its handler.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from aiohttp import web
 from aiohttp.typedefs import Handler
 
+from .. import committee_api
+
 #: An OpenAPI operation, or what builds it when the document is first built (one that
 #: needs the generated schemas).
 Operation = dict[str, Any] | Callable[[], dict[str, Any]]
+
+#: Who may call a route (docs/security.md, "Who may do what"): anyone, with no token; an
+#: admin or a committee token (``staff``); an admin token alone. What a token may reach
+#: within its scope (a committee's event, a scoped admin's game) is the handler's to check.
+Who = Literal["anyone", "staff", "admin"]
+
+_BEARER: list[dict[str, list[str]]] = [{"bearerAuth": []}]
 
 
 @dataclass(frozen=True)
@@ -27,23 +38,39 @@ class Route:
     handler: Handler | None         # None: a folder's files (``folder``), the path ends ``{filename}``
     doc: Operation
     folder: Callable[[], Path] | None = None
+    who: Who = "anyone"
 
     def definition(self) -> web.AbstractRouteDef:
         if self.folder is not None:
+            assert self.who == "anyone", self.path
             return web.static(self.path.removesuffix("{filename}"), self.folder(), append_version=True)
         assert self.handler is not None, self.path
-        return web.route(self.method, self.path, self.handler)
+        handler = self.handler if self.who == "anyone" else _guarded(self.handler, self.who)
+        return web.route(self.method, self.path, handler)
 
     def operation(self) -> dict[str, Any]:
-        return self.doc() if callable(self.doc) else self.doc
+        op = self.doc() if callable(self.doc) else self.doc
+        return {**op, "security": [] if self.who == "anyone" else _BEARER}
 
 
-def get(path: str, handler: Handler, doc: Operation) -> Route:
-    return Route("GET", path, handler, doc)
+def _guarded(handler: Handler, who: Who) -> Handler:
+    """``handler`` behind the token check: a request without a token the route takes is
+    refused (401/403) before the handler reads anything."""
+
+    @functools.wraps(handler)
+    async def guarded(request: web.Request) -> web.StreamResponse:
+        committee_api.check(request, admin_only=who == "admin")
+        return await handler(request)
+
+    return guarded
 
 
-def post(path: str, handler: Handler, doc: Operation) -> Route:
-    return Route("POST", path, handler, doc)
+def get(path: str, handler: Handler, doc: Operation, *, who: Who = "anyone") -> Route:
+    return Route("GET", path, handler, doc, who=who)
+
+
+def post(path: str, handler: Handler, doc: Operation, *, who: Who = "anyone") -> Route:
+    return Route("POST", path, handler, doc, who=who)
 
 
 def register(app: web.Application, routes: Iterable[Route]) -> None:

@@ -123,20 +123,19 @@ ROUTES = (
          "403": scoped("`out_of_scope`: a _scoped admin token asking for a token outside its own "
                        "scope or for a committee token, a committee token for one not _scoped to a "
                        "game of its event; `forbidden`: a committee token asking for an admin or "
-                       "committee token")},
-        admin=True, body="TokenRequest",
+                       "committee token")}, body="TokenRequest",
         description="The token is recorded (its claims, when, by whom; never the token): "
                     "`GET /api/tokens`. While the store can't record it, none is given: 503 "
-                    "`not_stored`.")),
+                    "`not_stored`."), who="staff"),
     get("/api/tokens", list_tokens, {**op(
         "listTokens", "The tokens issued, never a token itself", "admin",
         {**admin_responses(**{"200": list_of("TokenInfo", "oldest first; `connected`: the sockets "
                                                           "each has open on this node now")}),
          "403": scoped("`out_of_scope`: a committee token asking for another event's game")},
-        admin=True, description="A committee token lists those of its event's games."),
+        description="A committee token lists those of its event's games."),
         "parameters": [{"name": "game", "in": "query", "required": False,
                         "description": "only the tokens _scoped to this game",
-                        "schema": {"type": "string"}}]}),
+                        "schema": {"type": "string"}}]}, who="staff"),
     post("/api/pairings", pairing, op(
         "pairDevice", "A device token for one game and role, as a link and a QR code", "admin",
         {**admin_responses(**{
@@ -148,15 +147,14 @@ ROUTES = (
             "404": UNKNOWN_GAME, "413": TOO_LARGE,
             "503": _NOT_STORED}),
          "403": scoped("`out_of_scope`: a game outside the token's scope (a committee token's: "
-                       "outside its event)")},
-        admin=True, body="PairingRequest",
-        description="Recorded like any token issued (`GET /api/tokens`); revoked by its `jti`.")),
+                       "outside its event)")}, body="PairingRequest",
+        description="Recorded like any token issued (`GET /api/tokens`); revoked by its `jti`."),
+        who="staff"),
     post("/api/tokens/revoke", revoke_token, op(
         "revokeToken", "Revoke a token by its `jti`", "admin",
         {**admin_responses(**{
             "200": json_doc("Revoked", "revoked: refused at its next authentication"),
             "400": json_doc("Problem", "`invalid_field`"), "413": TOO_LARGE}),
          "403": scoped("`out_of_scope`: a committee token revoking a token that is not one issued "
-                       "for a game of its event")},
-        admin=True, body="RevokeRequest")),
+                       "for a game of its event")}, body="RevokeRequest"), who="staff"),
 )
