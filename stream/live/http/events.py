@@ -184,7 +184,7 @@ ROUTES = (
                                        "admin", submit_responses(), body="EventSetupRequest"), who="staff"),
     get("/api/events", events, op("listEvents", "Every tournament event", "admin", admin_responses(**{
         "200": list_of("EventListed", "class, handicap, teams, completed, eliminated, rules, "
-                                 "and whether it has a draw yet; by id")}),
+                                 "and whether it has a draw yet; by id")})),
         who="staff"),
     get("/api/events/{event}/reports.csv", event_reports_csv, _event_read(
         "eventReportsCsv", "Every game report of a tournament event, as one CSV", "admin",
