@@ -63,10 +63,10 @@ from .conftest import Figures
 UMPIRE = frozenset({"whistle", "goal", "card", "card.amended", "box.left_early", "arena.left", "substitution",
                     "mount.removed", "mount.replaced", "postgame.card", "void", "game.end"})
 TIMEKEEPER = frozenset({"clock.start", "clock.stop", "horn", "game.end", "void"})
-#: "these eleven need an **unscoped** admin token, or a committee token within its event"
+#: "these twelve need an **unscoped** admin token, or a committee token within its event"
 SETUP = frozenset({"event.setup", "event.complete", "team.eliminated", "draw.made", "game.setup",
                    "team.registered", "player.registered", "committee.increase", "committee.rescind",
-                   "committee.decrease", "game.scheduled"})
+                   "committee.decrease", "game.scheduled", "game.handicap"})
 MAY_SEND: dict[str, frozenset[str]] = {
     "umpire": UMPIRE, "referee": UMPIRE, "timekeeper": TIMEKEEPER, "display": frozenset(),
     "admin": UMPIRE | TIMEKEEPER | SETUP, "committee": UMPIRE | TIMEKEEPER | SETUP,
@@ -114,7 +114,7 @@ WORDS = frozenset({"all", "event", "scope", "public", "none"})
 #: The resource each event type writes (the rest: a game's ``play``).
 WRITES: dict[str, str] = {
     "event.setup": "events", "event.complete": "events", "team.eliminated": "events", "draw.made": "events",
-    "game.setup": "games", "game.scheduled": "games",
+    "game.setup": "games", "game.scheduled": "games", "game.handicap": "games",
     "team.registered": "teams", "player.registered": "players", "committee.increase": "decisions",
     "committee.rescind": "decisions", "committee.decrease": "decisions"}
 
@@ -202,6 +202,7 @@ ROUTE_ROWS: dict[str, tuple[str, str] | None] = {
     "GET /api/obligations": ("obligations", "read"),
     "POST /api/committee/increase": ("decisions", "write"),
     "POST /api/games/{game}/schedule": ("games", "write"),
+    "POST /api/games/{game}/handicap": ("games", "write"),
     "POST /api/committee/rescind": ("decisions", "write"),
     "POST /api/committee/decrease": ("decisions", "write"),
     "POST /api/tokens": ("tokens", "write"), "GET /api/tokens": ("tokens", "read"),
@@ -412,7 +413,9 @@ class World:
         await self.setup_game(game, arena)
         g: dict[str, Any] = {"game": game}
         obligation = target = ""
-        start = (await self.admin({"type": "clock.start", **g})) if etype != "clock.start" else None
+        # (goals on handicap change only before the game begins)
+        begun = etype not in ("clock.start", "game.handicap")
+        start = (await self.admin({"type": "clock.start", **g})) if begun else None
         if etype == "box.left_early":  # a second yellow in the game: to the box
             for _ in range(2):
                 await self.admin({"type": "card", **g, "player": p(game, "h2"), "color": "yellow",
@@ -455,6 +458,8 @@ class World:
             "event.complete": {"event": f"ev{n}"},
             "team.eliminated": {"event": f"ev{n}", "team": f"{game}-h"},
             "draw.made": {"event": f"ev{n}", "format": "knockout", "teams": [f"{game}-h", f"{game}-a"]},
+            "game.handicap": {"game": game, "goals": {"home": 1.5, "away": 0}, "by": "committee",
+                              "reason": "appeal upheld"},
             "game.scheduled": {"game": game, "starts_at": 1_796_148_000_000,
                                "officials": {"umpires": ["Marta Pérez"], "referee": "Ana Soto"}},
             "game.setup": {"game": f"{game}-new", "event": "cup", "class": "club", "handicap": 8,
