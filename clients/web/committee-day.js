@@ -10,7 +10,8 @@ import { applyPatch } from "./patch.js";
 import { gameClock } from "./live.js";
 import { S, bus, t, el, keyed, swatch } from "./committee-ui.js";
 import { stamp } from "./committee-live.js";
-import { $, mmss } from "./common.js";
+import { hcpMark } from "./committee-handicap.js";
+import { $, goals, mmss } from "./common.js";
 
 const ALERTS_KEPT = 6;
 
@@ -168,7 +169,7 @@ function tile(id, v, roster) {
     return el("div", { class: `side ${s}`, style: kit ? `--c1:${kit.primary};--c2:${kit.secondary}` : "" },
       kit ? swatch(kit) : "",
       el("span", { class: "tname", text: entry ? entry.name : v.teams[s].team }),
-      el("span", { class: "score", "data-score": s, text: String(v.score[s]) }));
+      el("span", { class: "score", "data-score": s, text: goals(v.score[s]) }), hcpMark(v.goals_on_handicap, s));
   };
   const boxRows = v.players.filter((p) => p.box || p.sent_off || p.suspended || p.no_sub).map((p) => {
     const what = p.box ? t("day_in_box") : p.sent_off ? t("day_sent_off") : p.suspended ? t("day_suspended") : t("day_no_sub");

@@ -9,7 +9,8 @@
 import { api, submit } from "./committee-api.js";
 import { fillFromDraw } from "./committee-games.js";
 import { S, bus, t, el, option, run, reload, formMessage, teamName, flash, errorText } from "./committee-ui.js";
-import { $ } from "./common.js";
+import { hcpMark, onHandicap, scoreText } from "./committee-handicap.js";
+import { $, goals } from "./common.js";
 
 const FORMATS = ["knockout", "round_robin"];
 const draw = { bracket: null, event: "", seeds: [] };
@@ -113,13 +114,13 @@ function roundTitle(g) {
 }
 
 function gameBox(g) {
-  const score = g.score ? `${g.score[0]}–${g.score[1]}` : "";
+  const score = g.score ? scoreText(g.score[0], g.score[1]) : "";
   const box = el("div", { class: "draw-game", "data-game": g.game, "data-state": g.state },
     el("div", { class: "muted small", text: `${g.game} · ${t(`kind_${g.kind}`)}` }),
     el("div", { class: "draw-side", "data-won": String(Boolean(g.winner && g.winner === g.home.team)) },
-      el("span", { text: sideText(g.home) }), el("span", { class: "num", text: g.score ? String(g.score[0]) : "" })),
+      el("span", { text: sideText(g.home) }), el("span", { class: "num", text: g.score ? goals(g.score[0]) : "" }, hcpMark(onHandicap(g.game), "home"))),
     el("div", { class: "draw-side", "data-won": String(Boolean(g.winner && g.winner === g.away.team)) },
-      el("span", { text: sideText(g.away) }), el("span", { class: "num", text: g.score ? String(g.score[1]) : "" })),
+      el("span", { text: sideText(g.away) }), el("span", { class: "num", text: g.score ? goals(g.score[1]) : "" }, hcpMark(onHandicap(g.game), "away"))),
     el("div", { class: "draw-state", text: t(`dr_state_${g.state}`) + (score && g.state === "ended" && g.winner
       ? ` · ${t("dr_won", { team: teamName(g.winner) })}` : "") }));
   if (g.problem) box.append(el("p", { class: "field-error", text: t(`dr_problem_${g.problem}`) }));
@@ -154,7 +155,7 @@ function standings(b) {
     el("thead", {}, el("tr", {}, ...["dr_team", "dr_played", "dr_won_h", "dr_lost", "dr_tied", "dr_goals"]
       .map((k) => el("th", { text: t(k) })))),
     el("tbody", {}, ...b.standings.map((s) => el("tr", { "data-team": s.team },
-      el("td", { text: teamName(s.team) }), ...[s.played, s.won, s.lost, s.tied, `${s.goals_for}–${s.goals_against}`]
+      el("td", { text: teamName(s.team) }), ...[s.played, s.won, s.lost, s.tied, scoreText(s.goals_for, s.goals_against)]
         .map((x) => el("td", { class: "num", text: String(x) }))))));
 }
 

@@ -8,7 +8,10 @@ import { api, submit, ApiError, session } from "./committee-api.js";
 import { S, bus, t, el, tx, said, option, run, reload, formMessage, slug, swatch, team, errorText } from "./committee-ui.js";
 import { fieldHint } from "./refusals.js";
 import { translator } from "./committee-i18n.js";
-import { $ } from "./common.js";
+import { $, goals } from "./common.js";
+
+/** The USPA arena matrix (A5): goals on handicap per goal of difference, by the game's periods. */
+const USPA_MATRIX = [{ periods: 2, goals_per_goal: 0.5 }, { periods: 3, goals_per_goal: 0.5 }, { periods: 4, goals_per_goal: 1 }];
 
 export function init() {
   $("#event-form").addEventListener("submit", (e) => { e.preventDefault(); createEvent(); });
@@ -26,8 +29,12 @@ export function init() {
   for (const [form, name] of [["#team-form", "team"], ["#player-form", "player"], ["#event-form", "event"]]) {
     $(`${form} [name=${name}]`).addEventListener("input", (e) => { e.target.dataset.typed = "true"; });
   }
+  for (const radio of document.querySelectorAll("#event-form [name=hcp_mode]")) radio.addEventListener("change", matrixMode);
+  $("#event-form [data-act=add-row]").addEventListener("click", () => addRow({ periods: "", goals_per_goal: 1 }, true));
+  for (const row of USPA_MATRIX) addRow(row);
   bus.addEventListener("data", render);
   bus.addEventListener("lang", render);
+  bus.addEventListener("lang", () => { for (const tr of document.querySelectorAll("#event-form .matrix-table tbody tr")) sayRow(tr); });
   fillTeam(null);
   fillPlayer(null);
 }
@@ -60,6 +67,7 @@ function render() {
             : `${tour.team_handicap_min ?? ""}–${tour.team_handicap_max ?? ""}` }),
         el("dt", { text: t("ev_left_early") }), el("dd", { text: t(`le_${rules.left_early || "sequential"}`) }),
         el("dt", { text: t("ev_third_red") }), el("dd", { text: t(`tr_${rules.third_offense_red_no_sub_ms || 120000}`) }),
+        el("dt", { text: t("ev_hcp") }), el("dd", { "data-matrix": JSON.stringify(tour.handicap_matrix ?? null), text: matrixText(tour.handicap_matrix) }),
         el("dt", { text: t("ev_teams") }), el("dd", { text: (tour.teams || []).map((x) => team(x)?.name || x).join(", ") || "—" }),
         el("dt", { text: t("ev_state") }), el("dd", { "data-completed": String(Boolean(tour.completed)),
           text: tour.completed ? t("ev_completed") : t("ev_open") })));
@@ -99,12 +107,62 @@ async function createEvent() {
     teams: [], rules: { left_early: f.left_early.value, third_offense_red_no_sub_ms: Number(f.third_red.value) },
   };
   await run(form, async () => {
+    body.handicap_matrix = f.hcp_mode.value === "matrix" ? matrixRows() : null;
     await submit("/api/events", body, "event");
     S.event = body.event;
     localStorage.setItem("arena.committee.event", S.event);
     formMessage(form, "ok", () => t("ev_created"));
     await reload();
-  }, { duplicate_event: "event", unknown_event: "event", out_of_scope: "event" });
+  }, { duplicate_event: "event", unknown_event: "event", out_of_scope: "event", bad_matrix: "handicap_matrix" });
+}
+
+// ------------------------------------------------------------------ the handicap matrix (A5)
+
+/** "Handicap event: 2 periods ½ · 3 periods ½ · 4 periods 1 per goal of difference", or none. */
+function matrixText(matrix) {
+  if (!matrix) return t("ev_hcp_none");
+  return t("ev_hcp_rows", { rows: matrix.map((r) => t("ev_hcp_row", { periods: r.periods, rate: goals(r.goals_per_goal) })).join(" · ") });
+}
+
+function matrixMode() {
+  $("#event-form .matrix").hidden = $("#event-form").elements.hcp_mode.value !== "matrix";
+}
+
+/** A row of the matrix table: periods, goals per goal of difference (in halves), remove. */
+function addRow(r, focus = false) {
+  const periods = el("input", { type: "number", min: 1, max: 12, step: 1, value: r.periods, class: "m-periods", inputMode: "numeric" });
+  const rate = el("input", { type: "number", min: 0.5, max: 40, step: 0.5, value: r.goals_per_goal, class: "m-rate", inputMode: "decimal" });
+  const tr = el("tr", {},
+    el("td", {}, periods),
+    el("td", {}, rate, el("span", { class: "rate-says" })),
+    el("td", {}, el("button", { type: "button", class: "small", "data-act": "remove-row", onclick: () => tr.remove() })));
+  periods.addEventListener("input", () => sayRow(tr));
+  rate.addEventListener("input", () => sayRow(tr));
+  $("#event-form .matrix-table tbody").append(tr);
+  sayRow(tr);
+  if (focus) periods.focus();
+}
+
+/** A row's labels in the current language, and its rate as people write it (½). */
+function sayRow(tr) {
+  const [periods, rate] = [tr.querySelector(".m-periods"), tr.querySelector(".m-rate")];
+  periods.setAttribute("aria-label", t("ev_hcp_periods"));
+  rate.setAttribute("aria-label", t("ev_hcp_rate"));
+  const n = Number(rate.value);
+  tr.querySelector(".rate-says").textContent = rate.value !== "" && Number.isFinite(n)
+    ? t("ev_hcp_says", { rate: goals(n) }) : "";
+  tr.querySelector("[data-act=remove-row]").textContent = t("ev_hcp_remove");
+}
+
+/** The matrix as entered; a refusal in words when a row is not whole periods and half goals. */
+function matrixRows() {
+  const rows = [...document.querySelectorAll("#event-form .matrix-table tbody tr")].map((tr) => ({
+    periods: Number(tr.querySelector(".m-periods").value), goals_per_goal: Number(tr.querySelector(".m-rate").value) }));
+  const fine = (r) => Number.isInteger(r.periods) && r.periods >= 1 && r.periods <= 12
+    && r.goals_per_goal > 0 && r.goals_per_goal <= 40 && r.goals_per_goal * 2 === Math.round(r.goals_per_goal * 2);
+  const key = !rows.length ? "ev_hcp_need_row" : rows.every(fine) ? "" : "ev_hcp_need_valid";
+  if (key) throw { code: "invalid_field", detail: "at `$.handicap_matrix`", todo: [translator("en")(key), translator("es")(key)] };
+  return rows;
 }
 
 function numberOr(text) {

@@ -7,7 +7,8 @@
 import { submit } from "./committee-api.js";
 import { S, bus, t, el, option, run, reload, formMessage, playerName, teamName, parseMmss } from "./committee-ui.js";
 import { fromLocal, officialsOf } from "./committee-order.js";
-import { $ } from "./common.js";
+import { entered, hcpMark, hcpText, onHandicap, open as changeHandicap, scoreText } from "./committee-handicap.js";
+import { $, goals } from "./common.js";
 
 const SIDES = ["home", "away"];
 const KINDS = ["regular", "consolation", "subsidiary_first_round", "shootout"];
@@ -24,6 +25,7 @@ export function init() {
       select.addEventListener("change", () => swapStarter(side, select));
     }
   }
+  for (const name of ["periods", "hcp_home", "hcp_away"]) form.elements[name].addEventListener("input", preview);
   bus.addEventListener("data", render);
   bus.addEventListener("lang", render);
 }
@@ -54,8 +56,54 @@ function render() {
     el("td", { text: `${teamName(g.home)} – ${teamName(g.away)}` }),
     el("td", { text: g.arena || "" }),
     el("td", { text: t(`status_${g.status}`) }),
-    el("td", { class: "num", text: `${g.score.home}–${g.score.away}` }))));
+    el("td", { class: "num", "data-score": scoreText(g.score.home, g.score.away) }, scoreText(g.score.home, g.score.away),
+      hcpMark(onHandicap(g.game), "home"), hcpMark(onHandicap(g.game), "away")),
+    hcpCell(g))));
   $("#games-empty").hidden = S.games.length > 0;
+  preview();
+}
+
+/** A game's goals on handicap, and the committee's control to change them until it begins. */
+function hcpCell(g) {
+  const begun = g.status !== "scheduled";
+  return el("td", { class: "hcp-cell", "data-hcp": JSON.stringify(onHandicap(g.game)) },
+    el("span", { text: hcpText(onHandicap(g.game), g.home, g.away) }), " ",
+    el("button", { type: "button", class: "small", "data-act": "handicap", disabled: begun,
+      title: begun ? t("hcp_fixed") : null, text: t("hcp_change"), onclick: () => changeHandicap(g) }),
+    begun ? el("span", { class: "muted", "data-why": "begun", text: t("hcp_fixed") }) : "");
+}
+
+/** The goals on handicap the game will start with: as entered, else worked out from the event's
+ * matrix and the two sides' starters' registered handicaps (as the service will). */
+function preview() {
+  const form = $("#game-form");
+  const f = form.elements;
+  const out = form.querySelector(".hcp-preview");
+  const names = { home: teamName(f.home_team.value), away: teamName(f.away_team.value) };
+  const say = (state, key, vars = {}) => { out.dataset.state = state; out.textContent = t(key, { ...names, ...vars }); };
+  let given = null;
+  try { given = entered(form); } catch { return say("bad", "gm_hcp_bad"); }
+  if (given) {
+    return say("entered", "gm_hcp_entered", { score: scoreText(given.home, given.away) });
+  }
+  const periods = Number(f.periods.value || 4);
+  const matrix = S.tournament?.handicap_matrix;
+  if (!matrix) return say("open", "gm_hcp_open");
+  const row = matrix.find((r) => r.periods === periods);
+  if (!row) return say("norow", "gm_hcp_norow", { periods });
+  const handicaps = {};
+  for (const side of SIDES) {
+    const starters = [...form.querySelectorAll(`[data-side=${side}] select.lineup`)].map((s) => s.value).filter(Boolean);
+    if (!f[`${side}_team`].value || !starters.length) return say("pick", "gm_hcp_pick");
+    const known = starters.map((id) => S.players.find((p) => p.player === id)?.handicap).filter((h) => h != null);
+    if (known.length < starters.length) return say("unknown", "gm_hcp_unknown", { n: starters.length - known.length });
+    handicaps[side] = known.reduce((a, b) => a + b, 0);
+  }
+  const given2 = Math.abs(handicaps.home - handicaps.away) * row.goals_per_goal;
+  const start = { home: handicaps.home < handicaps.away ? given2 : 0, away: handicaps.away < handicaps.home ? given2 : 0 };
+  const vars = { hh: handicaps.home, ah: handicaps.away, score: scoreText(start.home, start.away),
+    rate: goals(row.goals_per_goal), periods, team: names[start.home ? "home" : "away"] };
+  return say("worked", given2 ? "gm_hcp_worked" : "gm_hcp_level", vars);
 }
 
 /** A game of the draw (committee-draw.js): its id, kind and teams, each side's players as registered. */
@@ -193,6 +241,7 @@ function teamHandicap(side) {
   out.textContent = parts.join(" · ");
   out.dataset.state = state;
   out.classList.toggle("warn", state === "over" || state === "under");
+  preview();
 }
 
 async function schedule() {
@@ -217,6 +266,8 @@ async function schedule() {
   if (fromLocal(f.starts_at.value) !== null) body.starts_at = fromLocal(f.starts_at.value);
   if (officials.umpires.length || officials.referee || officials.timekeeper) body.officials = officials;
   await run(form, async () => {
+    const given = entered(form);     // left empty: worked out by the service from the matrix
+    if (given) body.goals_on_handicap = given;
     for (const side of SIDES) {
       if (!teams[side].team) {
         const err = { code: "missing_team", detail: t("gm_need_team"), body: { field: `teams.${side}.team` } };
@@ -227,6 +278,8 @@ async function schedule() {
     formMessage(form, "ok", () => t("gm_done", { game: body.game, home: teamName(teams.home.team), away: teamName(teams.away.team) }));
     form.dataset.suggested = "";
     f.game.value = "";
+    f.hcp_home.value = "";
+    f.hcp_away.value = "";
     await reload();
   }, { duplicate_game: "game", same_team: "teams.away.team", duplicate_player: "teams.home.players",
     unknown_event: "game", class_mismatch: "handicap", out_of_scope: "game", event_completed: "game",

@@ -6,7 +6,7 @@
 
 import { api, submit } from "./committee-api.js";
 import { S, bus, t, el, tx, said, keyed, run, reload, formMessage, teamName, errorText } from "./committee-ui.js";
-import { $ } from "./common.js";
+import { $, goals } from "./common.js";
 
 const ROLES = [["umpires", 0, "umpire"], ["umpires", 1, "umpire"], ["referee", null, "referee"], ["timekeeper", null, "timekeeper"]];
 const urls = [];
@@ -108,7 +108,7 @@ function render() {
 
 function row(g) {
   const s = g.roster.schedule;
-  const state = g.status === "scheduled" ? t("status_scheduled") : `${t(`status_${g.status}`)} · ${g.score.home}–${g.score.away}`;
+  const state = g.status === "scheduled" ? t("status_scheduled") : `${t(`status_${g.status}`)} · ${goals(g.score.home)}–${goals(g.score.away)}`;
   return el("tr", { "data-game": g.game, "data-status": g.status },
     el("td", { class: "num time", text: clock(s.starts_at) }),
     el("td", {}, el("b", { text: label(g) }), el("br"),

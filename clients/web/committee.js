@@ -16,6 +16,7 @@ import * as orderSection from "./committee-order.js";
 import * as daySection from "./committee-day.js";
 import * as ledgerSection from "./committee-ledger.js";
 import * as exportSection from "./committee-export.js";
+import * as handicap from "./committee-handicap.js";
 import * as live from "./committee-live.js";
 import { $ } from "./common.js";
 
@@ -24,7 +25,7 @@ const TABS = ["event", "games", "pair", "order", "day", "ledger", "export"];
 const params = new URLSearchParams(location.search);
 setLang(params.get("lang") || localStorage.getItem("arena.committee.lang") || navigator.language);
 
-for (const m of [eventSection, gamesSection, drawSection, pairSection, orderSection, daySection, ledgerSection, exportSection]) m.init();
+for (const m of [eventSection, gamesSection, drawSection, pairSection, orderSection, daySection, ledgerSection, exportSection, handicap]) m.init();
 
 $("#lang").addEventListener("click", () => setLang(S.lang === "es" ? "en" : "es"));
 $("#signout").addEventListener("click", () => {
@@ -79,7 +80,9 @@ async function start() {
   $("#signin").hidden = true;
   $("#console").hidden = false;
   show(TABS.includes(location.hash.slice(1)) ? location.hash.slice(1) : "event");
-  live.start(daySection.start());
+  const watch = daySection.start();
+  handicap.start(watch);
+  live.start(watch);
   try {
     await reload();
     if (!S.event && c.role === "admin" && S.events.length) {
