@@ -184,7 +184,7 @@ async def test_a_committee_runs_a_handicap_event_from_the_console(server: Server
     lines = [x for x in decisions.splitlines() if x.startswith("game.handicap,")]
     assert len(lines) == 3, decisions
     assert "M. Pérez" in lines[0] and "Ruiz plays off 5 in arena" in lines[0]
-    assert "Goals on handicap of game spring-cup-h1 set: 2½–0" in lines[0]
+    assert "Goals on handicap of Aiken Arena v Wellington Blue set: 2½–0" in lines[0]
     assert "worked out again" in lines[1]
 
 
