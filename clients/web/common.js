@@ -18,7 +18,8 @@ export function pickLang(value) {
   return String(value || "en").toLowerCase().startsWith("es") ? "es" : "en";
 }
 
-/** A score as people write it: 5.5 → "5½", 0.5 → "½", 4 → "4" (goals on handicap come in halves). */
+/** A score as people write it (goals on handicap may be half goals): 5.5 → "5½", 0.5 → "½",
+ * 4 → "4". The server's texts say it the same way (stream.rules.text.half). */
 export function goals(x) {
   const n = Number(x) || 0;
   const whole = Math.trunc(n);

@@ -8,7 +8,7 @@ import {
   S, ago, clockFigures, entryLogId, esc, hhmmss, isOffline, isOfficial, isTimekeeper, lastUndoable, namedConduct, pendingCards,
   player, registered, serverNow, setHTML, teamColours, teamLetters, teamName, voidedTargets, describe,
 } from "./handheld-state.js";
-import { $, mmss } from "./common.js";
+import { $, goals, mmss } from "./common.js";
 import { playerText, teamShort } from "./roster.js";
 import { renderAlerts } from "./handheld-alerts.js";
 import { deviceWatchdog } from "./handheld-device.js";
@@ -69,14 +69,25 @@ function renderScore() {
   const period = c.interval && !c.running ? t("interval", { n: c.period + 1 }).split(" · ")[0]
     : c.overtime ? t("overtime") : t("period", { n: c.period });
   setHTML(el, `
-    <div class="side home"${colourStyle("home")}><span class="tname" title="${esc(teamName("home"))}">${esc(teamLetters("home"))}</span><span class="goals" data-score="home">${v.score.home}</span></div>
+    <div class="side home"${colourStyle("home")}><span class="tname" title="${esc(teamName("home"))}">${esc(teamLetters("home"))}</span>${score(v, "home")}${onHandicap(v, "home")}</div>
     <div class="mid">
       <span class="clock ${c.running ? "running" : ""}" data-tick="clock"></span>
       <span class="period">${esc(period)} · ${esc(t("st_" + v.status))}</span>
     </div>
-    <div class="side away"${colourStyle("away")}><span class="goals" data-score="away">${v.score.away}</span><span class="tname" title="${esc(teamName("away"))}">${esc(teamLetters("away"))}</span></div>
+    <div class="side away"${colourStyle("away")}>${score(v, "away")}<span class="tname" title="${esc(teamName("away"))}">${esc(teamLetters("away"))}</span>${onHandicap(v, "away")}</div>
     ${langButton()}`);
   paintColours(el);
+}
+
+/** A side's score as people write it ("5½"). */
+function score(v, side) {
+  return `<span class="goals" data-score="${side}">${goals(v.score[side])}</span>`;
+}
+
+/** The goals on handicap a side's score includes (A5), on a line of their own under it. */
+function onHandicap(v, side) {
+  const hcp = v.goals_on_handicap?.[side] || 0;
+  return hcp ? `<small class="hcp" data-hcp="${hcp}">${esc(t("hcp_incl", { n: goals(hcp) }))}</small>` : "";
 }
 
 /** A registered team's colours on what marks its side: the primary as the background, the
@@ -166,7 +177,7 @@ function renderPicker() {
   setHTML($("#picker"), `
     <h1>${esc(t("pick_game", { arena: S.arena }))}</h1>
     ${games.length ? games.map(([g, v]) => `<button type="button" class="big pickgame" data-act="pick-game" data-game="${esc(g)}">
-       <b>${esc(g)}</b> <span>${esc(teamShort(S.arenaRosters[g], "home", v.teams.home.team) || v.teams.home.team)} ${v.score.home} – ${v.score.away} ${esc(teamShort(S.arenaRosters[g], "away", v.teams.away.team) || v.teams.away.team)} · ${esc(t("st_" + v.status))}</span></button>`).join("")
+       <b>${esc(g)}</b> <span>${esc(teamShort(S.arenaRosters[g], "home", v.teams.home.team) || v.teams.home.team)} ${goals(v.score.home)} – ${goals(v.score.away)} ${esc(teamShort(S.arenaRosters[g], "away", v.teams.away.team) || v.teams.away.team)} · ${esc(t("st_" + v.status))}</span></button>`).join("")
       : `<p>${esc(t("no_games"))}</p>`}`);
 }
 

@@ -38,7 +38,7 @@ export const DICT = {
     yellowCards: "{n} yellow cards", redCard: "Red card", toBox: "To the penalty box",
     released: "Back in play", eligible: "Returns at next stoppage", subAllowedTitle: "Substitute allowed",
     mountOpen: "Mount replacement", mountLate: "Mount time expired", sentOffTitle: "Sent off",
-    penalty: "Penalty", goal: "Goal",
+    penalty: "Penalty", goal: "Goal", onHandicap: "incl. {n} on handicap",
   },
   es: {
     period: "Período", periodOf: "Período {n} de {of}", overtime: "Tiempo suplementario", final: "Final",
@@ -60,7 +60,7 @@ export const DICT = {
     yellowCards: "{n} tarjetas amarillas", redCard: "Tarjeta roja", toBox: "Al área de castigo",
     released: "Vuelve al juego", eligible: "Vuelve en la próxima detención", subAllowedTitle: "Sustituto permitido",
     mountOpen: "Reemplazo de caballo", mountLate: "Venció el tiempo del caballo", sentOffTitle: "Expulsado",
-    penalty: "Penal", goal: "Gol",
+    penalty: "Penal", goal: "Gol", onHandicap: "incl. {n} de hándicap",
   },
 };
 

@@ -9,7 +9,7 @@
 // once) or pasted in the form; it is kept in localStorage and sent only in an `auth` frame.
 
 import { el, label, setup } from "./live.js";
-import { byId } from "./common.js";
+import { byId, goals } from "./common.js";
 import { pairedToken } from "./pairing.js";
 import { teamShort, teamText } from "./roster.js";
 import { GraphicsGame, lowerItems } from "./overlay-graphics.js";
@@ -177,7 +177,10 @@ function renderMatch() {
   if (!v) return;
   body.dataset.ready = "true";
   const side = (s) => teamShort(live.roster, s, v.teams[s].team) || label(v.teams[s].team);
-  byId("match").textContent = `${side("home")} ${v.score.home}–${v.score.away} ${side("away")}`;
+  const hcp = ["home", "away"].filter((s) => v.goals_on_handicap?.[s])
+    .map((s) => `${side(s)} incl. ${goals(v.goals_on_handicap[s])} hcp`);
+  byId("match").textContent = `${side("home")} ${goals(v.score.home)}–${goals(v.score.away)} ${side("away")}`
+    + (hcp.length ? ` (${hcp.join(", ")})` : "");
   byId("match").title = `${teamText(live.roster, "home", v.teams.home.team, label)} v ${teamText(live.roster, "away", v.teams.away.team, label)}`;
 }
 

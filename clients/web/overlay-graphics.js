@@ -9,7 +9,7 @@
 //   loadFonts     the bundled display face (fonts/barlow-condensed.css), loaded before the first draw.
 
 import { LiveGame, label, splitCitation, translator } from "./live.js";
-import { mmss } from "./common.js";
+import { goals, mmss } from "./common.js";
 import { playerText, teamShort, teamText } from "./roster.js";
 
 // ------------------------------------------------------------------ words
@@ -19,10 +19,12 @@ const WORDS = {
   en: {
     inBox: "{t} in the box", sentOffShort: "Sent off", penaltyTo: "Penalty to {team}", penaltyBox: "Penalty box",
     timeServed: "Time served", backInPlay: "Back in play", goalTitle: "Goal", mountLeft: "{t} to change",
+    hcpShort: "HCP",
   },
   es: {
     inBox: "{t} en el área", sentOffShort: "Expulsado", penaltyTo: "Penal para {team}", penaltyBox: "Área de castigo",
     timeServed: "Tiempo cumplido", backInPlay: "Vuelve al juego", goalTitle: "Gol", mountLeft: "{t} para cambiar",
+    hcpShort: "HCP",
   },
 };
 
@@ -87,7 +89,7 @@ export function lowerItems(notices, { lang = "en", roster = null, view = null, p
       make(n, "mount", n.status === "expired" ? [t("mountLate"), who(n.player)]
         : [t("mountOpen"), who(n.player), t("mountLeft", { t: mmss(n.deadline_at - n.at) })]);
     } else if (n.type === "goal.scored") {
-      const score = `${short("home")} ${n.home}–${n.away} ${short("away")}`;
+      const score = `${short("home")} ${goals(n.home)}–${goals(n.away)} ${short("away")}`;
       make(n, "goal", [t("goalTitle"), n.player ? who(n.player) : short(n.side), score]);
     }
   }

@@ -7,11 +7,12 @@
 // `hold` seconds each. Controlled (control=1): the page shows what /overlay/control?game=G puts
 // on air, in its language: the bug, the box panel and the lower third are taken, hidden and
 // replayed by the operator (the game's `graphics` state: overlay-graphics.js, docs/protocol-viewer.md).
-// The score bug shows each team's registered short letters (upper-case; ?home= / ?away= win
+// The score bug shows the score as people write it ("5½"), a small "1½ HCP" before a score that
+// includes goals on handicap, and each team's registered short letters (upper-case; ?home= / ?away= win
 // over them) in its colours (primary: background, secondary: accent) with its logo; players
 // show as "#2 ORTEGA"; a raw id only when nothing is registered (watch.js, "Names").
 import { setup, el, gameClock, label } from "./live.js";
-import { byId, mmss } from "./common.js";
+import { byId, goals, mmss } from "./common.js";
 import { displayToken } from "./pairing.js";
 import { playerText, teamColors, teamLogo, teamShort, teamText } from "./roster.js";
 import { GraphicsGame, loadFonts, lowerItems, words } from "./overlay-graphics.js";
@@ -79,7 +80,13 @@ function render(live) {
       if (src && logo.getAttribute("src") !== src) logo.src = src;
       if (!src) logo.removeAttribute("src");
       logo.hidden = !src;
-      setText(byId(`bug-${side}-score`), String(v.score[side]));
+      setText(byId(`bug-${side}-score`), goals(v.score[side]));
+      // The goals on handicap the score includes (A5): a small "1½ HCP" before it.
+      const onHcp = v.goals_on_handicap?.[side] || 0, hcp = byId(`bug-${side}-hcp`);
+      hcp.hidden = !onHcp;
+      setText(hcp.firstChild, onHcp ? goals(onHcp) : "");
+      setText(hcp.lastChild, onHcp ? t("hcpShort") : "");
+      hcp.title = onHcp ? t("onHandicap", { n: goals(onHcp) }) : "";
       const tag = byId(`bug-${side}-tag`);
       // A team playing short: "2v3" style tag, red.
       setText(tag, team.short.length ? `−${team.short.length}` : "");

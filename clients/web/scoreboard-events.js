@@ -2,7 +2,7 @@
 // names the roster gives ("SECOND YELLOW · #2 ORTEGA · 2:00 IN THE BOX"). Notices come from
 // each delta (`live` "delta" events) and, on (re)connecting, from the snapshot's `recent`.
 // The words are built when the board is drawn, so a later registration renames them.
-import { mmss } from "./common.js";
+import { goals, mmss } from "./common.js";
 
 const WORDS = {
   en: {
@@ -68,7 +68,7 @@ export function describe(group, { w, who, team }) {
   const goal = by("goal.scored");
   if (goal) {
     return { icon: "goal", side: goal.side, player: goal.player,
-      parts: [w("goal"), team(goal.side), goal.player ? who(goal.player) : "", `${goal.home}–${goal.away}`] };
+      parts: [w("goal"), team(goal.side), goal.player ? who(goal.player) : "", `${goals(goal.home)}–${goals(goal.away)}`] };
   }
   const off = by("sent_off");
   if (off) return { icon: "red", side: off.side, player: off.player, parts: [w("sentOffTitle"), who(off.player)] };
@@ -97,7 +97,7 @@ export function describe(group, { w, who, team }) {
         : [w("mountOpen"), who(mount.player), w("mountDue", { t: mmss(mount.deadline_at - mount.at) })] };
   }
   const end = by("game.ended");
-  if (end) return { icon: "final", side: null, player: null, parts: [w("final"), `${end.home}–${end.away}`] };
+  if (end) return { icon: "final", side: null, player: null, parts: [w("final"), `${goals(end.home)}–${goals(end.away)}`] };
   return null;
 }
 

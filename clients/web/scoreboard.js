@@ -6,7 +6,7 @@
 // (scoreboard-events.js); each team's yellows are counted beside the player's name.
 // Layouts (1080p, 720p, portrait) and the minimum text sizes: scoreboard.css.
 import { LiveGame, setup, el, gameClock, label } from "./live.js";
-import { byId, mmss } from "./common.js";
+import { byId, goals, mmss } from "./common.js";
 import { displayToken } from "./pairing.js";
 import { playerText, teamColors, teamLogo, teamText } from "./roster.js";
 import { inkFor } from "./scoreboard-ink.js";
@@ -84,11 +84,13 @@ function render(live) {
   body.dataset.ready = "true";
   body.dataset.status = v.status;
   byId("event").textContent = [roster?.event_name || label(v.event), v.arena ? label(v.arena) : ""].filter(Boolean).join(" · ");
+  // Both scores at one size: the longer one's ("10½" is drawn smaller than "5", and so is "3" beside it).
+  const chars = Math.max(2, ...["home", "away"].map((side) => length(goals(v.score[side]))));
   for (const side of ["home", "away"]) {
     const team = v.teams[side];
     colours(side, team.team);
     fit(byId(`${side}-name`), teamName(v, side));
-    byId(`${side}-score`).textContent = String(v.score[side]);
+    score(side, v.score[side], v.goals_on_handicap?.[side] || 0, chars);
     byId(`${side}-strength`).replaceChildren(strength(v, team));
     byId(`${side}-yellows`).replaceChildren(...yellows(v, side));
     const rows = panel(v, side);
@@ -100,6 +102,22 @@ function render(live) {
   lastEvents(v);
   mounts(v);
   carried(v);
+}
+
+/** A score's length in figures, a half counting one and a half (it is wider than a figure). */
+function length(text) { return text.length + (text.endsWith("½") ? 0.5 : 0); }
+
+/** The score as people write it ("5½"), sized to fit its box by the longer score's length
+ * (`chars`); the goals on handicap it includes (A5) said under it ("incl. 1½ on handicap"). */
+function score(side, total, onHandicap, chars) {
+  const node = byId(`${side}-score`);
+  node.textContent = goals(total);
+  node.style.setProperty("--chars", String(chars));
+  const hcp = byId(`${side}-hcp`);
+  hcp.hidden = !onHandicap;
+  // The figure a size up: a half's small figures read from the stands too.
+  const [before, after] = t("onHandicap", { n: "\u0000" }).split("\u0000");
+  hcp.replaceChildren(...(onHandicap ? [before, el("b", { class: "n", text: goals(onHandicap) }), after] : []));
 }
 
 /** Each player's yellows in this game, beside his name (a first yellow leaves a trace). */

@@ -9,6 +9,8 @@ from urllib.parse import quote
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
+from ...rules.text import half
+from ...rules.view import GameView
 from .. import api_types
 from ..ingest import device_ws
 from ..service import Service
@@ -18,13 +20,22 @@ from .responses import send
 from .route import get
 
 
+def on_handicap(view: GameView) -> str:
+    """The goals on handicap a game's score includes (A5), said after it: " · incl. 1½ on
+    handicap (g1-home)"; nothing for a game without them."""
+    h = view.goals_on_handicap
+    given = [(t.team, g) for t, g in ((view.teams.home, h.home), (view.teams.away, h.away)) if g] if h else []
+    return "".join(f" · incl. {half(g)} on handicap ({escape(team)})" for team, g in given)
+
+
 async def index(request: web.Request) -> web.Response:
     svc = request.app[Service.KEY]
     hub = svc.hub
     watch = "ws" + svc.config.base_url.removeprefix("http")
     e = escape
-    rows = "".join(f'<li><code>{e(gid)}</code>: {e(f.view.teams.home.team)} {f.view.score.home} – '
-                   f'{f.view.score.away} {e(f.view.teams.away.team)} ({e(f.view.status)}) · '
+    rows = "".join(f'<li><code>{e(gid)}</code>: {e(f.view.teams.home.team)} {half(f.view.score.home)} – '
+                   f'{half(f.view.score.away)} {e(f.view.teams.away.team)} ({e(f.view.status)})'
+                   f'{on_handicap(f.view)} · '
                    f'<a href="/games/{quote(gid)}/report">report</a> · '
                    f'<a href="/scoreboard?game={quote(gid)}">scoreboard</a> · '
                    f'<a href="/overlay?game={quote(gid)}">overlay</a> '
