@@ -356,7 +356,7 @@ const I18N = {
     st_scheduled: "sin empezar",
     st_live: "en juego",
     st_ended: "terminado",
-    hcp_incl: "incl. {n} hcp",
+    hcp_incl: "incl. {n} hándicap",
     period: "P{n}",
     of_periods: "Período {n} de {of}",
     overtime: "Supl.",

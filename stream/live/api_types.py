@@ -18,7 +18,7 @@ from ..rules.draw import Bracket
 from ..rules.ledger import Obligation
 from ..rules.rosters import GameRoster, PlayerEntry, TeamEntry
 from ..rules.tournaments import Tournament
-from ..rules.view import GameView, Score
+from ..rules.view import GameView, HandicapView, Score
 from ..store import Accepted
 from . import auth
 from . import protocol as pr
@@ -106,6 +106,7 @@ class GameSummary(msgspec.Struct, kw_only=True):
     seq: int
     roster: GameRoster          # who its displays name (the ``roster`` frame's document)
     kind: str = "regular"       # the game's kind (R16): regular, consolation, ...
+    goals_on_handicap: HandicapView | None = None  # the goals each side started with (A5), in ``score``
 
 
 class GameDocument(msgspec.Struct, kw_only=True):

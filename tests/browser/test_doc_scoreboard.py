@@ -62,3 +62,22 @@ async def test_the_thirty_line_scoreboard_follows_a_game(doc_server: Server, pag
         await ump.close()
     assert await page.evaluate("getComputedStyle(document.getElementById('board')).fontSize") == "48px"
     assert await page.evaluate("window.__csp") == []
+
+
+async def test_the_thirty_line_scoreboard_writes_a_half_goal(doc_server: Server, page: Page) -> None:
+    """A game that starts with ½ a goal on handicap: the doc's board says "½", never "0.5"."""
+    server = doc_server
+    await server.setup_game("cup", goals_on_handicap={"home": 0.5, "away": 0})
+    await page.goto(f"{server.http}/clients/mini.html?game=cup")
+    board = page.locator("#board")
+    await expect(board).to_contain_text("cup-home ½ – 0 cup-away", timeout=10_000)
+    ump = await server.device("umpire", game="cup")
+    tk = await server.device("timekeeper", game="cup")
+    try:
+        await tk.send({"type": "clock.start", "game": "cup"})
+        await ump.send({"type": "goal", "game": "cup", "team": "home"})
+        await expect(board).to_contain_text("cup-home 1½ – 0 cup-away", timeout=10_000)
+    finally:
+        await tk.close()
+        await ump.close()
+    assert "0.5" not in (await board.text_content() or "")

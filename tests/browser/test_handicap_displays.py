@@ -264,3 +264,7 @@ async def test_the_handheld_shows_the_half_and_the_goals_on_handicap(server: Ser
     await expect(page.locator("[data-score=home]")).to_have_text("2½")
     await expect(marker).to_have_text("incl. 1½ hcp")
     await page.screenshot(path=shot("handheld-handicap"))
+    # in Spanish the marker says it in Spanish, as the committee's console does
+    await page.goto(f"{server.http}/handheld?lang=es#token={token}")
+    await expect(page.locator("[data-score=home]")).to_have_text("2½", timeout=10_000)
+    await expect(page.locator("#scoreline .side.home .hcp")).to_have_text("incl. 1½ hándicap")

@@ -41,3 +41,20 @@ async def test_the_index_shows_half_goals_and_the_goals_on_handicap(server: Serv
     await ump.close()
     await tk.close()
     assert "g1-home 1½ – 2 g1-away (live) · incl. 1½ on handicap (g1-home) · " in await index(server)
+
+
+async def test_the_games_list_carries_the_goals_on_handicap_with_the_total(server: Server) -> None:
+    """``GET /api/games``: the score is the total, and ``goals_on_handicap`` says what it includes."""
+    status, reply = await server.api("POST", "/api/events", {
+        "id": "ev", "event": "cup", "class": "uspa", "handicap": 8, "teams": ["g1-home", "g1-away"],
+        "handicap_matrix": MATRIX})
+    assert status == 201, reply
+    await server.setup_game("g1", periods=3, goals_on_handicap={"home": 0, "away": 2.5})
+    await server.setup_game("g2", event="club-day", periods=3)
+    status, rows = await server.api("GET", "/api/games")
+    assert status == 200, rows
+    by_game = {r["game"]: r for r in rows}
+    assert by_game["g1"]["score"] == {"home": 0, "away": 2.5}, by_game["g1"]
+    hcp = by_game["g1"]["goals_on_handicap"]
+    assert (hcp["home"], hcp["away"], hcp["source"]) == (0, 2.5, "committee"), hcp
+    assert by_game["g2"]["goals_on_handicap"] is None, by_game["g2"]

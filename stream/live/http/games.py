@@ -17,7 +17,8 @@ async def games(request: web.Request) -> web.Response:
     hub = request.app[Service.KEY].hub
     return send([api_types.GameSummary(game=gid, event=v.event, arena=v.arena, status=v.status,
                                        home=v.teams.home.team, away=v.teams.away.team, score=v.score,
-                                       seq=feed.seq, roster=hub.engine.roster(gid), kind=v.kind)
+                                       seq=feed.seq, roster=hub.engine.roster(gid), kind=v.kind,
+                                       goals_on_handicap=v.goals_on_handicap)
                  for gid, feed in hub.feeds.items() if (v := feed.view) is not None])
 
 
