@@ -13,8 +13,8 @@ from urllib.parse import urlsplit
 import msgspec
 
 from .errors import MalformedEvent
-from .live.config import Config
-from .live.loops import default_loop
+from .live.ops.config import Config
+from .live.ops.loops import default_loop
 from .rules import codec
 from .rules.engine import Engine
 from .rules.notices import ClockChanged

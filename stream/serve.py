@@ -17,13 +17,13 @@ from aiohttp import web
 
 from . import tasks
 from .errors import NotStored, StartupRefused
-from .live import logs
 from .live.app import build_app
-from .live.auth import fingerprint
-from .live.config import Config, admin_token, load_secret
-from .live.front_door import FrontServer
-from .live.loops import loop_factory
+from .live.ops import logs
+from .live.ops.config import Config, admin_token, load_secret
+from .live.ops.loops import loop_factory
 from .live.service import Service
+from .live.viewers.front_door import FrontServer
+from .live.wire.auth import fingerprint
 from .tools.device_client import DeviceError
 from .tools.simulator import Simulator, bar, demo_tokens
 

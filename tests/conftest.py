@@ -23,7 +23,7 @@ from typing import TextIO
 
 import pytest
 
-from stream.live.loops import default_loop
+from stream.live.ops.loops import default_loop
 from stream.tools.harness import Processes, SentinelGroup, Viewer
 
 

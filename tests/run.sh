@@ -101,7 +101,7 @@ if [ $# -eq 0 ]; then
     # A viewer is served by the task-free endpoint on a fresh connection, by aiohttp's upgrade
     # on one that served HTTP first: the viewer protocol's tests run again on the second.
     say "the viewer protocol's tests again on connections that served HTTP first (ARENA_VIEWER_AFTER_HTTP=1)"
-    ARENA_VIEWER_AFTER_HTTP=1 "$py" -m pytest -q tests/service/test_live.py tests/service/test_resume.py \
-        tests/service/test_slow_viewer.py tests/service/test_rosters.py tests/service/test_alerts.py \
-        tests/service/test_notice_names.py tests/service/test_committee_feed.py tests/service/test_snapshot.py
+    ARENA_VIEWER_AFTER_HTTP=1 "$py" -m pytest -q tests/live/test_live.py tests/live/viewers/test_resume.py \
+        tests/live/broadcast/test_slow_viewer.py tests/live/http/test_rosters.py tests/live/test_alerts.py \
+        tests/live/test_notice_names.py tests/live/http/test_committee_feed.py tests/live/hub/test_snapshot.py
 fi

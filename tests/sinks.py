@@ -1,4 +1,4 @@
-"""A ``Sink`` for a hub built in a test (``stream/live/feeds.py``): each delta it shows goes
+"""A ``Sink`` for a hub built in a test (``stream/live/hub/feeds.py``): each delta it shows goes
 to ``publish``; the rest (a new game, a reset, a roster, notices) goes nowhere: the test
 watches the deltas."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from stream.live.feeds import Frames
+from stream.live.hub.feeds import Frames
 
 
 class Deltas:

@@ -27,10 +27,10 @@ import pytest
 from aiohttp import web
 from prometheus_client import generate_latest
 
-from stream.live import stall
-from stream.live.config import Config
-from stream.live.loops import default_loop, loop_factory
-from stream.live.metrics import Metrics
+from stream.live.ops import stall
+from stream.live.ops.config import Config
+from stream.live.ops.loops import default_loop, loop_factory
+from stream.live.ops.metrics import Metrics
 from stream.tools.device_client import FIRST_PING_S
 from stream.tools.fanout_bench.peers import (
     PeerServer,

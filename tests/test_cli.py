@@ -16,7 +16,7 @@ import pytest
 from stream import cli
 from stream.errors import StartupRefused
 from stream.live.app import make_store
-from stream.live.config import Config, load_secret
+from stream.live.ops.config import Config, load_secret
 from stream.serve import config_from
 from stream.store.sqlite import SqliteStore
 from stream.tools import demo

@@ -23,9 +23,9 @@ from typing import Any, get_args
 import msgspec
 import pytest
 
-from stream.live import auth
 from stream.live.app import build_app
-from stream.live.config import Config
+from stream.live.ops.config import Config
+from stream.live.wire import auth
 from stream.rules import events as ev
 from stream.rules import notices as nt
 from stream.rules import view as vw

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from stream.cli import main
-from stream.live.loops import default_loop
+from stream.live.ops.loops import default_loop
 from stream.tools.harness import ServiceProcess
 
 

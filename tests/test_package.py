@@ -36,7 +36,7 @@ from packaging.markers import Marker
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
-from stream.live.api_types import PAGES
+from stream.live.wire.api_types import PAGES
 from stream.tools.harness.processes import HOST, ServiceProcess
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -2,7 +2,7 @@
 protocol-http.md, read together through ``docs_text``) as a contract with the server:
 every error code, close code and frame type the service can send is in them, and
 nothing they list is one the service can't send; the AsyncAPI document
-(``stream/live/asyncapi_doc.py``) agrees.
+(``stream/live/http/documents/asyncapi_doc.py``) agrees.
 
 The code side is read from the code, not from a list: the syntax tree of
 ``stream/live/**/*.py`` and ``stream/errors.py`` gives the error codes (the code of
@@ -15,7 +15,7 @@ every ``Error(code=…)`` frame, every ``AuthError``/``MalformedEvent``/``Refuse
 names of the functions called, from its handler (``ingest.device_ws``,
 ``watch.watch_ws``) or from the HTTP handlers of the route table that
 ``app.build_app`` routes (``schemas.ROUTES``). The frame types are the tagged
-unions of ``stream/live/protocol.py``.
+unions of ``stream/live/wire/protocol.py``.
 
 The rules' own refusals (``Refused`` in ``stream/rules/``) are documented in
 log-format.md and checked by ``test_docs.py``; the error table here points to them."""
@@ -37,8 +37,10 @@ import aiohttp
 import msgspec
 import pytest
 
-from stream.live import ingest, schemas, watch
-from stream.live import protocol as pr
+from stream.live.devices import ingest
+from stream.live.http.documents import schemas
+from stream.live.viewers import watch
+from stream.live.wire import protocol as pr
 
 from .ast_scan import call_name, constants, local_values
 from .docs_text import ROOT, protocol_section, protocol_text
@@ -535,6 +537,11 @@ def test_the_doc_lists_every_asyncapi_message() -> None:
 # ------------------------------------------------------------------ the module split
 
 
+#: The modules that make the two documents, as ``stream.live.<module>``.
+SCHEMA_MODULES = ["http.documents.schemas", "wire.schema_gen", "http.documents.openapi_doc",
+                  "http.documents.asyncapi_doc"]
+
+
 def test_schemas_keeps_its_public_face_and_imports_no_app() -> None:
     for name in ("openapi", "asyncapi", "openapi_json", "asyncapi_json", "REQUEST_BODIES"):
         assert hasattr(schemas, name), name
@@ -542,7 +549,7 @@ def test_schemas_keeps_its_public_face_and_imports_no_app() -> None:
         msgspec.json.encode(schemas.asyncapi()))
     # Imported alone, in a fresh interpreter, no schema module brings the app in, however
     # it would import it (directly or through another module).
-    modules = [f"stream.live.{m}" for m in ("schemas", "schema_gen", "openapi_doc", "asyncapi_doc")]
+    modules = [f"stream.live.{m}" for m in SCHEMA_MODULES]
     code = "import importlib, sys\n" + "".join(
         f"importlib.import_module({m!r}); print({m!r}, 'stream.live.app' in sys.modules)\n" for m in modules)
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
@@ -550,6 +557,6 @@ def test_schemas_keeps_its_public_face_and_imports_no_app() -> None:
     assert loaded == [x for m in modules for x in (m, "False")], loaded
 
 
-@pytest.mark.parametrize("module", ["schemas", "schema_gen", "openapi_doc", "asyncapi_doc"])
+@pytest.mark.parametrize("module", SCHEMA_MODULES)
 def test_each_schema_module_is_under_500_lines(module: str) -> None:
-    assert len((LIVE / f"{module}.py").read_text(encoding="utf-8").splitlines()) <= 500
+    assert len((LIVE / f"{module.replace('.', '/')}.py").read_text(encoding="utf-8").splitlines()) <= 500

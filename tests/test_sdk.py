@@ -16,8 +16,8 @@ import msgspec
 import pytest
 import websockets
 
+from .live.conftest import RunningServer, Server, free_port
 from .sdk import sdk
-from .service.conftest import RunningServer, Server, free_port
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "stream"
 
 #: Private names used on something other than ``self``, each for a reason of its own.
 ALLOWED_PRIVATE = {
-    ("stream/live/asyncapi_doc.py", "pr._Frame"),     # the service's own protocol module
+    ("stream/live/http/documents/asyncapi_doc.py", "pr._Frame"),     # the service's own protocol module
     ("stream/rules/engine.py", "fork._takes"),        # an Engine copying one of its own
     ("stream/store/redis_connect.py", "parts._replace"),  # a named tuple's public method
 }

@@ -12,7 +12,7 @@ you: the client drops its copy and its position and subscribes again without
 ``since``, and the next update is a fresh snapshot (``watch.resyncs`` counts
 these; ``apply_patch`` raises ``PatchError`` if you call it yourself). Frames
 are decoded with the service's own msgspec schemas
-(``stream.live.protocol.WatchOut``), so updates are typed: ``view``
+(``stream.live.wire.protocol.WatchOut``), so updates are typed: ``view``
 is a ``stream.rules.view.GameView`` and ``notices`` are ``stream.rules.notices``
 structs, with display text in English and Spanish (``notice.text.es``). An
 ``Alert`` among them (``notice.code``: docs/log-format.md, "Alerts") is meant for
@@ -61,7 +61,7 @@ from urllib.parse import urlencode
 import msgspec
 import websockets
 
-from stream.live import protocol as pr
+from stream.live.wire import protocol as pr
 from stream.rules.notices import Notice
 from stream.rules.view import GameView
 

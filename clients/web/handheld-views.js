@@ -93,7 +93,7 @@ function onHandicap(v, side) {
 /** A registered team's colours on what marks its side: the primary as the background, the
  * secondary as the accent, the ink by contrast (watch.js, teamColors). In data attributes, which
  * paintColours sets as custom properties: the page's Content-Security-Policy (style-src
- * 'self', stream/live/headers.py) refuses a style attribute in markup, not the CSSOM. */
+ * 'self', stream/live/http/headers.py) refuses a style attribute in markup, not the CSSOM. */
 function colourStyle(side) {
   const c = teamColours(side);
   return c ? ` data-colors="true" data-team-bg="${esc(c.primary)}" data-team-ink="${esc(c.ink)}" data-team-accent="${esc(c.secondary)}"` : "";

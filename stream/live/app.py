@@ -11,13 +11,15 @@ import contextlib
 from aiohttp import web
 
 from ..store import Store
-from . import headers, lifecycle, logs, schemas
-from . import protocol as pr
-from .config import Config, load_secret
-from .http import route
+from . import lifecycle
+from .http import headers, route
+from .http.documents import schemas
 from .http.responses import store_unavailable
 from .lifecycle import make_store as make_store
+from .ops import logs
+from .ops.config import Config, load_secret
 from .service import Service
+from .wire import protocol as pr
 
 
 def build_app(config: Config, *, store: Store | None = None, secret: bytes | None = None) -> web.Application:

@@ -17,12 +17,13 @@ from ..errors import NotStored, StartupRefused
 from ..store import Followable, Store
 from ..store.sqlite import SqliteStore
 from ..tasks import detached, stop
-from . import follower, heap, stall, timer
-from . import protocol as pr
-from .config import Config
-from .feeds import Frames
+from .hub import follower, timer
+from .hub.feeds import Frames
+from .ops import heap, stall
+from .ops.config import Config
+from .ops.wallclock import now_ms
 from .service import Service
-from .wallclock import now_ms
+from .wire import protocol as pr
 
 log = logging.getLogger("arena_stream.lifecycle")
 

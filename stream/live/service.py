@@ -11,14 +11,14 @@ from collections import Counter
 from aiohttp import web
 
 from ..store import Store
-from . import auth
-from . import protocol as pr
-from .config import Config
-from .fanout import Fanout, Socket, Watcher
-from .feeds import Frames
-from .hub import Hub
-from .metrics import Metrics
-from .pings import Pings
+from .broadcast.fanout import Fanout, Socket, Watcher
+from .broadcast.pings import Pings
+from .hub.feeds import Frames
+from .hub.hub import Hub
+from .ops.config import Config
+from .ops.metrics import Metrics
+from .wire import auth
+from .wire import protocol as pr
 
 
 class TokenBucket:

@@ -26,7 +26,7 @@ How an event is applied
   ``rejected`` notice); nothing of the event is kept.
 
 Time passes only through events' ``at``. When ``next_deadline()`` comes round
-the live shell logs a ``tick`` for that game (``stream/live/timer.py``), so a
+the live shell logs a ``tick`` for that game (``stream/live/hub/timer.py``), so a
 replay of the log meets the same deadlines; ``advance(at)`` lets time pass
 with no event, for a fold with no log behind it (the rule tests). The cursor
 is not part of the state: two engines fed the same events and advanced alike

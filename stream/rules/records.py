@@ -4,7 +4,7 @@
 checkpoints and its time cursor; ``refold`` folds a game again from a
 checkpoint (a late event or a void); a ``Savepoint`` takes a game's latest events
 back. ``EngineImage`` is everything the engine
-holds, as one msgspec Struct: the live shell caches it (``stream/live/snapshot.py``)
+holds, as one msgspec Struct: the live shell caches it (``stream/live/hub/snapshot.py``)
 so that a restart folds only the log's tail.
 """
 

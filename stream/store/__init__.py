@@ -14,7 +14,7 @@ The log is the truth; the service's state is a fold over it. Every backend
   ``rows_after(position)`` the records after a log position, with only what
   the fold reads, and the position of the last one.
 * ``save_snapshot(position, blob)`` / ``load_snapshot()`` keep one snapshot:
-  the fold up to a position, cached (``stream/live/snapshot.py``). It is never the
+  the fold up to a position, cached (``stream/live/hub/snapshot.py``). It is never the
   truth and is not made durable ahead of anything: losing it costs a full fold.
 * ``hold``: why the store takes no append until something outside it changes (its
   history is in question, or its server could lose what it acks), or None;

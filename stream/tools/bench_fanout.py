@@ -38,7 +38,7 @@ stalls that matter. Each round prints the 1-minute load average at its end. Lost
 repeated and out-of-order frames are counted over every round. (The cluster: quiet
 rounds only.)
 
-Every server runs the same **loop-stall probe** (``stream/live/stall.py``: a 10 ms
+Every server runs the same **loop-stall probe** (``stream/live/ops/stall.py``: a 10 ms
 timer measuring its own lateness; the service's read from ``/metrics``, the bare
 websockets and Node ws peers' from ``GET /lag``): the service's loop's p99 and
 largest lateness during each round's events, and every server's while the idle

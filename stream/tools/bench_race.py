@@ -6,7 +6,7 @@ cases, moments apart, in an order that alternates from round to round:
 
 * **one node**: both devices send to node A;
 * **two nodes**: one device sends to node A, the other to node B, so the two
-  nodes race for the game's ``seq`` all the time (``stream/live/races.py``).
+  nodes race for the game's ``seq`` all the time (``stream/live/hub/races.py``).
 
 Each device sends ``--rate`` events per second, open loop (an event does not
 wait for the one before), for ``--seconds``, on a fresh game per case. Printed

@@ -13,7 +13,7 @@ from typing import Any
 import msgspec
 
 from ..errors import Refused
-from ..live.snapshot import no_gc
+from ..live.hub.snapshot import no_gc
 from ..rules import codec
 from ..rules.engine import Engine
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from playwright.async_api import Browser, BrowserContext, Page, async_playwright, expect
 
-from ..service.conftest import Server, server  # noqa: F401  (the fixture)
+from ..live.conftest import Server, server  # noqa: F401  (the fixture)
 
 CHROMIUM = "/usr/bin/chromium"
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "artifacts" / "screenshots"

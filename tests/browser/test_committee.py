@@ -22,7 +22,7 @@ from typing import Any
 
 from playwright.async_api import Browser, FilePayload, Page, expect
 
-from ..service.conftest import Server
+from ..live.conftest import Server
 from .conftest import Console, shot
 
 EVENT = "spring-cup"

@@ -14,7 +14,7 @@ from __future__ import annotations
 import pytest
 from playwright.async_api import Page, expect
 
-from ..service.conftest import Server
+from ..live.conftest import Server
 from .conftest import Console
 from .test_committee import EVENT, committee_token, import_rosters, shot_page
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 from playwright.async_api import Browser, expect
 
-from ..service.conftest import Server
+from ..live.conftest import Server
 from .conftest import TABLET, Console
 from .test_committee import EVENT, committee_token, shot_page, sign_in
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from playwright.async_api import Page, expect
 
-from ..service.conftest import Server
+from ..live.conftest import Server
 from .conftest import Console
 from .test_committee import EVENT, G1, G2, new_event, shot_page, sign_in_admin
 

@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 import pytest
 from playwright.async_api import Browser, expect
 
-from ..service.conftest import Server
+from ..live.conftest import Server
 from .conftest import Console, open_console, shot
 from .test_committee import EVENT, committee_token, shot_page, sign_in
 

@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 import pytest
 from playwright.async_api import Browser, expect
 
-from ..service.conftest import Server
+from ..live.conftest import Server
 from .conftest import Console, open_console
 from .test_committee import EVENT, committee_token
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from playwright.async_api import expect
 
-from ..service.conftest import Server
+from ..live.conftest import Server
 from .conftest import Console
 from .test_committee import EVENT, G1, bad_csv, good_csv, import_rosters, new_event, shot_page, sign_in_admin
 

@@ -1,4 +1,4 @@
-"""The pages under their Content-Security-Policy (stream/live/headers.py) in a real Chromium
+"""The pages under their Content-Security-Policy (stream/live/http/headers.py) in a real Chromium
 against the real service: each page loads and works (its data shown, the teams' colours and
 logo, the bundled typeface, the handheld online, the committee's QR codes) with not one
 violation; an inline script, an inline handler, a style attribute and a style element put
@@ -17,7 +17,7 @@ import pytest
 from aiohttp import web
 from playwright.async_api import Browser, Frame, Page, expect
 
-from ..service.conftest import Server, free_port
+from ..live.conftest import Server, free_port
 from .test_scoreboard_overlay import AIKEN, WELLINGTON, png, rgb, upload_logo
 
 #: Before any script of the page: every violation, in every frame, is kept in window.__csp.

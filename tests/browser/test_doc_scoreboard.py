@@ -16,7 +16,7 @@ from playwright.async_api import Page, expect
 from stream.live.http import pages
 
 from ..docs_text import protocol_section
-from ..service.conftest import RunningServer, Server
+from ..live.conftest import RunningServer, Server
 from .test_csp import RECORD
 
 

@@ -26,9 +26,9 @@ import aiohttp
 import pytest
 from playwright.async_api import Browser, BrowserContext, Page, WebSocketRoute, expect
 
-from stream.live.wallclock import now_ms
+from stream.live.ops.wallclock import now_ms
 
-from ..service.conftest import RunningServer, Server, admin_device
+from ..live.conftest import RunningServer, Server, admin_device
 from .conftest import shot
 
 GAME = "g1"

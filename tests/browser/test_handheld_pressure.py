@@ -15,7 +15,7 @@ from typing import Any
 
 from playwright.async_api import BrowserContext, FloatRect, Page, expect
 
-from ..service.conftest import Server, admin_device
+from ..live.conftest import Server, admin_device
 
 # `handheld` is test_handheld.py's fixture (a phone-sized context, signed in), which the tests
 # here take as a parameter: hence F811 off for this file.

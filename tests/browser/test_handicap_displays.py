@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from playwright.async_api import Browser, Page, ViewportSize, expect
 
-from ..service.conftest import Server, admin_device
+from ..live.conftest import Server, admin_device
 from .conftest import shot
 from .test_scoreboard_board import audit, ready
 

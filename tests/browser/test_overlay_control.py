@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 from playwright.async_api import Browser, Page, expect
 
-from stream.live.wallclock import now_ms
+from stream.live.ops.wallclock import now_ms
 
-from ..service.conftest import Server, admin_device
+from ..live.conftest import Server, admin_device
 from .conftest import shot
 
 ORTEGA = "SECOND YELLOW · #2 ORTEGA · 2:00 IN THE BOX"

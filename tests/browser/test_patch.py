@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from playwright.async_api import Page
 
+from ..live.conftest import Server
 from ..sdk import sdk
-from ..service.conftest import Server
 
 VIEW: dict[str, Any] = {
     "score": {"home": 0, "away": 0},

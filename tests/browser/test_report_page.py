@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from playwright.async_api import Page, Response
 
-from ..service.conftest import Server
+from ..live.conftest import Server
 
 
 async def test_the_report_page_asks_for_nothing_missing(server: Server, page: Page) -> None:

@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 from playwright.async_api import Browser, Page, ViewportSize, expect
 
-from stream.live.wallclock import now_ms
+from stream.live.ops.wallclock import now_ms
 
-from ..service.conftest import Server, admin_device
+from ..live.conftest import Server, admin_device
 from .conftest import shot
 
 HD: ViewportSize = {"width": 1920, "height": 1080}

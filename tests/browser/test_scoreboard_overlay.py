@@ -21,9 +21,9 @@ import aiohttp
 import pytest
 from playwright.async_api import Browser, Page, WebSocketRoute, expect
 
-from stream.live.wallclock import now_ms
+from stream.live.ops.wallclock import now_ms
 
-from ..service.conftest import RunningServer, Server, admin_device
+from ..live.conftest import RunningServer, Server, admin_device
 from .conftest import shot
 
 
@@ -404,7 +404,7 @@ async def test_scoreboard_without_a_game_says_how_to_use_it(server: Server, page
 
 
 async def test_report_page_screen_and_print(server: Server, page: Page) -> None:
-    from ..test_report import play
+    from ..live.reports.test_report import play
 
     await play(server)
     await page.set_viewport_size({"width": 1280, "height": 900})

@@ -35,7 +35,7 @@ import pytest
 import zxingcpp
 from playwright.async_api import Browser, FilePayload, Locator, Page, expect
 
-from ..service.conftest import Server
+from ..live.conftest import Server
 from .conftest import TABLET, Console, shot
 from .test_committee import EVENT, PHONE, committee_token, sign_in
 

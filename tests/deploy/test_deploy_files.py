@@ -35,8 +35,8 @@ import stream
 from stream import cli
 from stream.errors import NotStored
 from stream.live import app as stream_app
-from stream.live.config import Config
 from stream.live.http import pages
+from stream.live.ops.config import Config
 from stream.serve import config_from
 from stream.store import Record
 from stream.store.redis import RedisStore
@@ -505,7 +505,7 @@ def test_nginx_proxies_websockets_to_both_nodes() -> None:
     http = one_block(tree, "http")["block"]
 
     # The API's upstream keeps connections alive; the WebSockets' gives each socket a fresh
-    # connection, which a node serves /ws/watch on without a task (stream/live/front_door.py).
+    # connection, which a node serves /ws/watch on without a task (stream/live/viewers/front_door.py).
     upstreams = {u["args"][0]: u["block"] for u in blocks(http, "upstream")}
     assert len(upstreams) == 2
     for block in upstreams.values():

@@ -47,14 +47,14 @@ import aiohttp
 import pytest
 import websockets
 
-from stream.live import schemas
+from stream.live.http.documents import schemas
 from stream.rules.events import TYPE_NAMES
 from stream.tools.harness import ServiceProcess
 
 from ..docs_text import doc_text, protocol_section
+from ..live.conftest import Raw, RunningServer, Server, game_setup_body
+from ..live.wire.test_auth import auth_attempt, revoked_rows
 from ..rules.script import AWAY, HOME
-from ..service.conftest import Raw, RunningServer, Server, game_setup_body
-from ..service.test_auth import auth_attempt, revoked_rows
 from .conftest import Figures
 
 # --------------------------------------------------------- the docs' table
@@ -74,7 +74,7 @@ MAY_SEND: dict[str, frozenset[str]] = {
 #: "No role may send `tick`"
 NOBODY = frozenset({"tick"})
 #: The roles whose scope is a game or an arena. A committee's is a tournament event: its
-#: cells are tests/service/test_committee_scope.py and test_committee_api.py.
+#: cells are tests/live/http/test_committee_scope.py and test_committee_api.py.
 ROLES = sorted(r for r in MAY_SEND if r != "committee")
 #: The token's scope relative to the game a cell acts on.
 SCOPES = ("game", "other_game", "arena", "other_arena", "none")

@@ -39,14 +39,14 @@ import yarl
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from stream.live import protocol as pr
+from stream.live.wire import protocol as pr
 from stream.rules import codec
 from stream.rules.events import TYPE_NAMES
 
 from ..docs_text import protocol_section, section
-from ..service.conftest import Raw, RunningServer, Server, admin_device
-from ..service.test_auth import EVENTS
-from ..service.test_hostile import JSON, OBJECTS, WORDS, frames, start_game
+from ..live.conftest import Raw, RunningServer, Server, admin_device
+from ..live.test_hostile import JSON, OBJECTS, WORDS, frames, start_game
+from ..live.wire.test_auth import EVENTS
 from .conftest import Figures, scale
 
 # The frame-by-frame tests check every frame's own answer, so their sockets may send
@@ -757,7 +757,7 @@ NO_LOG_ROUTES = {"/api/games/preview", "/api/tokens", "/api/tokens/revoke"}
 def body_is_valid(route: str, body: bytes) -> bool:
     """Whether ``body`` is well-formed for ``route`` (the schemas the docs point to):
     such a draw is no hostile input, and is dropped."""
-    from stream.live.api_types import RevokeRequest, TokenRequest
+    from stream.live.wire.api_types import RevokeRequest, TokenRequest
 
     etype, _ = POST_ROUTES[route]
     try:

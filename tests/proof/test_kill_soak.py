@@ -1,6 +1,6 @@
 """Proof 1, the kill -9 soak: three devices send with retries while the server
 is SIGKILLed again and again, from outside at random moments and from inside
-between commit and ack (``stream/live/failpoints.py``).
+between commit and ack (``stream/live/ops/failpoints.py``).
 
 Pass: no acked event lost, none logged twice, none logged that wasn't sent,
 each device's order kept, one gap-free ``seq``; and the restarted service's

@@ -17,7 +17,7 @@ the fan-out's. Each faulty phase adds
   ``slow`` snapshot after 64 frames and 1013 after ``send_timeout``, starts
   only once the socket stops taking bytes: on loopback the kernel takes about
   1.7 MB first, which this stream fills in minutes, not seconds. The in-process
-  tests in tests/service/test_slow_viewer.py shrink the server's socket buffer
+  tests in tests/live/broadcast/test_slow_viewer.py shrink the server's socket buffer
   to prove that policy; the two at the end of this file prove that such a
   viewer, its bytes stuck in the service's buffer, is still let go of.)
 * a **dead** viewer, through a black-hole TCP proxy in this test that, a moment
@@ -71,8 +71,8 @@ from stream.tools.harness import (
     workers_for,
 )
 
-from ..service.conftest import RunningServer, Server, eventually
-from ..service.test_slow_viewer import Stalled, play, sample
+from ..live.broadcast.test_slow_viewer import Stalled, play, sample
+from ..live.conftest import RunningServer, Server, eventually
 from .conftest import FULL, Figures, scale
 from .determinism import live_equals_replay
 
@@ -446,7 +446,7 @@ def _s(x: float | None) -> str:
 #
 # On loopback the kernel takes ~1.7 MB from a socket nobody reads before the service's own
 # buffer fills, so the test above never gets there. These two, in-process, shrink the
-# service's socket buffer (as tests/service/test_slow_viewer.py does): a viewer that stops
+# service's socket buffer (as tests/live/broadcast/test_slow_viewer.py does): a viewer that stops
 # reading, its bytes stuck in the service's buffer, must still be let go of, its socket closed.
 
 

@@ -16,7 +16,7 @@ import msgspec
 import pytest
 
 from stream.cli import replay
-from stream.live import snapshot as snap
+from stream.live.hub import snapshot as snap
 from stream.rules import notices as nt
 from stream.rules.ledger import Decision, Decrease
 

@@ -1,5 +1,5 @@
 """``Engine.savepoint`` / ``Engine.rollback`` (what the live shell uses when another node
-took a ``seq`` first, ``stream/live/races.py``): for a random log of several interleaved
+took a ``seq`` first, ``stream/live/hub/races.py``): for a random log of several interleaved
 games, a random cut and a random game, the events of that game applied after the cut
 (with other games' events among them) are taken back whole, or not at all.
 

@@ -18,7 +18,7 @@ import msgspec
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from stream.live import snapshot as snap
+from stream.live.hub import snapshot as snap
 from stream.rules import codec
 from stream.rules.book import Book
 from stream.rules.engine import Engine, GameRecord
@@ -77,7 +77,7 @@ def test_the_snapshot_of_a_prefix_and_the_fold_of_the_rest_is_the_fold_of_all(
 
 
 def test_the_snapshot_holds_every_field_of_the_engine() -> None:
-    """A field added to the engine must be added to the snapshot (stream/live/snapshot.py)."""
+    """A field added to the engine must be added to the snapshot (stream/live/hub/snapshot.py)."""
     # _takes: only a fork's (Engine.fork_game); wide_changes, void_journal: only for live
     # savepoints; begun_by: derived from the games (Engine.from_image)
     assert set(vars(Engine())) == {"games", "tournaments", "book", "registry", "schedules", "owner", "voids",

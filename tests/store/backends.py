@@ -1,6 +1,6 @@
 """Every store, on fresh storage: the backends a test class runs against, and records to
 append. Nothing of the service: the store's tests and the service's (the hub's snapshot on
-every store, ``tests/service/test_snapshot_stores.py``) both use them.
+every store, ``tests/live/hub/test_snapshot_stores.py``) both use them.
 
 A test class inherits one backend (``SqliteBackend``, ``RedisBackend``, ``SentinelBackend``)
 and a set of tests written against ``Backend``: ``open_store`` (a fresh store on fresh

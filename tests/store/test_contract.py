@@ -4,7 +4,7 @@ against a real SQLite file, a real redis-server on loopback and Redis through Se
 Each backend's test class inherits ``StoreContract`` and its backend
 (``tests/store/backends.py``). What the service makes of a snapshot on each store (a
 start from it and the records after it are the fold of the whole log) is
-``tests/service/test_snapshot_stores.py``'s.
+``tests/live/hub/test_snapshot_stores.py``'s.
 """
 
 from __future__ import annotations

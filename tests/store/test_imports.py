@@ -93,8 +93,9 @@ def test_the_store_tests_reach_nothing_of_the_service() -> None:
 def test_the_scan_sees_the_service_where_it_is_imported() -> None:
     """The checks can fail: an import of the service, relative, absolute or inside a
     function, is seen; so is the service a service test reaches through its helpers."""
-    probe = "from ..live.hub import Hub\ndef f():\n    from stream.live import snapshot\n"
-    assert {"stream.live.hub", "stream.live", "stream.live.snapshot"} <= imports_in(probe, "stream.store")
+    probe = "from ..live.hub.hub import Hub\ndef f():\n    from stream.live.hub import snapshot\n"
+    seen = imports_in(probe, "stream.store")
+    assert {"stream.live.hub.hub", "stream.live.hub", "stream.live.hub.snapshot"} <= seen
     assert imports_in("from . import redis", "stream.store") >= {"stream.store", "stream.store.redis"}
-    service = reached([ROOT / "tests" / "service" / "test_snapshot.py"])
-    assert "stream.live.hub" in service and "tests.service.conftest" in service
+    service = reached([ROOT / "tests" / "live" / "hub" / "test_snapshot.py"])
+    assert "stream.live.hub.hub" in service and "tests.live.conftest" in service

@@ -7,8 +7,9 @@ import logging
 import msgspec
 from aiohttp import web
 
-from .. import api_types, committee_api
 from ..service import Service
+from ..wire import api_types
+from . import committee_api
 from .ops import RETRY_AFTER, TOO_LARGE, admin_responses, either, json_doc, op
 from .responses import problem, send
 from .route import post

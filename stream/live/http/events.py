@@ -17,8 +17,10 @@ from typing import Any
 import msgspec
 from aiohttp import web
 
-from .. import api_types, audit, committee_api, report, report_csv
+from ..reports import audit, report, report_csv
 from ..service import Service
+from ..wire import api_types
+from . import committee_api
 from .ops import UNKNOWN_EVENT, admin_responses, json_doc, list_of, ndjson, op, scoped, submit_responses
 from .responses import filename, jsonl, problem, send
 from .route import get, post

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from .. import api_types, committee_api
 from ..service import Service
+from ..wire import api_types
+from . import committee_api
 from .ops import UNKNOWN_GAME, admin_responses, json_doc, list_of, ndjson, op, submit_responses
 from .responses import filename, jsonl, problem, send
 from .route import get, post

@@ -13,10 +13,11 @@ from aiohttp import web
 from ...errors import MalformedEvent, Refused
 from ...rules import codec
 from ...rules.events import GameSetup
-from .. import api_types, committee_api
-from ..schema_gen import generated, ref
+from ..ops.wallclock import now_ms
 from ..service import Service
-from ..wallclock import now_ms
+from ..wire import api_types
+from ..wire.schema_gen import generated, ref
+from . import committee_api
 from .ops import (
     TOO_LARGE,
     UNKNOWN_GAME,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..schema_gen import ref
+from ..wire.schema_gen import ref
 
 
 def json_doc(name: str, description: str, **headers: Any) -> dict[str, Any]:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from aiohttp import web
 
-from .. import api_types
+from ..wire import api_types
 from .ops import html, op, text
 from .route import Route, get
 

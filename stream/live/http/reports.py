@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from .. import report, report_csv, report_html
+from ..reports import report, report_csv, report_html
 from ..service import Service
 from .ops import document, html, json_doc, op
 from .responses import filename, problem

@@ -18,8 +18,8 @@ from aiohttp.typedefs import Handler
 
 from ...errors import NotStored
 from ...store import Record
-from .. import api_types
-from .. import protocol as pr
+from ..wire import api_types
+from ..wire import protocol as pr
 
 _json = msgspec.json.Encoder()
 

@@ -26,10 +26,12 @@ from ...rules import codec
 from ...rules.engine import Engine
 from ...rules.events import PlayerRegistered, TeamRegistered
 from ...rules.rosters import PlayerEntry, TeamEntry
-from .. import api_types, auth, committee_api, report_csv
-from .. import protocol as pr
-from ..ingest import submit_fields
+from ..devices.ingest import submit_fields
+from ..reports import report_csv
 from ..service import Service
+from ..wire import api_types, auth
+from ..wire import protocol as pr
+from . import committee_api
 from .responses import RETRY, error_status, problem, send
 
 #: The CSV's columns, in the template's order (one row per player; the team's repeat).

@@ -17,8 +17,9 @@ from typing import Any
 import msgspec
 from aiohttp import web
 
-from .. import api_types, committee_api
 from ..service import Service
+from ..wire import api_types
+from . import committee_api
 from .ops import TOO_LARGE, admin_responses, either, json_doc, list_of, op, submit_responses
 from .responses import problem, send
 from .roster_import import import_csv, template_csv

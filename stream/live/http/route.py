@@ -17,7 +17,7 @@ from typing import Any, Literal
 from aiohttp import web
 from aiohttp.typedefs import Handler
 
-from .. import committee_api
+from . import committee_api
 
 #: An OpenAPI operation, or what builds it when the document is first built (one that
 #: needs the generated schemas).

@@ -11,10 +11,10 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from ...rules.text import half
 from ...rules.view import GameView
-from .. import api_types
-from ..ingest import device_ws
+from ..devices.ingest import device_ws
 from ..service import Service
-from ..watch import watch_ws
+from ..viewers.watch import watch_ws
+from ..wire import api_types
 from .ops import html, json_doc, op, text, ws_upgrade
 from .responses import send
 from .route import get

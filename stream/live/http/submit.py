@@ -10,9 +10,9 @@ from typing import Any, TypeVar
 import msgspec
 from aiohttp import web
 
-from .. import committee_api
-from ..ingest import submit_fields
+from ..devices.ingest import submit_fields
 from ..service import Service
+from . import committee_api
 from .responses import answer, problem
 
 _body = msgspec.json.Decoder(dict[str, Any])

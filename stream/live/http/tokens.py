@@ -14,9 +14,10 @@ import msgspec
 import segno
 from aiohttp import web
 
-from .. import api_types, auth, committee_api
+from ..ops.wallclock import now_ms
 from ..service import Service
-from ..wallclock import now_ms
+from ..wire import api_types, auth
+from . import committee_api
 from .ops import RETRY_AFTER, TOO_LARGE, UNKNOWN_GAME, admin_responses, json_doc, list_of, op, scoped
 from .responses import problem, send
 from .route import get, post

@@ -21,7 +21,7 @@ from typing import Any
 import msgspec
 
 from ...errors import Refused
-from ...live.dedup import digest
+from ...live.hub.dedup import digest
 from ...rules import codec
 from ...rules import events as ev
 from ...rules.engine import Engine

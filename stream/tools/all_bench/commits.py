@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ...live.dedup import digest
+from ...live.hub.dedup import digest
 from ...store import Record
 from ...store.sqlite import SCHEMA, SqliteStore
 from ...store.sqlite import connect as sqlite_connect

@@ -155,7 +155,7 @@ METHOD = [
     "--dump`: its total `Ir` over the frames delivered and over the events acked. Counts repeat "
     "on a shared machine where times don't, so a change is judged by them first "
     "(`arena-stream bench instructions` runs them alone).",
-    "- **Loop stalls.** The service runs a stall probe (`stream/live/stall.py`): a 10 ms timer "
+    "- **Loop stalls.** The service runs a stall probe (`stream/live/ops/stall.py`): a 10 ms timer "
     "measuring its own lateness, on `/metrics` as the histogram `arena_loop_lag_seconds` and as "
     "`arena_loop_lag_window_seconds` (p99 and largest since the previous scrape). The bench reads "
     "it around each fan-out round's events and while the idle viewers connect, and leave, at once. "

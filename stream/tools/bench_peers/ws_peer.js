@@ -7,7 +7,7 @@
 //              (bare_frame(seq, FRAME_BYTES)) to every open viewer, then the "ack";
 //              "ping" -> "pong".
 //
-// The service's loop-stall probe (stream/live/stall.py) in JavaScript: a timer every 10 ms
+// The service's loop-stall probe (stream/live/ops/stall.py) in JavaScript: a timer every 10 ms
 // that notes how late it fired (lateness = when it ran - when it was due); a plain
 // `GET /lag` on the same port answers the lateness since the previous read and empties it:
 // {"p99_ms": .., "max_ms": .., "samples": n} (null for no samples), as the bare server does.
@@ -35,7 +35,7 @@ function bareFrame(n, size) {
   return Buffer.from(head + 'x'.repeat(Math.max(0, size - head.length - 2)) + '"}');
 }
 
-// The stall probe: stream/live/stall.py's PERIOD and KEEP, and LagWindow.take's p99 (nearest rank).
+// The stall probe: stream/live/ops/stall.py's PERIOD and KEEP, and LagWindow.take's p99 (nearest rank).
 const PERIOD_MS = 10;
 const KEEP = 60000;
 let lateness = [];  // ms, since the previous read

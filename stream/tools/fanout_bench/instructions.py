@@ -37,7 +37,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from ...live.config import Config
+from ...live.ops.config import Config
 from ..harness import Process, Processes, ServiceProcess, raise_nofile, setup_game
 from .peers import PeerServer, bare_server, node_ws_server
 from .phases import load_phase, probe_delta_size, viewer_url

@@ -9,7 +9,7 @@ stream.tools.fanout_bench.peers --port PORT --frame-bytes N`` (it prints
 ``ready``, then serves until it is ended), on the service's event loop (uvloop where it
 is installed, ``ARENA_STREAM_LOOP`` if set: ``arena-stream serve``'s default).
 
-Both run the service's loop-stall probe (``stream/live/stall.py``: a 10 ms timer noting
+Both run the service's loop-stall probe (``stream/live/ops/stall.py``: a 10 ms timer noting
 its own lateness) and answer a plain ``GET /lag`` on their port with its window since
 the previous read, which the read empties: ``{"p99_ms": .., "max_ms": .., "samples": n}``
 (``null`` for no samples; ``harness.measure.peer_loop_lag`` reads it). Both listen with
@@ -35,8 +35,8 @@ from websockets.asyncio.server import ServerConnection, broadcast, serve
 from websockets.datastructures import Headers
 from websockets.http11 import Request, Response
 
-from ...live import stall
-from ...live.loops import default_loop, loop_factory
+from ...live.ops import stall
+from ...live.ops.loops import default_loop, loop_factory
 from ..harness import GAME, HOST, DevicePool, Process, Processes, Viewer, free_port, raise_nofile
 from ..harness.measure import LAG_PATH, lag_json
 

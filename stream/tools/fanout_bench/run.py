@@ -12,8 +12,8 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from ...live.config import Config
-from ...live.loops import default_loop
+from ...live.ops.config import Config
+from ...live.ops.loops import default_loop
 from ..harness import (
     Cluster,
     Process,

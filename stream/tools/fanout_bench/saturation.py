@@ -34,7 +34,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from ...live.config import Config
+from ...live.ops.config import Config
 from ..harness import Process, Processes, percentile, workers_for
 from ..harness.workers import LoadResult
 from .phases import load_phase

@@ -111,7 +111,7 @@ def summed(text: str, name: str) -> float:
 
 
 def lag_of(text: str) -> tuple[float, float, int]:
-    """The loop-stall probe's window on a metrics page (``stream/live/stall.py``):
+    """The loop-stall probe's window on a metrics page (``stream/live/ops/stall.py``):
     (p99 ms, max ms, samples); NaNs and 0 without samples."""
     n = int(metric(text, "arena_loop_lag_window_samples"))
     if not n:

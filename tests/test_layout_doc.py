@@ -1,0 +1,64 @@
+"""docs/overview.md's layout ("How it is built") against the tree: every folder of the
+package has its row, every module of a folder is named in that row (or has a row of its
+own), and every path a row names exists. A module added, moved or removed without the
+table changing fails here."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from .docs_text import ROOT, section
+
+TABLE = section(ROOT / "docs" / "overview.md", "## How it is built")
+
+
+def rows() -> list[tuple[list[str], str]]:
+    """Each row: the paths its first cell names (a path beside a bare name is in the same
+    folder: "`stream/live/lifecycle.py`, `app.py`"), and the whole row's text."""
+    out = []
+    for line in TABLE.splitlines():
+        cells = line.split(" | ")
+        if not line.startswith("| `") or len(cells) < 2:
+            continue
+        names = re.findall(r"`([^`]+)`", cells[0])
+        folder = names[0].rsplit("/", 1)[0] + "/" if "/" in names[0].rstrip("/") else ""
+        out.append(([names[0], *(n if "/" in n else folder + n for n in names[1:])], line))
+    return out
+
+
+def folders() -> list[Path]:
+    """Every folder of the package that holds modules."""
+    return sorted({p.parent for p in (ROOT / "stream").rglob("*.py") if "__pycache__" not in p.parts})
+
+
+def test_every_path_a_row_names_exists() -> None:
+    named = [p for paths, _ in rows() for p in paths]
+    assert named, "the table is read"
+    missing = [p for p in named if not (ROOT / p.split(" ")[0]).exists()]
+    assert not missing, missing
+
+
+def test_every_folder_of_the_package_has_its_row_naming_each_of_its_modules() -> None:
+    table = rows()
+    problems = []
+    for folder in folders():
+        rel = folder.relative_to(ROOT).as_posix()
+        mine = [text for paths, text in table if f"{rel}/" in paths]
+        own = {Path(p).name for paths, _ in table for p in paths if p.startswith(f"{rel}/") and p.endswith(".py")
+               and "/" not in p[len(rel) + 1:]}
+        modules = sorted(p.name for p in folder.glob("*.py") if p.name != "__init__.py")
+        if not mine and set(modules) - own:
+            problems.append(f"{rel}/: no row")
+            continue
+        for name in modules:
+            if name not in own and not any(f"`{name}`" in text for text in mine):
+                problems.append(f"{rel}/{name}: not named in its folder's row")
+    assert not problems, "\n".join(problems)
+
+
+def test_a_module_the_table_leaves_out_is_caught() -> None:
+    """The check can fail: a row without one of its folder's modules is seen."""
+    paths, text = next((p, t) for p, t in rows() if "stream/live/hub/" in p)
+    assert "`feeds.py`" in text
+    assert "`feeds.py`" not in text.replace("`feeds.py`", "")
