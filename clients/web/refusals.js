@@ -7,7 +7,7 @@
 //     -> "Motivo: indique el motivo de la anulación."
 
 /** Refusal codes (docs/log-format.md, docs/protocol.md), in both languages; the Spanish ones
- * are stream/rules/text.py's REASONS_ES. (Written inside a function because tests/test_docs.py
+ * are stream/rules/vocabulary.py's REASONS_ES. (Written inside a function because tests/test_docs.py
  * reads this table from this file's text: from `const REASONS = {` to its indented `};`.) */
 function refusalReasons() {
   const REASONS = {

@@ -2,7 +2,9 @@
 
 ``Engine`` holds every game and tournament event of one log. Feed it events
 one at a time, as the live service does, or a whole log, as ``replay`` does;
-both take the same path, so they give the same state and the same notices.
+both take the same path, so they give the same state and the same notices. What it
+answers, changing nothing (a game's view, the state and its hash, the next deadline), is
+``face.Face``'s: ``Engine`` is one.
 
 How an event is applied
 -----------------------
@@ -35,7 +37,6 @@ are equal.
 
 from __future__ import annotations
 
-import hashlib
 from bisect import bisect_right
 from collections.abc import Callable
 from typing import Any, ClassVar
@@ -49,13 +50,14 @@ from . import game as gm
 from . import ledger as lg
 from . import notices as nt
 from .book import Book, Derived
+from .face import EngineState
 from .records import CHECKPOINT_EVERY, EngineImage, GameRecord, Savepoint, refold
-from .rosters import PlayerEntry, Registry, TeamEntry
-from .schedule import ScheduleEntry, Schedules
+from .rosters import Registry
+from .schedule import Schedules
 from .season import Season
 from .state import Game
-from .tournaments import Tournament, Tournaments
-from .view import GameView, diff, game_view
+from .tournaments import Tournaments
+from .view import diff, game_view
 
 __all__ = ["CHECKPOINT_EVERY", "Engine", "EngineState", "GameRecord", "Savepoint"]
 
@@ -64,18 +66,6 @@ _unpack_game = msgspec.msgpack.Decoder(Game)
 
 _OBLIGATION_NOTICES = (nt.ObligationCreated, nt.ObligationApplied, nt.ObligationServed,
                        nt.ObligationWithdrawn, nt.ObligationUpdated)
-
-
-class EngineState(msgspec.Struct):
-    """The whole state as one document (``arena-stream replay --state``)."""
-
-    events: dict[str, Tournament]
-    games: dict[str, GameView]
-    ledger: dict[str, list[lg.Obligation]]
-    teams: dict[str, list[TeamEntry]] = {}
-    players: dict[str, list[PlayerEntry]] = {}
-    schedules: dict[str, list[ScheduleEntry]] = {}
-    draws: dict[str, ev.DrawMade] = {}  # each event's draw (L3), as last made
 
 
 def _alert_key(n: nt.Alert) -> tuple[object, ...]:
@@ -201,52 +191,7 @@ class Engine(Season):
         out.sort(key=lambda n: n.at)
         return out
 
-    def next_deadline(self) -> tuple[int, str] | None:
-        """The earliest moment, and its game, at which time passing alone would
-        bring a notice: the live shell sets its one timer for it."""
-        best: tuple[int, str] | None = None
-        for gid, rec in self.games.items():
-            if rec.game.status != "ended" and rec.game.pending:
-                t = dl.next_deadline(rec.game, rec.now)
-                if t is not None and (best is None or t < best[0]):
-                    best = (t, gid)
-        return best
-
-    # ----------------------------------------------------------------- output
-
-    def view(self, game: str) -> GameView:
-        rec = self._record(game)
-        return game_view(rec.game, rec.now)
-
-    def state_hash(self) -> str:
-        """SHA-256 of the state document, keys sorted: equal states, equal hashes.
-        A live service and a fresh replay of its log must agree on it."""
-        return hashlib.sha256(msgspec.json.encode(self.state(), order="sorted")).hexdigest()
-
-    def state(self) -> EngineState:
-        ledger = self.book.ledger
-        return EngineState(
-            events=dict(self.tournaments.by_id),
-            games={gid: game_view(r.game, r.now) for gid, r in self.games.items()},
-            ledger={p: list(ledger[p]) for p in sorted(ledger) if ledger[p]},
-            teams=self.registry.teams.by_id, players=self.registry.players.by_id,
-            schedules=self.schedules.by_game,
-            draws=dict(sorted(self.draws.items())),
-        )
-
-    def preview_setup(self, e: ev.GameSetup) -> list[lg.Obligation]:
-        """The obligations this game would take if it began now, or ``Refused`` if
-        the set-up itself would be refused. Changes nothing."""
-        g = self._new_game(e)
-        return self.book.plan(g, self._info(g))
-
-    def preview_game(self, game: str) -> list[lg.Obligation]:
-        """What a set-up game will take when it begins, as things stand (``Refused``
-        ``game_begun`` once it has begun: ``applied_in`` then says what it took)."""
-        g = self._record(game).game
-        if g.status != "scheduled":
-            raise Refused("game_begun", f"game {game!r} has begun: it took its obligations then", "R15")
-        return self.book.plan(g, self._info(g))
+    # ------------------------------------------------------------ one game alone
 
     def fork_game(self, game: str, *, as_it_stands: bool = False) -> Engine:
         """A new engine holding only ``game`` just after its setup: fed the game's logged
@@ -261,13 +206,6 @@ class Engine(Season):
         fork._takes = ([[msgspec.structs.replace(o, status="pending", applied_in=None)
                          for o in self.book.taken_by(rec.game)]] if as_it_stands else list(rec.took))
         return fork
-
-    def setup_notices(self, game: str) -> list[nt.Notice]:  # what its set-up said (its first delta)
-        return list(self._record(game).setup_notices)
-
-    def game_events(self, game: str) -> list[ev.EventBase]:
-        """The game's accepted, unvoided events in fold order (after its setup)."""
-        return list(self._record(game).events)
 
     def savepoint(self, game: str) -> Savepoint | None:
         """``game`` as it stands now, to take back what is applied to it next (None: no such game)."""

@@ -1,20 +1,44 @@
 """The fold's read-only face: what the shell may ask of ``Engine``, which it never
-reaches into. ``Engine`` is a ``Face``; nothing here changes anything."""
+reaches into. ``Engine`` is a ``Face``; nothing here changes anything.
+
+Here are the fold's queries: a game's view, the whole state and its hash, the next
+deadline, a game's events and set-up notices, the ledger, the draws, the rosters and the
+names a notice's text uses. What applies an event is ``engine``'s and ``season``'s (whose
+previews say what a game would take, through the set-up's own checks).
+"""
 
 from __future__ import annotations
 
+import hashlib
+
+import msgspec
+
 from ..errors import Refused
+from . import deadlines as dl
 from . import draw as dr
 from . import events as ev
 from . import ledger as lg
 from . import text as tx
 from .book import Book
 from .names import Along, Names, RosterNames, Words
-from .notices import Text
+from .notices import Notice, Text
 from .records import GameRecord
 from .rosters import GameRoster, PlayerEntry, Registry, TeamEntry, involves, player_events, team_events
-from .schedule import Schedules
+from .schedule import ScheduleEntry, Schedules
 from .tournaments import Tournament, Tournaments
+from .view import GameView, game_view
+
+
+class EngineState(msgspec.Struct):
+    """The whole state as one document (``arena-stream replay --state``)."""
+
+    events: dict[str, Tournament]
+    games: dict[str, GameView]
+    ledger: dict[str, list[lg.Obligation]]
+    teams: dict[str, list[TeamEntry]] = {}
+    players: dict[str, list[PlayerEntry]] = {}
+    schedules: dict[str, list[ScheduleEntry]] = {}
+    draws: dict[str, ev.DrawMade] = {}  # each event's draw (L3), as last made
 
 
 class Face:
@@ -94,6 +118,46 @@ class Face:
         once a correction has taken a rescinded one out); None if there is no such obligation."""
         o = self.obligation(oid)
         return self.book.withdrawn.get(oid) if o is None else o.origin_event
+
+    # ------------------------------------------------------- a game, the whole state
+
+    def view(self, game: str) -> GameView:
+        rec = self._record(game)
+        return game_view(rec.game, rec.now)
+
+    def state_hash(self) -> str:
+        """SHA-256 of the state document, keys sorted: equal states, equal hashes.
+        A live service and a fresh replay of its log must agree on it."""
+        return hashlib.sha256(msgspec.json.encode(self.state(), order="sorted")).hexdigest()
+
+    def state(self) -> EngineState:
+        ledger = self.book.ledger
+        return EngineState(
+            events=dict(self.tournaments.by_id),
+            games={gid: game_view(r.game, r.now) for gid, r in self.games.items()},
+            ledger={p: list(ledger[p]) for p in sorted(ledger) if ledger[p]},
+            teams=self.registry.teams.by_id, players=self.registry.players.by_id,
+            schedules=self.schedules.by_game,
+            draws=dict(sorted(self.draws.items())),
+        )
+
+    def next_deadline(self) -> tuple[int, str] | None:
+        """The earliest moment, and its game, at which time passing alone would
+        bring a notice: the live shell sets its one timer for it."""
+        best: tuple[int, str] | None = None
+        for gid, rec in self.games.items():
+            if rec.game.status != "ended" and rec.game.pending:
+                t = dl.next_deadline(rec.game, rec.now)
+                if t is not None and (best is None or t < best[0]):
+                    best = (t, gid)
+        return best
+
+    def setup_notices(self, game: str) -> list[Notice]:  # what its set-up said (its first delta)
+        return list(self._record(game).setup_notices)
+
+    def game_events(self, game: str) -> list[ev.EventBase]:
+        """The game's accepted, unvoided events in fold order (after its setup)."""
+        return list(self._record(game).events)
 
     # ------------------------------------------------------------ the draw (L3)
 

@@ -4,7 +4,8 @@ teams' and players' registrations, and the committee's decisions on obligations.
 
 ``Season.TABLE`` says what applies each such event (the engine's ``apply`` looks it
 up; a game's own events go through ``game.TRANSITIONS``). Each check comes before
-the first change: a refused event changes nothing.
+the first change: a refused event changes nothing. ``preview_setup`` and ``preview_game``
+run a set-up's checks and plan alone: what a game would take if it began now.
 """
 
 from __future__ import annotations
@@ -62,6 +63,20 @@ class Season(Face):
         home, away = ([p.handicap if (p := current(pid)) else None for pid in g.team(side).lineup]
                       for side in ("home", "away"))
         return tn.work_out(rate, home, away)
+
+    def preview_setup(self, e: ev.GameSetup) -> list[lg.Obligation]:
+        """The obligations this game would take if it began now, or ``Refused`` if
+        the set-up itself would be refused. Changes nothing."""
+        g = self._new_game(e)
+        return self.book.plan(g, self._info(g))
+
+    def preview_game(self, game: str) -> list[lg.Obligation]:
+        """What a set-up game will take when it begins, as things stand (``Refused``
+        ``game_begun`` once it has begun: ``applied_in`` then says what it took)."""
+        g = self._record(game).game
+        if g.status != "scheduled":
+            raise Refused("game_begun", f"game {game!r} has begun: it took its obligations then", "R15")
+        return self.book.plan(g, self._info(g))
 
     def _filled(self, e: ev.GameHandicap) -> ev.GameHandicap:
         """A ``game.handicap`` as its game takes it: the goals worked out where it asks for that
