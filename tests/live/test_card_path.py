@@ -80,7 +80,8 @@ class CardTrace:
         if self.done or what not in ("call", "return"):
             return
         here = self.module(frame)
-        if self.armed and what == "call" and here == "live/devices/ingest" and frame.f_code.co_name == "handle":
+        if (self.armed and what == "call" and here == "live/devices/ingest"
+                and frame.f_code.co_name == "handle"):
             self.armed = False
             CARD.set(True)  # the device connection's context, and every task made from it
             self.entries.append(here)
@@ -133,7 +134,8 @@ async def test_a_card_enters_each_module_of_the_shell_once_on_its_way_to_the_ove
     twice = sorted({m for m in path if path.count(m) > 1})
     assert not twice, f"entered more than once: {twice}, on {' -> '.join(path)}"
     # The steps a card must take, in this order: received, folded, logged, shown, sent.
-    steps = [path.index(m) for m in ("live/devices/ingest", "live/hub/hub", "store/sqlite", "live/hub/feeds", "live/broadcast/fanout")]
+    steps = [path.index(m) for m in ("live/devices/ingest", "live/hub/hub", "store/sqlite", "live/hub/feeds",
+                                     "live/broadcast/fanout")]
     assert steps == sorted(steps), path
     assert path[0] == "live/devices/ingest" and path[-1] == "live/broadcast/fanout", path
     assert "live/hub/hub" in trace.consulting, trace.consulting  # the fold
