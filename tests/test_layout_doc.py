@@ -32,6 +32,15 @@ def folders() -> list[Path]:
     return sorted({p.parent for p in (ROOT / "stream").rglob("*.py") if "__pycache__" not in p.parts})
 
 
+def test_the_table_is_one_table() -> None:
+    """Its rows follow its header with no blank line between (a row after one is no row)."""
+    lines = TABLE.splitlines()
+    start = lines.index("| path | what |")
+    block = lines[start:]
+    end = next((i for i, line in enumerate(block) if not line.startswith("|")), len(block))
+    assert all(not line.startswith("| `") for line in block[end:]), "a blank line splits the table"
+
+
 def test_every_path_a_row_names_exists() -> None:
     named = [p for paths, _ in rows() for p in paths]
     assert named, "the table is read"
