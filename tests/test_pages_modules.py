@@ -81,6 +81,42 @@ def test_no_module_of_the_pages_imports_itself_through_others() -> None:
     assert not circles, "import circles: " + "; ".join(" -> ".join(c) for c in circles)
 
 
+def _left_open(text: str) -> str | None:
+    """What a plain reader of a script finds never closed: it knows comments and strings
+    (quotes, backticks; a quoted string ends on its line) but not regular expressions."""
+    i, n = 0, len(text)
+    while i < n:
+        if text.startswith("//", i):
+            i = n if (j := text.find("\n", i)) < 0 else j + 1
+        elif text.startswith("/*", i):
+            if (j := text.find("*/", i + 2)) < 0:
+                return f"the comment of line {text.count(chr(10), 0, i) + 1}"
+            i = j + 2
+        elif (q := text[i]) in "'\"`":
+            j = i + 1
+            while j < n and text[j] != q and (q == "`" or text[j] != "\n"):
+                j += 2 if text[j] == "\\" else 1
+            if j >= n or text[j] != q:
+                return f"the {q} of line {text.count(chr(10), 0, i) + 1}"
+            i = j + 1
+        else:
+            i += 1
+    return None
+
+
+def test_the_plain_reader_sees_what_is_left_open() -> None:
+    assert _left_open("const m = /at `x/;\n") == "the ` of line 1"
+    assert _left_open("/* a\n") == "the comment of line 1"
+    assert _left_open("const s = '\\''; // it's\nconst t = `a\n${s}`;\n") is None
+
+
+def test_a_plain_reader_reads_every_module_to_its_end() -> None:
+    """A backtick or a quote in a regular expression is written \\x60, \\x22, \\x27, so that a
+    reader that knows no regular expressions reads each module whole."""
+    open_ = {name: found for name, text in _modules().items() if (found := _left_open(text))}
+    assert not open_, f"left open: {open_}"
+
+
 def test_the_import_reader_follows_imports_across_folders() -> None:
     graph = _graph()
     assert "shared/watch.js" in graph["handheld/handheld-feed.js"], graph["handheld/handheld-feed.js"]

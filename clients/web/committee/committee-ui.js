@@ -114,7 +114,7 @@ export function clearErrors(form) {
 function fieldOf(form, err, codes) {
   const named = [];
   if (err.body?.field) named.push(String(err.body.field));
-  const m = /at `\$\.?([^`]*)`/.exec(err.detail || "");
+  const m = /at \x60\$\.?([^\x60]*)\x60/.exec(err.detail || "");  // \x60: a backtick
   if (m) named.push(m[1].replace(/\[\d+\]/g, ""));
   if (codes[err.code]) named.push(codes[err.code]);
   for (const path of named) {

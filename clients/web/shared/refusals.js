@@ -199,7 +199,7 @@ const FIELD = {
 
 /** The field's name in a request, as the API's detail gives it (``at `$.teams.home.players[2]` ``). */
 export function fieldPath(detail) {
-  const m = /at `\$\.?([^`]*)`/.exec(String(detail || ""));
+  const m = /at \x60\$\.?([^\x60]*)\x60/.exec(String(detail || ""));  // \x60: a backtick
   return m ? m[1].replace(/\[\d+\]/g, "") : "";
 }
 
