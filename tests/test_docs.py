@@ -37,7 +37,8 @@ from .ast_scan import call_name, local_values
 from .docs_text import ROOT, protocol_section, section
 
 RULES = ROOT / "stream" / "rules"
-HANDHELD = ROOT / "clients" / "web" / "refusals.js"  # the refusal reasons the handheld (and the console) show
+#: The refusal reasons the handheld (and the console) show.
+HANDHELD = ROOT / "clients" / "web" / "shared" / "refusals.js"
 
 
 # ------------------------------------------------------------------ reading the docs
@@ -260,7 +261,7 @@ def handheld_reasons() -> dict[str, tuple[str, str]]:
 @pytest.mark.parametrize("code", sorted(REFUSALS - {"unknown_type"}))
 def test_the_handheld_explains_every_refusal(code: str) -> None:
     reasons = handheld_reasons()
-    assert code in reasons, f"clients/web/handheld.js REASONS lacks {code}"
+    assert code in reasons, f"clients/web/shared/refusals.js REASONS lacks {code}"
     if code in REASONS_ES:
         assert reasons[code][1] == REASONS_ES[code], code
 

@@ -115,7 +115,7 @@ def apply_patch(view: Any, patch: list[pr.Patch]) -> Any:
     the view (a new one for the path ``""``). ``players.<id>`` addresses the player with that
     id; other lists are replaced whole. A path that is not in the view raises ``PatchError``,
     possibly after earlier entries were applied: the view is then to be dropped, not used.
-    The same rule as the browsers' ``clients/web/patch.js``."""
+    The same rule as the browsers' ``clients/web/shared/patch.js``."""
     for p in patch:
         view = _set(view, p.path, p.value)
     if not isinstance(view, dict):

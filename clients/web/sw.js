@@ -2,40 +2,41 @@
  * page opens and reloads with no network. Events are not its business: the
  * page keeps them in IndexedDB and sends them itself (handheld-outbox.js).
  *
- * Scope: /clients/ (where this file lives). The page at /handheld forwards to
- * /clients/handheld.html so that it is inside the scope.
+ * Scope: /clients/ (where this file lives: the one file at the top of clients/web, since a
+ * worker's scope is at most the folder of its URL). The page at /handheld forwards to
+ * /clients/handheld.html (handheld/handheld.html, by its flat name) so that it is inside it.
  *
  * Strategy for the shell: network first (so an update arrives on the next
  * load), with a short timeout, then the cache. Everything else passes through. */
 "use strict";
 
-const VERSION = "handheld-v6";
-// The page and every module it imports (handheld-main.js is the entry; handheld.js lists the
-// handheld's modules; watch.js and patch.js are the connection the scoreboard uses too, and
-// common.js the helpers every page shares).
+const VERSION = "handheld-v7";
+// The page and every module it imports, at the URLs the page loads them from (handheld-main.js
+// is the entry; handheld.js lists the handheld's modules; shared/ holds what other pages use too:
+// watch.js and patch.js, the connection, common.js, the helpers).
 const SHELL = [
   "/clients/handheld.html",
-  "/clients/handheld-main.js",
-  "/clients/handheld.js",
-  "/clients/handheld-state.js",
-  "/clients/handheld-alerts.js",
-  "/clients/handheld-device.js",
-  "/clients/handheld-outbox.js",
-  "/clients/handheld-feed.js",
-  "/clients/handheld-views.js",
-  "/clients/handheld-sheets.js",
-  "/clients/handheld-timer.js",
-  "/clients/refusals.js",
-  "/clients/common.js",
-  "/clients/watch.js",
-  "/clients/roster.js",
-  "/clients/patch.js",
-  "/clients/handheld.css",
-  "/clients/manifest.webmanifest",
-  "/clients/icons/icon-192.png",
-  "/clients/icons/icon-512.png",
-  "/clients/icons/maskable-192.png",
-  "/clients/icons/maskable-512.png",
+  "/clients/handheld/handheld-main.js",
+  "/clients/handheld/handheld.js",
+  "/clients/handheld/handheld-state.js",
+  "/clients/handheld/handheld-alerts.js",
+  "/clients/handheld/handheld-device.js",
+  "/clients/handheld/handheld-outbox.js",
+  "/clients/handheld/handheld-feed.js",
+  "/clients/handheld/handheld-views.js",
+  "/clients/handheld/handheld-sheets.js",
+  "/clients/handheld/handheld-timer.js",
+  "/clients/shared/refusals.js",
+  "/clients/shared/common.js",
+  "/clients/shared/watch.js",
+  "/clients/shared/roster.js",
+  "/clients/shared/patch.js",
+  "/clients/handheld/handheld.css",
+  "/clients/handheld/manifest.webmanifest",
+  "/clients/shared/icons/icon-192.png",
+  "/clients/shared/icons/icon-512.png",
+  "/clients/shared/icons/maskable-192.png",
+  "/clients/shared/icons/maskable-512.png",
 ];
 const NETWORK_TIMEOUT_MS = 2500;
 

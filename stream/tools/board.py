@@ -1,5 +1,5 @@
 """A scoreboard as plain text: what the arena board shows, for a terminal, in English
-or Spanish (the web scoreboard's words, clients/web/live.js). With the game's roster,
+or Spanish (the web scoreboard's words, clients/web/displays/live.js). With the game's roster,
 teams show by name ("AIK" letters beside) and players as "#2 Ortega"; by id when
 nothing is registered."""
 

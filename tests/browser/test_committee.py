@@ -1,4 +1,4 @@
-"""The committee console (clients/web/committee*) in a real Chromium against the real
+"""The committee console (clients/web/committee/) in a real Chromium against the real
 service, walked as a committee member would: the admin mints a committee token; the
 member signs in with it, creates the event, imports the rosters from a CSV (a bad file
 first: its rows are listed by line with the reason, and nothing is imported), schedules

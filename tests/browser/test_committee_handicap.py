@@ -238,7 +238,7 @@ async def test_the_draw_and_its_standings_show_halves_and_the_mark(server: Serve
     await expect(standings.locator("tr[data-team=aiken] td").last).to_have_text("1½–1")
     await expect(standings.locator("tr[data-team=wellington] td").last).to_have_text("1–1½")
     await shot_page(page, "hcp-07-draw")
-    # The one helper every page writes a score with (clients/web/common.js).
+    # The one helper every page writes a score with (clients/web/shared/common.js).
     written = await page.evaluate(
         "import('/clients/common.js').then(m => [5.5, 0.5, 4, 0, 12.5].map(m.goals))")
     assert written == ["5½", "½", "4", "0", "12½"]

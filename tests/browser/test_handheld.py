@@ -1,4 +1,4 @@
-"""The officials' handheld (clients/web/handheld.*) in a real Chromium against the
+"""The officials' handheld (clients/web/handheld/) in a real Chromium against the
 real service: events recorded offline are kept in the page's outbox and sent
 once, in order, when the network comes back (also across a reload while
 offline); a lost ack is answered by resending the same event, which the
@@ -655,7 +655,7 @@ async def test_the_handheld_is_installable(server: Server, handheld: Open) -> No
     hh = await handheld(paste=True)                    # the official pastes the token
     page = hh.page
     href = await page.locator("link[rel=manifest]").get_attribute("href")
-    assert href == "/clients/manifest.webmanifest"
+    assert href == "/clients/handheld/manifest.webmanifest"
     async with aiohttp.ClientSession() as s:
         async with s.get(server.http + href) as r:
             assert r.status == 200

@@ -274,8 +274,8 @@ async def test_the_bundled_face_and_spanish_labels_on_one_line_at_1080p(server: 
     assert await overlay.evaluate("""() => document.fonts.check('700 40px "Barlow Condensed"', "ÁREA")""")
     fonts = await overlay.evaluate("""() => performance.getEntriesByType("resource").map((e) => e.name)
         .filter((n) => n.endsWith(".woff2"))""")
-    assert f"{server.http}/clients/fonts/barlow-condensed-latin-700-normal.woff2" in fonts, fonts
-    assert all(f.startswith(f"{server.http}/clients/fonts/") for f in fonts), fonts
+    assert f"{server.http}/clients/shared/fonts/barlow-condensed-latin-700-normal.woff2" in fonts, fonts
+    assert all(f.startswith(f"{server.http}/clients/shared/fonts/") for f in fonts), fonts
 
     # Every label on one line box, nothing clipped, inside the frame; all in the bundled face.
     measured = await overlay.evaluate(MEASURE, [

@@ -1,5 +1,5 @@
 """The one rule for applying a patch (docs/protocol-viewer.md, "Applying a patch"), in both
-languages: clients/web/patch.js, run in Chromium as the pages load it, and the Python
+languages: clients/web/shared/patch.js, run in Chromium as the pages load it, and the Python
 client's apply_patch take the same patches to the same views and refuse the same
 paths. The browser's never changes the view it is given, so a page that must resync
 still holds its last good view."""

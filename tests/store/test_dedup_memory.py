@@ -31,7 +31,7 @@ BODY = (b'{"type":"whistle","id":"main-arena-ump-3/hh-mj3x1k2a-0f1e2d3c4b5a69788
 
 
 def handheld_id(n: int) -> str:
-    """An id as the handheld makes them (clients/web/handheld-outbox.js): 32 characters."""
+    """An id as the handheld makes them (clients/web/handheld/handheld-outbox.js): 32 characters."""
     return f"hh-{1796130000000 + n:x}"[:11] + "-" + secrets.token_hex(10)
 
 

@@ -9,13 +9,15 @@ a route takes and returns, and the token it needs, is written once, beside its h
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterable
+import posixpath
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from aiohttp import web
 from aiohttp.typedefs import Handler
+from aiohttp.web_urldispatcher import UrlMappingMatchInfo
 
 from . import committee_api
 
@@ -39,11 +41,15 @@ class Route:
     doc: Operation
     folder: Callable[[], Path] | None = None
     who: Who = "anyone"
+    #: A folder's other names for its files (name -> path in it), read from the folder.
+    names: Callable[[Path], Mapping[str, str]] | None = None
 
     def definition(self) -> web.AbstractRouteDef:
         if self.folder is not None:
             assert self.who == "anyone", self.path
-            return web.static(self.path.removesuffix("{filename}"), self.folder(), append_version=True)
+            folder = self.folder()
+            return _FolderDef(_Folder(self.path.removesuffix("/{filename}"), folder,
+                                      self.names(folder) if self.names else {}))
         assert self.handler is not None, self.path
         handler = self.handler if self.who == "anyone" else _guarded(self.handler, self.who)
         return web.route(self.method, self.path, handler)
@@ -51,6 +57,31 @@ class Route:
     def operation(self) -> dict[str, Any]:
         op = self.doc() if callable(self.doc) else self.doc
         return {**op, "security": [] if self.who == "anyone" else _BEARER}
+
+
+class _Folder(web.StaticResource):
+    """A folder's files (aiohttp's static route: a path that leaves the folder is a 404), each
+    also at the other name ``names`` gives it: the route reads that name as the file's path, so
+    what follows the route (the headers, ``headers.page_of``) sees the file it serves."""
+
+    def __init__(self, prefix: str, folder: Path, names: Mapping[str, str]) -> None:
+        super().__init__(prefix, folder, append_version=True)
+        self._names = dict(names)
+
+    async def resolve(self, request: web.Request) -> tuple[UrlMappingMatchInfo | None, set[str]]:
+        match, allowed = await super().resolve(request)
+        if match is not None and (path := self._names.get(posixpath.normpath(match["filename"]))):
+            match["filename"] = path
+        return match, allowed
+
+
+@dataclass(frozen=True)
+class _FolderDef(web.AbstractRouteDef):
+    resource: _Folder
+
+    def register(self, router: web.UrlDispatcher) -> list[web.AbstractRoute]:
+        router.register_resource(self.resource)
+        return list(self.resource)
 
 
 def _guarded(handler: Handler, who: Who) -> Handler:

@@ -23,9 +23,10 @@ from ...store import Accepted
 from . import auth
 from . import protocol as pr
 
-#: The browser clients, by route.
-PAGES = {"/scoreboard": "scoreboard.html", "/overlay": "overlay.html", "/handheld": "handheld.html",
-         "/committee": "committee.html", "/overlay/control": "overlay-control.html"}
+#: The browser clients, by route: the file of each in clients/web (served as ``stream.web``).
+PAGES = {"/scoreboard": "displays/scoreboard.html", "/overlay": "displays/overlay.html",
+         "/handheld": "handheld/handheld.html", "/committee": "committee/committee.html",
+         "/overlay/control": "displays/overlay-control.html"}
 
 
 # ------------------------------------------------------------ requests
