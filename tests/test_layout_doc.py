@@ -75,3 +75,12 @@ def test_a_module_the_table_leaves_out_is_caught() -> None:
     table = [(paths, text.replace("`feeds.py`", "") if "stream/live/hub/" in paths else text)
              for paths, text in rows()]
     assert problems(table) == ["stream/live/hub/feeds.py: not named in its folder's row"]
+
+
+def test_the_browser_pages_row_names_each_of_their_folders() -> None:
+    """``clients/web/`` is a folder per client and one they share: its row names each."""
+    text = next(t for paths, t in rows() if "clients/web/" in paths)
+    folders = sorted(p.name for p in (ROOT / "clients" / "web").iterdir()
+                     if p.is_dir() and p.name != "__pycache__")
+    assert folders, "the pages are in folders"
+    assert [f for f in folders if f"`{f}/`" not in text] == [], folders

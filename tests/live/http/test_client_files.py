@@ -14,7 +14,7 @@ from multidict import CIMultiDict
 
 from stream.live.http import pages
 
-from .conftest import Server
+from ..conftest import Server
 
 WEB = Path(__file__).resolve().parent.parent.parent / "clients" / "web"
 
