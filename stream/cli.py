@@ -175,6 +175,9 @@ def main(argv: list[str] | None = None) -> int:
                         "each commit, so a power cut can lose acked events: refused without "
                         "--unsafe-store (it exists for the power-loss proof's control run)")
     s.add_argument("--origin", action="append", default=[], help="another allowed browser Origin")
+    s.add_argument("--no-public-pages", dest="public_pages", action="store_false",
+                   help="serve no public pages: /, /events/..., /teams/..., their JSON and "
+                        "calendars answer 404 (docs/public.md)")
     s.add_argument("--public-url", default="", type=_public_url, metavar="URL",
                    help="where users reach the service, behind a proxy (https://arena.example): the "
                         "start of every link it makes (pairing links and QR codes, the index page); "

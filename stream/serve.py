@@ -45,7 +45,8 @@ def config_from(args: argparse.Namespace) -> Config:
                   unsafe_store=args.unsafe_store, device_rate=args.device_rate,
                   device_burst=args.device_burst, heartbeat=args.heartbeat,
                   sqlite_synchronous=args.sqlite_synchronous, redis_replicas=args.redis_replicas,
-                  redis_wait_ms=args.redis_wait_ms, freeze_heap=True, public_url=args.public_url)
+                  redis_wait_ms=args.redis_wait_ms, freeze_heap=True, public_url=args.public_url,
+                  public_pages=args.public_pages)
 
 
 async def _demo_loop(svc: Service, url: str, speed: float) -> None:

@@ -110,6 +110,14 @@ def page_csp(page: str | None, host: str | None) -> str:
     return PAGE_CSP.format(img=_IMG.get(page or "", ""), ws=ws, frame=frame)
 
 
+def public_csp(host: str | None) -> str:
+    """The public pages' policy (``http/public.py``, docs/public.md): the pages' own, with a
+    team's colours allowed as ``style`` attributes, and no ``frame-ancestors``: a club may
+    embed its event's page and scores in its own site."""
+    return page_csp("/scoreboard", host).replace("style-src 'self';", "style-src 'self'; "
+                                                   "style-src-attr 'unsafe-inline';")
+
+
 def page_of(request: web.Request) -> tuple[bool, str | None]:
     """Is the answer to ``request`` a browser page, and which (``api_types.PAGES``' route; None
     for an HTML file of /clients/ that is none of them)? By its route, or by the file the

@@ -1,53 +1,18 @@
-"""The service's own routes: the index page, the probes, the metrics, and the two WebSockets
+"""The service's own routes: the probes, the metrics, and the two WebSockets
 (``ingest.device_ws``, ``watch.watch_ws``; their protocols are in ``/asyncapi.json``)."""
 
 from __future__ import annotations
 
-from html import escape
-from urllib.parse import quote
-
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
-from ...rules.text import half
-from ...rules.view import GameView
 from ..devices.ingest import device_ws
 from ..service import Service
 from ..viewers.watch import watch_ws
 from ..wire import api_types
-from .ops import html, json_doc, op, text, ws_upgrade
+from .ops import json_doc, op, text, ws_upgrade
 from .responses import send
 from .route import get
-
-
-def on_handicap(view: GameView) -> str:
-    """The goals on handicap a game's score includes (A5), said after it: " · incl. 1½ on
-    handicap (g1-home)"; nothing for a game without them."""
-    h = view.goals_on_handicap
-    given = [(t.team, g) for t, g in ((view.teams.home, h.home), (view.teams.away, h.away)) if g] if h else []
-    return "".join(f" · incl. {half(g)} on handicap ({escape(team)})" for team, g in given)
-
-
-async def index(request: web.Request) -> web.Response:
-    svc = request.app[Service.KEY]
-    hub = svc.hub
-    watch = "ws" + svc.config.base_url.removeprefix("http")
-    e = escape
-    rows = "".join(f'<li><code>{e(gid)}</code>: {e(f.view.teams.home.team)} {half(f.view.score.home)} – '
-                   f'{half(f.view.score.away)} {e(f.view.teams.away.team)} ({e(f.view.status)})'
-                   f'{on_handicap(f.view)} · '
-                   f'<a href="/games/{quote(gid)}/report">report</a> · '
-                   f'<a href="/scoreboard?game={quote(gid)}">scoreboard</a> · '
-                   f'<a href="/overlay?game={quote(gid)}">overlay</a> '
-                   f'(<a href="/overlay/control?game={quote(gid)}">control</a>)</li>'
-                   for gid, f in hub.feeds.items() if f.view is not None)
-    page = (f"<!doctype html><meta charset=utf-8><title>Arena Stream</title>"
-            f"<h1>Arena Stream</h1><ul>{rows or '<li>no games yet</li>'}</ul>"
-            f"<p>The tournament committee: <a href=/committee>console</a></p>"
-            f"<p>Watch: <code>{e(watch)}/ws/watch?game=GAME</code> · "
-            f"API: <a href=/openapi.json>OpenAPI</a> · "
-            f"WebSockets: <a href=/asyncapi.json>AsyncAPI</a></p>")
-    return web.Response(text=page, content_type="text/html")
 
 
 async def healthz(request: web.Request) -> web.Response:
@@ -73,8 +38,6 @@ async def metrics(request: web.Request) -> web.Response:
 
 
 ROUTES = (
-    get("/", index, op("index", "A human index page: the games, and links to the API documents",
-                       "docs", {"200": html("the index")})),
     get("/healthz", healthz, op("healthz", "Liveness", "health", {"200": json_doc("Health", "alive")})),
     get("/readyz", readyz, op("readyz", "Readiness: the log is loaded, not being reloaded, and the store "
                               "takes writes", "health",

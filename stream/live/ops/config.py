@@ -20,6 +20,7 @@ class Config(msgspec.Struct, kw_only=True):
     store: str = "sqlite"                  # or a redis:// or redis+sentinel:// URL
     origins: list[str] = []                # browser Origins allowed besides the service's own
     public_watch: bool = True              # viewers need no token (scoreboards, stream pages)
+    public_pages: bool = True              # the tournament in public: /, /events/..., /teams/...
     demo: bool = True                      # set up and play the demo game when the log is empty
     demo_speed: float = 1.0
     device_rate: float = 10.0              # events per second per device, sustained ...

@@ -469,3 +469,4 @@ def _box_trips(entries: Sequence[Entry]) -> list[BoxTrip]:
 
 def to_json(report: Report) -> bytes:
     return msgspec.json.encode(report)
+

@@ -22,6 +22,7 @@ from ...rules.view import GameView, HandicapView, Score
 from ...store import Accepted
 from . import auth
 from . import protocol as pr
+from .public_types import EventPage, Front, TeamPage
 
 #: The browser clients, by route: the file of each in clients/web (served as ``stream.web``).
 PAGES = {"/scoreboard": "displays/scoreboard.html", "/overlay": "displays/overlay.html",
@@ -270,4 +271,4 @@ SHAPES: tuple[type, ...] = (TokenRequest, TokenIssued, RevokeRequest, GameSummar
                             Revoked, Health, Ready, PlayerObligations, GamePreview, StateDigest,
                             AcceptRequest, StoreAccepted, PairingRequest, Pairing, TokenInfo, EventListed,
                             TeamDocument, PlayerDocument, LogoStored, InvalidCsv, RosterImported,
-                            CommitteeDecision, Bracket)
+                            CommitteeDecision, Bracket, Front, EventPage, TeamPage)

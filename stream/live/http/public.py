@@ -1,0 +1,178 @@
+"""The tournament in public (docs/public.md): the front door ``/``, an event's page, a team's
+page, a game's public report, the calendars, and the same data as JSON with ETags. No token:
+every route is ``anyone``'s, answers 404 while the service runs without public pages
+(``--no-public-pages``) and for an event the committee keeps private. Everything is built
+from the state in memory (``public.projection``), never a store read per request."""
+
+from __future__ import annotations
+
+import hashlib
+from urllib.parse import quote
+
+import msgspec
+from aiohttp import web
+
+from ..public import calendar, pages
+from ..public.projection import Public, timezone
+from ..reports import public_report, report, report_html
+from ..service import Service
+from ..wire import public_types
+from . import headers
+from .ops import html, json_doc, op
+from .responses import problem
+from .route import get
+
+_json = msgspec.json.Encoder()
+_CAL = {"200": {"description": "an iCalendar feed (RFC 5545)",
+                "content": {"text/calendar": {"schema": {"type": "string"}}}},
+        "404": json_doc("Problem", "no such public event or team")}
+
+
+def _public(request: web.Request) -> Public | None:
+    svc = request.app[Service.KEY]
+    if not svc.config.public_pages:
+        return None
+    hub = svc.hub
+    return Public(hub.engine, {gid: f.view for gid, f in hub.feeds.items()}, svc.config.base_url)
+
+
+def _lang(request: web.Request) -> str:
+    return "es" if request.query.get("lang", "").lower().startswith("es") else "en"
+
+
+def _page(request: web.Request, body: str) -> web.Response:
+    return web.Response(text=body, content_type="text/html", headers={
+        "Cache-Control": "no-cache", "Content-Security-Policy": headers.public_csp(request.host)})
+
+
+def _etagged(request: web.Request, doc: object) -> web.Response:
+    """``doc`` as JSON with a strong ETag of its bytes; 304 when the client has them."""
+    body = _json.encode(doc)
+    tag = '"' + hashlib.blake2b(body, digest_size=12).hexdigest() + '"'
+    if tag in [t.strip() for t in request.headers.get("If-None-Match", "").split(",")]:
+        return web.Response(status=304, headers={"ETag": tag, "Cache-Control": "no-cache"})
+    return web.Response(body=body, content_type="application/json",
+                        headers={"ETag": tag, "Cache-Control": "no-cache"})
+
+
+def _none(what: str) -> web.Response:
+    return problem(404, "not_found", f"no such public {what}")
+
+
+def _names(p: Public) -> dict[str, str]:
+    return {t.team: t.name for t in p.engine.teams()}
+
+
+async def front(request: web.Request) -> web.Response:
+    p = _public(request)
+    if p is None:
+        return _none("page")
+    return _page(request, pages.front(p.front(), _lang(request)))
+
+
+async def event_page(request: web.Request) -> web.Response:
+    p = _public(request)
+    doc = None if p is None else p.event(request.match_info["event"])
+    if p is None or doc is None:
+        return _none("event")
+    return _page(request, pages.event(doc, _lang(request), _names(p)))
+
+
+async def team_page(request: web.Request) -> web.Response:
+    p = _public(request)
+    doc = None if p is None else p.team(request.match_info["team"])
+    if p is None or doc is None:
+        return _none("team")
+    events = {c.event for c in doc.games}
+    tz = timezone(p.engine.tournament(next(iter(events)))) if len(events) == 1 else "UTC"
+    return _page(request, pages.team(doc, _lang(request), tz))
+
+
+async def game_report(request: web.Request) -> web.Response:
+    p = _public(request)
+    gid = request.match_info["game"]
+    if p is None or not p.shown(gid):
+        return _none("game")
+    r = public_report.public(await report.build(request.app[Service.KEY].hub, gid))
+    return web.Response(text=report_html.to_html(r, _lang(request)), content_type="text/html")
+
+
+async def front_json(request: web.Request) -> web.Response:
+    p = _public(request)
+    return _none("page") if p is None else _etagged(request, p.front())
+
+
+async def event_json(request: web.Request) -> web.Response:
+    p = _public(request)
+    doc = None if p is None else p.event(request.match_info["event"])
+    return _none("event") if doc is None else _etagged(request, doc)
+
+
+async def team_json(request: web.Request) -> web.Response:
+    p = _public(request)
+    doc = None if p is None else p.team(request.match_info["team"])
+    return _none("team") if doc is None else _etagged(request, doc)
+
+
+def _revisions(p: Public, games: list[public_types.GameCard]) -> dict[str, tuple[int, int]]:
+    out = {}
+    for c in games:
+        s = p.engine.roster(c.game).schedule
+        if s is not None:
+            out[c.game] = (s.revision, s.at)
+    return out
+
+
+def _ics(body: bytes, name: str) -> web.Response:
+    return web.Response(body=body, content_type="text/calendar", charset="utf-8", headers={
+        "Cache-Control": "no-cache", "Content-Disposition": f'inline; filename="{quote(name)}.ics"'})
+
+
+async def event_ics(request: web.Request) -> web.Response:
+    p = _public(request)
+    event = request.match_info["event"]
+    doc = None if p is None else p.event(event)
+    if p is None or doc is None:
+        return _none("event")
+    return _ics(calendar.feed(doc.name, doc.games, doc.timezone, p.base_url, _revisions(p, doc.games)), event)
+
+
+async def team_ics(request: web.Request) -> web.Response:
+    p = _public(request)
+    team = request.match_info["team"]
+    doc = None if p is None else p.team(team)
+    if p is None or doc is None:
+        return _none("team")
+    events = {c.event for c in doc.games}
+    tz = timezone(p.engine.tournament(next(iter(events)))) if len(events) == 1 else "UTC"
+    return _ics(calendar.feed(doc.name, doc.games, tz, p.base_url, _revisions(p, doc.games)), team)
+
+
+_404 = {"404": json_doc("Problem", "no such public page")}
+ROUTES = (
+    # (the calendars first: "{event}" alone would take "spring-cup.ics" too)
+    get("/events/{event}.ics", event_ics, op("eventCalendar", "An event's games as an iCalendar feed",
+                                              "public", _CAL, params=["event"])),
+    get("/teams/{team}.ics", team_ics, op("teamCalendar", "A team's games as an iCalendar feed",
+                                           "public", _CAL, params=["team"])),
+    get("/", front, op("frontDoor", "The front door: the events held, the games live now, what is next "
+                       "on each arena (docs/public.md)", "public", {"200": html("the front door"), **_404})),
+    get("/events/{event}", event_page, op(
+        "eventPage", "An event's page: its order of play with expected starts, live scores, bracket, "
+        "standings and results", "public", {"200": html("the event's page"), **_404}, params=["event"])),
+    get("/teams/{team}", team_page, op(
+        "teamPage", "A team's page: its roster, team handicap, games and next game", "public",
+        {"200": html("the team's page"), **_404}, params=["team"])),
+    get("/games/{game}/public", game_report, op(
+        "publicReport", "A game's public report: the game report without devices, officials' "
+        "entries, alerts or the committee's reasons", "public", {"200": html("the report"), **_404},
+        params=["game"])),
+    get("/api/public", front_json, op("publicFront", "The front door's data", "public",
+                                      {"200": json_doc("Front", "the front door"), **_404})),
+    get("/api/public/events/{event}", event_json, op(
+        "publicEvent", "An event's page's data", "public",
+        {"200": json_doc("EventPage", "the event"), **_404}, params=["event"])),
+    get("/api/public/teams/{team}", team_json, op(
+        "publicTeam", "A team's page's data", "public",
+        {"200": json_doc("TeamPage", "the team"), **_404}, params=["team"])),
+)
