@@ -8,6 +8,7 @@ the rooms below it (each room's docstring says what it may import and who import
 * ``service.py``: the running service that holds them (hub, fan-out, pings, limits);
 * ``devices/``: the handhelds' socket in; ``viewers/``: the viewers' sockets out;
 * ``reports/``: the game report, its CSV and printable, the committee's decisions;
+* ``public/``: the tournament in public, its pages built from what the hub holds;
 * ``http/``: the HTTP API and its documents;
 * ``lifecycle.py`` and ``app.py``: the store from the settings, the tasks beside the
   handlers, and the aiohttp app that wires it all.

@@ -109,7 +109,7 @@ def test_the_table_is_the_docs_table() -> None:
 SCOPE_ROLES = ("admin", "admin:scoped", "committee", "umpire", "referee", "timekeeper", "display",
                "anonymous")
 RESOURCES = ("events", "teams", "players", "games", "play", "graphics", "tokens", "logs", "reports",
-             "previews", "obligations", "decisions", "store")
+             "previews", "obligations", "decisions", "store", "public")
 WORDS = frozenset({"all", "event", "scope", "public", "none"})
 #: The resource each event type writes (the rest: a game's ``play``).
 WRITES: dict[str, str] = {
@@ -184,7 +184,11 @@ def test_the_scope_table_is_whole_and_agrees_with_the_role_table() -> None:
 #: service's health, its documents, the browser clients' pages and files, a logo, the roster
 #: template; and the two sockets, whose token comes in a frame: their cells are above).
 ROUTE_ROWS: dict[str, tuple[str, str] | None] = {
-    "GET /": ("games", "read"), "GET /healthz": None, "GET /readyz": None, "GET /metrics": None,
+    "GET /": ("public", "read"), "GET /events/{event}": ("public", "read"),
+    "GET /events/{event}.ics": ("public", "read"), "GET /teams/{team}": ("public", "read"),
+    "GET /teams/{team}.ics": ("public", "read"), "GET /games/{game}/public": ("public", "read"),
+    "GET /api/public": ("public", "read"), "GET /api/public/events/{event}": ("public", "read"),
+    "GET /api/public/teams/{team}": ("public", "read"), "GET /healthz": None, "GET /readyz": None, "GET /metrics": None,
     "GET /ws/device": None, "GET /ws/watch": None,
     "GET /api/games": ("games", "read"), "POST /api/games": ("games", "write"),
     "GET /api/games/{game}": ("games", "read"), "GET /api/games/{game}/log": ("games", "read"),
@@ -835,6 +839,8 @@ def committee_cells(jtis: dict[str, str]) -> list[Cell]:
             Cell("decisions", "write", target, "a penalty increased", "POST", "/api/committee/increase",
                  {"player": f"p{x}1", "origin_game": g3, "games": 1, "by": "HTC", "reason": "striking"}),
             Cell("store", "read", target, "the state's digest", "GET", "/api/state"),
+            Cell("public", "read", target, "the event's public page", "GET", f"/events/{ev}"),
+            Cell("public", "read", target, "the event's public data", "GET", f"/api/public/events/{ev}"),
             Cell("store", "write", target, "the store's history accepted", "POST", "/api/admin/store/accept",
                  {"reason": "x"}),
         ]

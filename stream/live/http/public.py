@@ -28,6 +28,12 @@ _CAL = {"200": {"description": "an iCalendar feed (RFC 5545)",
         "404": json_doc("Problem", "no such public event or team")}
 
 
+def _off(request: web.Request) -> web.Response | None:
+    """The 404 of a service without public pages (``--no-public-pages``), else None."""
+    return None if request.app[Service.KEY].config.public_pages else problem(
+        404, "not_public", "this service runs without public pages")
+
+
 def _public(request: web.Request) -> Public | None:
     svc = request.app[Service.KEY]
     if not svc.config.public_pages:
@@ -56,7 +62,10 @@ def _etagged(request: web.Request, doc: object) -> web.Response:
 
 
 def _none(what: str) -> web.Response:
-    return problem(404, "not_found", f"no such public {what}")
+    """404: ``not_public`` while the service runs without public pages, else the unknown
+    thing's own code (a private event answers as one never set up)."""
+    code = {"event": "unknown_event", "team": "unknown_team", "game": "unknown_game"}.get(what, "not_public")
+    return problem(404, code, f"no such public {what}")
 
 
 def _names(p: Public) -> dict[str, str]:
@@ -64,6 +73,8 @@ def _names(p: Public) -> dict[str, str]:
 
 
 async def front(request: web.Request) -> web.Response:
+    if (off := _off(request)) is not None:
+        return off
     p = _public(request)
     if p is None:
         return _none("page")
@@ -71,6 +82,8 @@ async def front(request: web.Request) -> web.Response:
 
 
 async def event_page(request: web.Request) -> web.Response:
+    if (off := _off(request)) is not None:
+        return off
     p = _public(request)
     doc = None if p is None else p.event(request.match_info["event"])
     if p is None or doc is None:
@@ -79,6 +92,8 @@ async def event_page(request: web.Request) -> web.Response:
 
 
 async def team_page(request: web.Request) -> web.Response:
+    if (off := _off(request)) is not None:
+        return off
     p = _public(request)
     doc = None if p is None else p.team(request.match_info["team"])
     if p is None or doc is None:
@@ -89,6 +104,8 @@ async def team_page(request: web.Request) -> web.Response:
 
 
 async def game_report(request: web.Request) -> web.Response:
+    if (off := _off(request)) is not None:
+        return off
     p = _public(request)
     gid = request.match_info["game"]
     if p is None or not p.shown(gid):
@@ -98,17 +115,23 @@ async def game_report(request: web.Request) -> web.Response:
 
 
 async def front_json(request: web.Request) -> web.Response:
+    if (off := _off(request)) is not None:
+        return off
     p = _public(request)
     return _none("page") if p is None else _etagged(request, p.front())
 
 
 async def event_json(request: web.Request) -> web.Response:
+    if (off := _off(request)) is not None:
+        return off
     p = _public(request)
     doc = None if p is None else p.event(request.match_info["event"])
     return _none("event") if doc is None else _etagged(request, doc)
 
 
 async def team_json(request: web.Request) -> web.Response:
+    if (off := _off(request)) is not None:
+        return off
     p = _public(request)
     doc = None if p is None else p.team(request.match_info["team"])
     return _none("team") if doc is None else _etagged(request, doc)
@@ -129,6 +152,8 @@ def _ics(body: bytes, name: str) -> web.Response:
 
 
 async def event_ics(request: web.Request) -> web.Response:
+    if (off := _off(request)) is not None:
+        return off
     p = _public(request)
     event = request.match_info["event"]
     doc = None if p is None else p.event(event)
@@ -138,6 +163,8 @@ async def event_ics(request: web.Request) -> web.Response:
 
 
 async def team_ics(request: web.Request) -> web.Response:
+    if (off := _off(request)) is not None:
+        return off
     p = _public(request)
     team = request.match_info["team"]
     doc = None if p is None else p.team(team)

@@ -92,9 +92,9 @@ async def test_another_html_file_of_the_clients_folder_gets_the_strict_policy(se
 
 
 async def test_the_generated_documents_run_no_script(server: Server) -> None:
-    """The index and a game report: HTML made here, inline styles, no script at all."""
+    """A game report and its public one: HTML made here, inline styles, no script at all."""
     await server.setup_game()
-    for path in ("/", "/games/g1/report"):
+    for path in ("/games/g1/report", "/games/g1/public"):
         status, h, body = await fetch(server, "GET", path)
         assert status == 200 and h["Content-Type"].startswith("text/html"), path
         csp = directives(h["Content-Security-Policy"])

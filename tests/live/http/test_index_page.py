@@ -1,5 +1,5 @@
-"""The service's index page (``/``) lists each game with its score as people write it: a
-game of a handicap event starts with its goals on handicap (a half as "½"), and the page
+"""The front door (``/``, docs/public.md) shows each game with its score as people write it:
+a game of a handicap event starts with its goals on handicap (a half as "½"), and the page
 says the score includes them."""
 
 from __future__ import annotations
@@ -11,13 +11,19 @@ from ..conftest import Server, admin_device
 MATRIX = [{"periods": 3, "goals_per_goal": 0.5}]
 
 
+def card(page: str, game: str) -> str:
+    """The game's card on the page ("" when it shows none)."""
+    start = page.find(f'<article class="game" data-game="{game}"')
+    return "" if start < 0 else page[start:page.index("</article>", start)]
+
+
 async def index(server: Server) -> str:
     async with aiohttp.ClientSession() as s, s.get(server.http + "/") as r:
         assert r.status == 200
         return await r.text()
 
 
-async def test_the_index_shows_half_goals_and_the_goals_on_handicap(server: Server) -> None:
+async def test_the_front_door_shows_half_goals_and_the_goals_on_handicap(server: Server) -> None:
     status, reply = await server.api("POST", "/api/events", {
         "id": "ev", "event": "cup", "class": "uspa", "handicap": 8, "teams": ["g1-home", "g1-away"],
         "handicap_matrix": MATRIX})
@@ -30,8 +36,10 @@ async def test_the_index_shows_half_goals_and_the_goals_on_handicap(server: Serv
     await server.setup_game("g1", periods=3)
     await server.setup_game("g2", event="club-day", periods=3)   # no matrix: no goals on handicap
     page = await index(server)
-    assert "g1-home 1½ – 0 g1-away (scheduled) · incl. 1½ on handicap (g1-home) · " in page, page
-    assert "g2-home 0 – 0 g2-away (scheduled) · <a" in page, page
+    g1 = card(page, "g1")
+    assert ('data-score="home">1½</b><small class="hcp">incl. 1½ on handicap</small>' in g1
+            and 'data-score="away">0</b></div>' in g1), g1
+    assert card(page, "g2") == "" or "hcp" not in card(page, "g2"), "no matrix: no goals on handicap"
 
     ump = await server.device("umpire", "g1")
     tk = await server.device("timekeeper", "g1")
@@ -40,7 +48,9 @@ async def test_the_index_shows_half_goals_and_the_goals_on_handicap(server: Serv
     await ump.send({"type": "goal", "game": "g1", "team": "away"})
     await ump.close()
     await tk.close()
-    assert "g1-home 1½ – 2 g1-away (live) · incl. 1½ on handicap (g1-home) · " in await index(server)
+    g1 = card(await index(server), "g1")
+    assert 'data-status="live"' in g1 and 'data-score="home">1½</b>' in g1 and 'data-score="away">2</b>' in g1, g1
+    assert "incl. 1½ on handicap" in g1
 
 
 async def test_the_games_list_carries_the_goals_on_handicap_with_the_total(server: Server) -> None:
