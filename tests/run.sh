@@ -102,6 +102,7 @@ if [ $# -eq 0 ]; then
     # on one that served HTTP first: the viewer protocol's tests run again on the second.
     say "the viewer protocol's tests again on connections that served HTTP first (ARENA_VIEWER_AFTER_HTTP=1)"
     ARENA_VIEWER_AFTER_HTTP=1 "$py" -m pytest -q tests/live/test_live.py tests/live/viewers/test_resume.py \
+        tests/live/viewers/test_event_watch.py \
         tests/live/broadcast/test_slow_viewer.py tests/live/http/test_rosters.py tests/live/test_alerts.py \
         tests/live/test_notice_names.py tests/live/http/test_committee_feed.py tests/live/hub/test_snapshot.py
 fi

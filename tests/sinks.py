@@ -13,7 +13,7 @@ class Deltas:
     def __init__(self, publish: Callable[[str, Frames], None] = lambda game, frames: None) -> None:
         self.publish = publish
 
-    def new_game(self, game: str, arena: str, snapshot: Frames, roster: Frames) -> None:
+    def new_game(self, game: str, arena: str, event: str, snapshot: Frames, roster: Frames) -> None:
         pass
 
     def reset_game(self, game: str, reason: str, snapshot: Frames, roster: Frames) -> None:

@@ -60,7 +60,7 @@ class Socket(Protocol):
 
 
 class Watcher:
-    __slots__ = ("arenas", "backlog", "binary", "evented", "games", "graphics", "high", "maxsize",
+    __slots__ = ("arenas", "backlog", "binary", "evented", "events", "games", "graphics", "high", "maxsize",
                  "pinged", "sent", "task", "transport", "ws")
 
     def __init__(self, ws: Socket, fmt: Format, maxsize: int,
@@ -76,6 +76,7 @@ class Watcher:
         self.backlog: deque[Item] | None = None
         self.games: set[str] = set()
         self.arenas: set[str] = set()
+        self.events: set[str] = set()     # the tournament events whose every game it follows
         self.graphics: set[str] = set()   # the games whose broadcast graphics it follows
         self.sent: dict[str, int] = {}
         self.task: asyncio.Task[None] | None = None
@@ -121,6 +122,7 @@ class Fanout:
         self.send_timeout = send_timeout
         self.topics: dict[str, set[Watcher]] = {}
         self.arena_topics: dict[str, set[Watcher]] = {}
+        self.event_topics: dict[str, set[Watcher]] = {}
         self.graphics_topics: dict[str, set[Watcher]] = {}
         self.graphics = Board()   # each game's broadcast graphics, on this node
         self.watchers: set[Watcher] = set()
@@ -139,8 +141,13 @@ class Fanout:
         self.watchers.discard(w)
         for g in w.games:
             self.topics.get(g, set()).discard(w)
-        for a in w.arenas:
-            self.arena_topics.get(a, set()).discard(w)
+        for topics, names in ((self.arena_topics, w.arenas), (self.event_topics, w.events)):
+            for name in names:   # any name may be followed: one no viewer follows is forgotten
+                followers = topics.get(name)
+                if followers is not None:
+                    followers.discard(w)
+                    if not followers:
+                        del topics[name]
         for g in w.graphics:
             self.graphics_topics.get(g, set()).discard(w)
         w.backlog = None
@@ -176,6 +183,10 @@ class Fanout:
     def follow_arena(self, w: Watcher, arena: str) -> None:
         self.arena_topics.setdefault(arena, set()).add(w)
         w.arenas.add(arena)
+
+    def follow_event(self, w: Watcher, event: str) -> None:
+        self.event_topics.setdefault(event, set()).add(w)
+        w.events.add(event)
 
     # ------------------------------------------------------------ publishing
 
@@ -232,9 +243,10 @@ class Fanout:
         else:
             self._pumping = False
 
-    def new_game(self, game: str, arena: str, snapshot: Frames, roster: Frames) -> None:
-        """A game was set up: viewers of its arena follow it from its first frame."""
-        for w in tuple(self.arena_topics.get(arena, ())):
+    def new_game(self, game: str, arena: str, event: str, snapshot: Frames, roster: Frames) -> None:
+        """A game was set up: viewers of its arena or of its event follow it from its first
+        frame (a viewer of both, once)."""
+        for w in (*self.arena_topics.get(arena, ()), *self.event_topics.get(event, ())):
             if game not in w.games:
                 self.follow(w, game, None, 0, snapshot, roster)
 

@@ -96,8 +96,9 @@ class Sink(Protocol):
     def publish(self, game: str, frames: Frames) -> None:
         """A game's next delta, in ``seq`` order."""
 
-    def new_game(self, game: str, arena: str, snapshot: Frames, roster: Frames) -> None:
-        """A game was set up in ``arena``: its arena's viewers follow it from this snapshot."""
+    def new_game(self, game: str, arena: str, event: str, snapshot: Frames, roster: Frames) -> None:
+        """A game of ``event`` was set up in ``arena``: the viewers of its arena and of its
+        event follow it from this snapshot."""
 
     def reset_game(self, game: str, reason: str, snapshot: Frames, roster: Frames) -> None:
         """The history a game's viewers follow was replaced: they start again from this."""
@@ -227,10 +228,11 @@ class Feeds(dict[str, GameFeed]):
                 self._new_game(gid)
 
     def _new_game(self, game: str) -> None:
-        """A game's first event was shown: its arena's viewers follow it from here."""
-        arena = self._engine().arena_of(game)
-        if arena is not None:
-            self._sink.new_game(game, arena, self.snapshot(game), self.roster(game))
+        """A game's first event was shown: its arena's and its event's viewers follow it from here."""
+        engine = self._engine()
+        arena, event = engine.arena_of(game), engine.event_of(game)
+        if arena is not None and event is not None:
+            self._sink.new_game(game, arena, event, self.snapshot(game), self.roster(game))
 
     async def reached(self, game: str, seq: int, within: float) -> bool:
         """Wait, at most ``within`` seconds, until this node has shown ``game`` up to ``seq``

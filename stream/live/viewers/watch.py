@@ -1,7 +1,7 @@
 """``/ws/watch``: scoreboards, overlays and every other viewer (docs/protocol-viewer.md).
 
-A viewer subscribes to a game or an arena, in a ``subscribe`` frame or in
-the URL (``/ws/watch?game=G&since=N&epoch=E``; these carry no secret). It
+A viewer subscribes to a game, an arena or a tournament event, in a ``subscribe`` frame
+or in the URL (``/ws/watch?game=G&since=N&epoch=E``; these carry no secret). It
 gets a ``snapshot``, or, when it resumes with the ``seq`` and ``epoch`` it last
 saw, exactly the deltas it missed; then every delta as it is committed, and
 a ``heartbeat`` every few seconds. ``?format=msgpack`` switches every frame
@@ -82,7 +82,9 @@ class Closer(Protocol):
 
 
 def _out_of_scope(svc: Service, sub: pr.Subscribe, claims: auth.Claims | None) -> pr.Error | None:
-    """A scoped display token watches only its game or arena."""
+    """A scoped display token watches only its game or arena, never a whole event."""
+    if sub.arena is None and sub.event is not None:
+        return may_watch_event(svc, sub.event, claims)
     if claims is None:
         return None
     arena = sub.arena
@@ -92,6 +94,19 @@ def _out_of_scope(svc: Service, sub: pr.Subscribe, claims: auth.Claims | None) -
         auth.check_scope(claims, sub.game if sub.arena is None else None, arena)
     except AuthError as err:
         return pr.Error(code=err.code, detail=err.detail)
+    return None
+
+
+def may_watch_event(svc: Service, event: str, claims: auth.Claims | None) -> pr.Error | None:
+    """Whether this viewer may follow every game of ``event``: anyone who may watch
+    (without a token under public viewing, or with any token) but a token scoped to one
+    game or arena. The one place where who may watch an event is decided (an event of
+    restricted viewing would be read here, from ``svc.hub.engine``)."""
+    if claims is not None:
+        try:
+            auth.check_event_scope(claims, event)
+        except AuthError as err:
+            return pr.Error(code=err.code, detail=err.detail)
     return None
 
 
@@ -108,7 +123,9 @@ def _must_wait(svc: Service, w: Watcher, sub: pr.Subscribe) -> bool:
     from further back than this node holds (the store must rebuild the deltas), or from
     further on than this node has shown (it waits for this node to catch up)."""
     game = sub.game
-    if game is None or sub.arena is not None or sub.since is None or game in w.games:
+    if game is None or sub.since is None or game in w.games:
+        return False
+    if sub.arena is not None or sub.event is not None:   # (they win over ``game``)
         return False
     feeds = svc.hub.feeds
     return (game in feeds and sub.epoch == svc.hub.store.epoch
@@ -121,23 +138,28 @@ def _ahead(shown: int, since: int) -> bool:
 
 def subscribe(svc: Service, w: Watcher, sub: pr.Subscribe,
               claims: auth.Claims | None = None) -> pr.Error | None:
-    """Follow a game or an arena, or resume a game, at once: nothing awaits from the check
-    to ``follow()``, so no delta can slip in between. (A resume from further back than this
+    """Follow a game, an arena or an event, or resume a game, at once: nothing awaits from
+    the check to ``follow()``, so no delta can slip in between. (A resume from further back than this
     node holds waits for ``Feeds.ensure_history`` first, and one from further on than it has
     shown for ``Feeds.reached``: ``WatchSession``.)"""
     if (refused := _out_of_scope(svc, sub, claims)) is not None:
         return refused
-    if sub.arena is not None:
-        svc.fanout.follow_arena(w, sub.arena)
-        engine = svc.hub.engine
-        for gid in engine.game_ids():
-            if engine.arena_of(gid) == sub.arena and gid in svc.hub.feeds and gid not in w.games:
-                feeds = svc.hub.feeds
+    engine, feeds = svc.hub.engine, svc.hub.feeds
+    if sub.arena is not None or sub.event is not None:
+        if sub.arena is not None:
+            svc.fanout.follow_arena(w, sub.arena)
+            games = [gid for gid in engine.game_ids() if engine.arena_of(gid) == sub.arena]
+        else:
+            assert sub.event is not None
+            svc.fanout.follow_event(w, sub.event)
+            games = engine.games_of_event(sub.event)
+        for gid in games:   # those it follows already (a resume, say) go on as they are
+            if gid in feeds and gid not in w.games:
                 svc.fanout.follow(w, gid, None, feeds[gid].seq, feeds.snapshot(gid), feeds.roster(gid))
         return None
     game = sub.game
     if game is None:
-        return pr.Error(code="invalid_frame", detail="subscribe needs a game or an arena")
+        return pr.Error(code="invalid_frame", detail="subscribe needs a game, an arena or an event")
     if game not in svc.hub.feeds:
         return pr.Error(code="unknown_game", detail=f"no game {game!r} has been set up")
     if game in w.games:
@@ -183,10 +205,10 @@ def graphics_command(svc: Service, w: Watcher, cmd: pr.Graphics, claims: auth.Cl
 
 def query_subscription(query: Mapping[str, str]) -> pr.Subscribe | pr.Error | None:
     """A subscription in the URL (it carries no secret), checked like a frame."""
-    if "game" not in query and "arena" not in query:
+    if "game" not in query and "arena" not in query and "event" not in query:
         return None
     try:
-        raw: dict[str, object] = {k: query[k] for k in ("game", "arena", "epoch") if k in query}
+        raw: dict[str, object] = {k: query[k] for k in ("game", "arena", "event", "epoch") if k in query}
         if query.get("graphics", "") in ("1", "true"):
             raw["graphics"] = True
         since = query.get("since", "")

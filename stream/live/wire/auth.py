@@ -134,6 +134,15 @@ def check_scope(claims: Claims, game: str | None, arena: str | None) -> None:
         raise AuthError("out_of_scope", f"this token is for arena {claims.arena!r}")
 
 
+def check_event_scope(claims: Claims, event: str) -> None:
+    """Refuse every game of a tournament event to a token scoped to one game or one arena:
+    a scope does not widen itself to an event."""
+    if claims.game is not None:
+        raise AuthError("out_of_scope", f"this token is for game {claims.game!r}, not event {event!r}")
+    if claims.arena is not None:
+        raise AuthError("out_of_scope", f"this token is for arena {claims.arena!r}, not event {event!r}")
+
+
 def check_may_send(claims: Claims, event_type: str) -> None:
     if event_type not in ROLE_EVENTS[claims.role]:
         raise AuthError("forbidden", f"a {claims.role} may not send {event_type}")

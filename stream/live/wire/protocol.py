@@ -137,11 +137,13 @@ DeviceOut = Union[Welcome, ServerPing, ServerPong, Ack, Error]
 
 
 class Subscribe(_Frame, tag="subscribe", kw_only=True, frozen=True):
-    """Watch one game, or every game of an arena. ``since`` (the last ``seq``
-    seen, with its ``epoch``) resumes a game with exactly what was missed."""
+    """Watch one game, or every game of an arena or of a tournament event (``arena`` wins
+    over ``event``, which wins over ``game``). ``since`` (the last ``seq`` seen, with its
+    ``epoch``) resumes a game with exactly what was missed."""
 
     game: Ident | None = None
     arena: Annotated[str, msgspec.Meta(max_length=64)] | None = None
+    event: Ident | None = None   # every game of this tournament event, and each one set up later
     since: Annotated[int, msgspec.Meta(ge=0)] | None = None
     epoch: Annotated[str, msgspec.Meta(max_length=64)] | None = None
     graphics: bool = False   # a game's: also its broadcast graphics (``graphics`` frames)

@@ -137,7 +137,9 @@ _WATCH_QUERY = {
     "properties": {
         "game": {"type": "string", "description": "subscribe to this game at once (no secret)"},
         "arena": {"type": "string", "description": "subscribe to every game of this arena, and "
-                                                   "to each new one (wins over `game`)"},
+                                                   "to each new one (wins over `event` and `game`)"},
+        "event": {"type": "string", "description": "subscribe to every game of this tournament "
+                                                   "event, and to each new one (wins over `game`)"},
         "since": {"type": "integer", "minimum": 0,
                   "description": "resume: the last `seq` applied (with `epoch`)"},
         "epoch": {"type": "string", "description": "resume: the `epoch` of the snapshot `since` "
@@ -199,7 +201,7 @@ def asyncapi() -> dict[str, Any]:
             "watch": {
                 "address": "/ws/watch",
                 "title": "Scoreboards, overlays and other viewers",
-                "description": "Viewers subscribe to a game or an arena (in the URL or in a "
+                "description": "Viewers subscribe to a game, an arena or an event (in the URL or in a "
                                "`subscribe` frame), get a `snapshot` or exactly the deltas they "
                                "missed, then the officials' devices connected for the game "
                                "(`presence`, again whenever it changes), every `delta` as it is "
