@@ -19,6 +19,9 @@ House rules
 * The winner of a game is the side with more points when it ends (a 5.c(2) shootout's
   goals are goals of the game, A4). A game ended level has no winner: the game it
   feeds waits, and ``problem`` says why.
+* A round robin's standings are ranked by wins, then goal difference, then goals for, then
+  seed order (``TIE_BREAKS``); each row says which of them placed it (``placed_by``: the
+  first on which it differs from the row above it, the first row from the row below it).
 * The draw never eliminates a team: a team with no game left in the draw (beaten, or
   its last consolation game played) is a ``proposal`` for the committee to confirm
   with ``team.eliminated`` (R15 then re-judges what its players owe); an event whose
@@ -40,10 +43,14 @@ from .notices import Text
 from .state import Game
 from .tournaments import Tournament
 
-__all__ = ["Bracket", "DrawGame", "DrawSide", "Proposal", "Standing", "bracket", "check_draw",
-           "check_setup", "game_ids", "place"]
+__all__ = ["TIE_BREAKS", "Bracket", "DrawGame", "DrawSide", "Proposal", "Standing", "TieBreak", "bracket",
+           "check_draw", "check_setup", "game_ids", "place"]
 
 MAX_ID = 128  # a game id's length (events.Ident)
+
+TieBreak = Literal["won", "goal_difference", "goals_for", "seed"]
+#: What ranks a round robin's standings, in order (register A34).
+TIE_BREAKS: tuple[TieBreak, ...] = ("won", "goal_difference", "goals_for", "seed")
 
 
 class DrawSide(msgspec.Struct, kw_only=True):
@@ -100,6 +107,9 @@ class Standing(msgspec.Struct, kw_only=True):
     tied: int = 0
     goals_for: int | float = 0   # goals on handicap included (A5)
     goals_against: int | float = 0
+    # The first of ``Bracket.tie_breaks`` on which this row differs from the row above it (the
+    # first row: from the row below it; a table of one row: None).
+    placed_by: TieBreak | None = None
 
 
 class Bracket(msgspec.Struct, kw_only=True):
@@ -117,6 +127,7 @@ class Bracket(msgspec.Struct, kw_only=True):
     standings: list[Standing]      # a round robin's, best first (empty for a knockout)
     champion: str | None           # a knockout final's winner
     proposals: list[Proposal]
+    tie_breaks: list[TieBreak] = []  # what ranks ``standings``, in order (empty for a knockout)
 
 
 # ------------------------------------------------------------------ shape
@@ -316,8 +327,16 @@ def _standings(d: ev.DrawMade, games: list[DrawGame]) -> list[Standing]:
             else:
                 s.tied += 1
     seed = {t: i for i, t in enumerate(d.teams)}
-    return sorted(lines.values(), key=lambda s: (-s.won, -(s.goals_for - s.goals_against), -s.goals_for,
-                                                 seed[s.team]))
+
+    def key(s: Standing) -> tuple[int | float, ...]:  # TIE_BREAKS' figures, the best first
+        return -s.won, -(s.goals_for - s.goals_against), -s.goals_for, seed[s.team]
+
+    rows = sorted(lines.values(), key=key)
+    for i, s in enumerate(rows):
+        if len(rows) > 1:
+            here, there = key(s), key(rows[i - 1] if i else rows[1])
+            s.placed_by = next(t for t, a, b in zip(TIE_BREAKS, here, there, strict=True) if a != b)
+    return rows
 
 
 def _proposals(d: ev.DrawMade, t: Tournament, games: list[DrawGame]) -> list[Proposal]:
@@ -370,4 +389,5 @@ def bracket(d: ev.DrawMade, t: Tournament, game_of: Callable[[str], Game | None]
                    subsidiary=d.subsidiary, subsidiary_of=d.subsidiary_of, made_by=d.id, at=d.at,
                    games=games, standings=_standings(d, games) if d.format == "round_robin" else [],
                    champion=final.winner if final is not None and d.format == "knockout" else None,
-                   proposals=_proposals(d, t, games))
+                   proposals=_proposals(d, t, games),
+                   tie_breaks=list(TIE_BREAKS) if d.format == "round_robin" else [])

@@ -117,6 +117,11 @@ class EventSetup(EventBase, frozen=True, tag="event.setup", kw_only=True):
     # A handicap event's matrix (A5): its games start with goals on handicap worked out from
     # the team handicaps. None: no goals are given (an open event, or one played on the flat).
     handicap_matrix: Annotated[list[MatrixRow], msgspec.Meta(max_length=12)] | None = None
+    # The event's time zone, an IANA name ("America/Chicago") the zone database knows (else
+    # ``bad_timezone``): the public pages write its times in it. None: not given.
+    timezone: Annotated[str, msgspec.Meta(min_length=1, max_length=64)] | None = None
+    # A private event is not shown on the public pages; the committee's own pages show it.
+    private: bool = False
 
 
 class EventComplete(EventBase, frozen=True, tag="event.complete", kw_only=True):

@@ -2,9 +2,10 @@
 reaches into. ``Engine`` is a ``Face``; nothing here changes anything.
 
 Here are the fold's queries: a game's view, the whole state and its hash, the next
-deadline, a game's events and set-up notices, the ledger, the draws, the rosters and the
-names a notice's text uses. What applies an event is ``engine``'s and ``season``'s (whose
-previews say what a game would take, through the set-up's own checks).
+deadline, a game's events and set-up notices, the ledger, the draws, the rosters, the names a
+notice's text uses and the order of play's expected times (``timing``). What applies an
+event is ``engine``'s and ``season``'s (whose previews say what a game would take, through
+the set-up's own checks).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from .notices import Notice, Text
 from .records import GameRecord
 from .rosters import GameRoster, PlayerEntry, Registry, TeamEntry, involves, player_events, team_events
 from .schedule import ScheduleEntry, Schedules
+from .timing import GameTimes, Planned, expected_times
 from .tournaments import Tournament, Tournaments
 from .view import GameView, game_view
 
@@ -158,6 +160,25 @@ class Face:
     def game_events(self, game: str) -> list[ev.EventBase]:
         """The game's accepted, unvoided events in fold order (after its setup)."""
         return list(self._record(game).events)
+
+    # ------------------------------------------------------------ the order of play
+
+    def expected_times(self, now: int, *, event: str | None = None, arena: str | None = None
+                       ) -> list[GameTimes]:
+        """Register A35: when each game was planned to start and is expected to start and end, at
+        ``now``; the games of ``event`` and/or ``arena`` (None: any), arena by arena in planned
+        order. An arena's times count every game on it, whatever its event."""
+        by_arena: dict[str, list[Planned]] = {}
+        for gid, rec in self.games.items():
+            g, sched = rec.game, self.schedules.current(gid)
+            by_arena.setdefault(g.arena, []).append(Planned(
+                game=gid, event=g.event, arena=g.arena, starts_at=None if sched is None else sched.starts_at,
+                status=g.status, began_at=g.began_at, ended_at=g.ended_at, periods=g.periods,
+                period_ms=g.period_ms, interval_ms=g.interval_ms, long_interval_ms=g.long_interval_ms,
+                clock=g.clock if g.status == "live" else None))
+        return [t for a in sorted(by_arena) if arena in (None, a)
+                if event is None or any(p.event == event for p in by_arena[a])
+                for t in expected_times(by_arena[a], now) if event in (None, t.event)]
 
     # ------------------------------------------------------------ the draw (L3)
 

@@ -5,6 +5,7 @@ chose. What R15 and R16 ask of them is answered here.
 
 from __future__ import annotations
 
+import zoneinfo
 from typing import Any
 
 import msgspec
@@ -30,6 +31,17 @@ class Tournament(msgspec.Struct):
     team_handicap_min: int | None = None   # the limits of a side's starters' handicaps, summed
     team_handicap_max: int | None = None
     handicap_matrix: list[ev.MatrixRow] | None = None  # A5: goals per goal of difference, by periods
+    timezone: str | None = None  # an IANA name: the public pages write the event's times in it
+    private: bool = False        # not shown on the public pages
+
+
+def known_zone(name: str) -> bool:
+    """Whether ``name`` is a time zone the IANA zone database knows ("America/Chicago")."""
+    try:
+        zoneinfo.ZoneInfo(name)
+    except (ValueError, OSError, zoneinfo.ZoneInfoNotFoundError):  # a path, a folder, no such zone
+        return False
+    return True
 
 
 def team_handicap(handicaps: list[int | None], low: int | None, high: int | None, *, cause: str,
@@ -80,9 +92,13 @@ class Tournaments:
         if low is not None and high is not None and low > high:
             raise Refused("bad_limits", f"a team handicap of at least {low} and at most {high} "
                           "admits no team", "A3")
+        if e.timezone is not None and not known_zone(e.timezone):
+            raise Refused("bad_timezone", f"{e.timezone!r} is not a time zone the zone database knows: "
+                          'give an IANA name such as "America/Chicago"', "L1")
         self.by_id[e.event] = Tournament(e.event, e.cls, e.handicap, list(e.teams), e.completed, [],
                                          e.rules, e.name, e.team_handicap_min, e.team_handicap_max,
-                                         list(e.handicap_matrix) if e.handicap_matrix is not None else None)
+                                         list(e.handicap_matrix) if e.handicap_matrix is not None else None,
+                                         e.timezone, e.private)
 
     def check_enter(self, event: str) -> Tournament:
         """The event a registration may enter a team in; ``Refused`` if none may."""

@@ -48,6 +48,7 @@ REASONS_ES: dict[str, str] = {
     "bad_limits": "el hándicap de equipo mínimo es mayor que el máximo",
     "game_begun": "el partido ya empezó: lo que tomó y sus goles de hándicap quedaron fijados entonces",
     "bad_matrix": "la tabla de hándicap repite un número de períodos",
+    "bad_timezone": "la zona horaria no es una que conozca la base de zonas horarias",
     "not_worked_out": "no se pueden calcular los goles de hándicap: indíquenlos",
     "draw_format": "ese formato de cuadro no es posible",
     "duplicate_team": "un equipo figura dos veces en el cuadro",
