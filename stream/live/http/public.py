@@ -12,6 +12,7 @@ from urllib.parse import quote
 import msgspec
 from aiohttp import web
 
+from ..ops.wallclock import now_ms
 from ..public import calendar, pages
 from ..public.projection import Public, timezone
 from ..reports import public_report, report, report_html
@@ -39,7 +40,7 @@ def _public(request: web.Request) -> Public | None:
     if not svc.config.public_pages:
         return None
     hub = svc.hub
-    return Public(hub.engine, {gid: f.view for gid, f in hub.feeds.items()}, svc.config.base_url)
+    return Public(hub.engine, {gid: f.view for gid, f in hub.feeds.items()}, svc.config.base_url, now_ms())
 
 
 def _lang(request: web.Request) -> str:
@@ -78,29 +79,29 @@ async def front(request: web.Request) -> web.Response:
     p = _public(request)
     if p is None:
         return _none("page")
-    return _page(request, pages.front(p.front(), _lang(request)))
+    return _page(request, pages.render_front(p.front_doc(), _lang(request)))
 
 
 async def event_page(request: web.Request) -> web.Response:
     if (off := _off(request)) is not None:
         return off
     p = _public(request)
-    doc = None if p is None else p.event(request.match_info["event"])
+    doc = None if p is None else p.event_doc(request.match_info["event"])
     if p is None or doc is None:
         return _none("event")
-    return _page(request, pages.event(doc, _lang(request), _names(p)))
+    return _page(request, pages.render_event(doc, _lang(request), _names(p)))
 
 
 async def team_page(request: web.Request) -> web.Response:
     if (off := _off(request)) is not None:
         return off
     p = _public(request)
-    doc = None if p is None else p.team(request.match_info["team"])
+    doc = None if p is None else p.team_doc(request.match_info["team"])
     if p is None or doc is None:
         return _none("team")
     events = {c.event for c in doc.games}
     tz = timezone(p.engine.tournament(next(iter(events)))) if len(events) == 1 else "UTC"
-    return _page(request, pages.team(doc, _lang(request), tz))
+    return _page(request, pages.render_team(doc, _lang(request), tz))
 
 
 async def game_report(request: web.Request) -> web.Response:
@@ -118,14 +119,14 @@ async def front_json(request: web.Request) -> web.Response:
     if (off := _off(request)) is not None:
         return off
     p = _public(request)
-    return _none("page") if p is None else _etagged(request, p.front())
+    return _none("page") if p is None else _etagged(request, p.front_doc())
 
 
 async def event_json(request: web.Request) -> web.Response:
     if (off := _off(request)) is not None:
         return off
     p = _public(request)
-    doc = None if p is None else p.event(request.match_info["event"])
+    doc = None if p is None else p.event_doc(request.match_info["event"])
     return _none("event") if doc is None else _etagged(request, doc)
 
 
@@ -133,7 +134,7 @@ async def team_json(request: web.Request) -> web.Response:
     if (off := _off(request)) is not None:
         return off
     p = _public(request)
-    doc = None if p is None else p.team(request.match_info["team"])
+    doc = None if p is None else p.team_doc(request.match_info["team"])
     return _none("team") if doc is None else _etagged(request, doc)
 
 
@@ -156,7 +157,7 @@ async def event_ics(request: web.Request) -> web.Response:
         return off
     p = _public(request)
     event = request.match_info["event"]
-    doc = None if p is None else p.event(event)
+    doc = None if p is None else p.event_doc(event)
     if p is None or doc is None:
         return _none("event")
     return _ics(calendar.feed(doc.name, doc.games, doc.timezone, p.base_url, _revisions(p, doc.games)), event)
@@ -167,7 +168,7 @@ async def team_ics(request: web.Request) -> web.Response:
         return off
     p = _public(request)
     team = request.match_info["team"]
-    doc = None if p is None else p.team(team)
+    doc = None if p is None else p.team_doc(team)
     if p is None or doc is None:
         return _none("team")
     events = {c.event for c in doc.games}

@@ -112,7 +112,7 @@ def shell(title: str, lang: str, body: str, *, event: str | None = None, path: s
             f'</body></html>')
 
 
-def front(doc: Front, lang: str) -> str:
+def render_front(doc: Front, lang: str) -> str:
     say = words(lang)
     events = "".join(
         f'<li><a href="{e(c.url)}?lang={lang}">{e(c.name)}</a>'
@@ -193,7 +193,7 @@ def standings(rows: list[Standing], names: dict[str, str], say: Say) -> str:
             f'<table class="standings"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>')
 
 
-def event(doc: EventPage, lang: str, names: dict[str, str]) -> str:
+def render_event(doc: EventPage, lang: str, names: dict[str, str]) -> str:
     say = words(lang)
     live = [c for c in doc.games if c.status == "live"]
     draw = ""
@@ -211,7 +211,7 @@ def event(doc: EventPage, lang: str, names: dict[str, str]) -> str:
     return shell(doc.name, lang, body, event=doc.event, path=f"/events/{quote(doc.event)}")
 
 
-def team(doc: TeamPage, lang: str, tz: str) -> str:
+def render_team(doc: TeamPage, lang: str, tz: str) -> str:
     say = words(lang)
     style = (f' style="--c1:{e(doc.colors.primary)};--c2:{e(doc.colors.secondary)}"'
              if doc.colors is not None else "")

@@ -15,6 +15,7 @@ import segno
 
 from ...rules.draw import Bracket
 from ...rules.engine import Engine
+from ...rules.timing import GameTimes
 from ...rules.tournaments import Tournament
 from ...rules.view import GameView
 from ..wire.public_types import Clock, EventCard, EventPage, Front, GameCard, Player, Side, Status, TeamPage
@@ -30,18 +31,18 @@ def readable(ident: str) -> str:
 def private(engine: Engine, event: str) -> bool:
     """Whether the committee keeps ``event`` off the public pages."""
     t = engine.tournament(event)
-    return bool(t is not None and getattr(t, "private", False))
+    return t is not None and t.private
 
 
 def timezone(t: Tournament | None) -> str:
-    return (getattr(t, "timezone", None) if t is not None else None) or UTC
+    return (t.timezone if t is not None else None) or UTC
 
 
 class Public:
     """The public face of one node's state: built per request from what it holds."""
 
-    def __init__(self, engine: Engine, views: Mapping[str, GameView | None], base_url: str) -> None:
-        self.engine, self.base_url = engine, base_url.rstrip("/")
+    def __init__(self, engine: Engine, views: Mapping[str, GameView | None], base_url: str, now: int) -> None:
+        self.engine, self.base_url, self.now = engine, base_url.rstrip("/"), now
         self.by_game = views
 
     # ------------------------------------------------------------ what is public
@@ -72,7 +73,7 @@ class Public:
                     short=(entry.short if entry else team[:3]).upper(), colors=colors,
                     url=f"/teams/{quote(team)}")
 
-    def card(self, view: GameView, rounds: dict[str, str]) -> GameCard:
+    def card(self, view: GameView, rounds: dict[str, str], times: Mapping[str, GameTimes]) -> GameCard:
         g = view.game
         roster = self.engine.roster(g)
         c = view.clock
@@ -87,7 +88,11 @@ class Public:
             planned_start=roster.schedule.starts_at if roster.schedule is not None else None,
             box=sum(1 for p in view.players if p.box is not None),
             sent_off=sum(1 for p in view.players if p.sent_off),
-            report=f"/games/{quote(g)}/public")
+            report=f"/games/{quote(g)}/public",
+            # register A35: a game not begun on an arena that runs late, and when to expect it
+            expected_start=(t.expected_start if (t := times.get(g)) is not None and status == "scheduled"
+                            else None),
+            late=t is not None and status == "scheduled" and t.late)
 
     def rounds(self, event: str) -> dict[str, str]:
         d = self.engine.draw(event)
@@ -96,7 +101,8 @@ class Public:
     def cards(self, views: list[GameView]) -> list[GameCard]:
         """In the order of play: by planned start (games with none after), then arena, then id."""
         rounds: dict[str, dict[str, str]] = {}
-        out = [self.card(v, rounds.setdefault(v.event, self.rounds(v.event))) for v in views]
+        times = {t.game: t for t in self.engine.expected_times(self.now)} if views else {}
+        out = [self.card(v, rounds.setdefault(v.event, self.rounds(v.event)), times) for v in views]
         return sorted(out, key=lambda c: (c.planned_start is None, c.planned_start or 0, c.arena, c.game))
 
     def event_name(self, event: str) -> str:
@@ -106,7 +112,7 @@ class Public:
 
     # ------------------------------------------------------------ pages
 
-    def front(self) -> Front:
+    def front_doc(self) -> Front:
         cards = self.cards(self.views())
         events = [self.event_card(e, [c for c in cards if c.event == e]) for e in self.events()]
         upcoming: dict[str, GameCard] = {}
@@ -124,7 +130,7 @@ class Public:
                          last_start=max(starts, default=None), games=len(cards),
                          live=sum(1 for c in cards if c.status == "live"))
 
-    def event(self, event: str) -> EventPage | None:
+    def event_doc(self, event: str) -> EventPage | None:
         """None: no such public event."""
         if event not in self.events():
             return None
@@ -138,7 +144,7 @@ class Public:
                                         key=lambda c: (c.planned_start or 0, c.game), reverse=True),
                          qr=segno.make(url, error="m").svg_inline(scale=4, dark="#141a24", light="#ffffff"))
 
-    def team(self, team: str) -> TeamPage | None:
+    def team_doc(self, team: str) -> TeamPage | None:
         """None: no such team, or none of its games is public and it is registered in no public event."""
         entry = self.engine.team(team)
         cards = [c for c in self.cards(self.views()) if team in (c.home.team, c.away.team)]
