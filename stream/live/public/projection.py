@@ -90,8 +90,9 @@ class Public:
             sent_off=sum(1 for p in view.players if p.sent_off),
             report=f"/games/{quote(g)}/public",
             # register A35: a game not begun on an arena that runs late, and when to expect it
-            expected_start=(t.expected_start if (t := times.get(g)) is not None and status == "scheduled"
-                            else None),
+            # (to the minute, as the page says it: the data changes when what it says does)
+            expected_start=(-(-t.expected_start // 60_000) * 60_000 if (t := times.get(g)) is not None
+                            and status == "scheduled" and t.late else None),
             late=t is not None and status == "scheduled" and t.late)
 
     def rounds(self, event: str) -> dict[str, str]:

@@ -52,7 +52,7 @@ class GameCard(msgspec.Struct, kw_only=True):
     goals_on_handicap: HandicapView | None
     clock: Clock
     planned_start: int | None  # ms since the epoch, as the order of play gives it
-    expected_start: int | None = None  # when it runs late: "not before about" this
+    expected_start: int | None = None  # when it runs late: "not before about" this (to the minute)
     late: bool = False
     box: int = 0               # players in the penalty box now
     sent_off: int = 0          # players sent off

@@ -16,7 +16,7 @@ import icalendar
 
 from ..conftest import RunningServer, Server, admin_device
 
-T = 1_796_148_000_000   # 2026-12-01 18:00 UTC
+T = 1_827_684_000_000   # 2027-12-01 18:00 UTC: a day to come (nothing runs late yet)
 HOUR = 3_600_000
 
 
@@ -136,3 +136,49 @@ async def test_without_public_pages_every_public_route_answers_404(tmp_path: Pat
             assert status == 404, path
         status, _, _ = await get(server, "/scoreboard?game=cup0")
         assert status == 200, "the displays stay"
+
+
+def game_card(page: str, game: str) -> str:
+    start = page.index(f'<article class="game" data-game="{game}"')
+    return page[start:page.index("</article>", start)]
+
+
+async def test_a_game_that_overruns_gives_the_next_one_an_expected_start(server: Server) -> None:
+    """Register A35, from outside: the first game on the arena begins half an hour late; the
+    second, planned an hour after the first, is shown "not before about" its expected start,
+    on the event page and on its teams' pages; the first shows none."""
+    now = int(dt.datetime.now(dt.UTC).timestamp() * 1000)
+    first = now - 30 * 60_000
+    await an_event(server, 0)
+    for g, start in (("cup0", first), ("cup1", first + HOUR)):
+        await server.setup_game(g, event="cup", sides=("t0", "t1") if g == "cup0" else ("t2", "t3"),
+                                starts_at=start)
+    tk = await server.device("timekeeper", game="cup0")
+    await tk.send({"type": "clock.start", "game": "cup0"})
+    await tk.close()
+    _, page, _ = await get(server, "/events/cup")
+    assert "not before about" not in game_card(page, "cup0")
+    late = game_card(page, "cup1")
+    shown = re.search(r"not before about (\d\d:\d\d)", late)
+    assert shown is not None, late
+    _, data, _ = await get(server, "/api/public/events/cup")
+    doc = {g["game"]: g for g in __import__("json").loads(data)["games"]}
+    assert doc["cup1"]["late"] and doc["cup1"]["expected_start"] > first + HOUR, doc["cup1"]
+    assert shown.group(1) == hhmm(doc["cup1"]["expected_start"])
+    _, team, _ = await get(server, "/teams/t2")
+    assert f"(not before about {shown.group(1)})" in team, team
+
+
+async def test_a_private_event_is_on_no_public_page_and_times_are_in_the_event_s_zone(server: Server) -> None:
+    await an_event(server, 1, event="open", name="Open Day", timezone="America/Chicago")
+    await an_event(server, 1, event="priv", name="Members Only", private=True)
+    _, front, _ = await get(server, "/")
+    assert "Open Day" in front and "Members Only" not in front
+    for path in ("/events/priv", "/api/public/events/priv", "/events/priv.ics"):
+        status, body, _ = await get(server, path)
+        assert status == 404 and "unknown_event" in body, (path, body)
+    status, body, _ = await get(server, "/games/priv0/public")
+    assert status == 404 and "unknown_game" in body
+    _, page, _ = await get(server, "/events/open")
+    local = dt.datetime.fromtimestamp(T / 1000, dt.timezone(dt.timedelta(hours=-6))).strftime("%H:%M")
+    assert "Times in America/Chicago" in page and f">{local}</time>" in page, page
