@@ -86,6 +86,27 @@ function draw(game, view, socket) {
     }
   }
   shown.set(game, key);
+  if (before !== undefined && view.status === "ended" && !before.startsWith("ended")) redrawDraw();
+}
+
+// A game that ends moves its winner on in the bracket (or changes the standings) and joins
+// the results: those two parts of the page are drawn again from the server's own page, and
+// only those (each replaced only when its markup changed).
+let drawing = null;
+function redrawDraw() {
+  if (drawing || !document.querySelector("section.draw, section.results")) return;
+  drawing = fetch(location.pathname + location.search, { headers: { Accept: "text/html" } })
+    .then((r) => (r.ok ? r.text() : ""))
+    .then((html) => {
+      if (!html) return;
+      const fresh = new DOMParser().parseFromString(html, "text/html");
+      for (const sel of ["section.draw", "section.results"]) {
+        const now = document.querySelector(sel), next = fresh.querySelector(sel);
+        if (now && next && now.innerHTML !== next.innerHTML) now.replaceWith(document.adoptNode(next));
+      }
+    })
+    .catch(() => {})
+    .finally(() => { drawing = null; });
 }
 
 function announce(text) {

@@ -205,7 +205,7 @@ def render_event(doc: EventPage, lang: str, names: dict[str, str]) -> str:
             f'<section><h2>{e(say("live_now"))}</h2>{_list(live, doc.timezone, say, lang, "no_live")}'
             '</section>'
             f'<section><h2>{e(say("order"))}</h2>{_order(doc, say, lang)}</section>{draw}'
-            f'<section><h2>{e(say("results"))}</h2>'
+            f'<section class="results"><h2>{e(say("results"))}</h2>'
             f'{_list(doc.results, doc.timezone, say, lang, "no_results")}'
             f'</section><figure class="qr">{doc.qr}<figcaption>{e(say("scan"))}</figcaption></figure>')
     return shell(doc.name, lang, body, event=doc.event, path=f"/events/{quote(doc.event)}")

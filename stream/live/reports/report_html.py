@@ -126,7 +126,7 @@ def _lineup(r: Report, sheet: TeamSheet, lang: str = "en") -> str:
 
 
 _CSS = (f":root {{ --home: {HOME}; --away: {AWAY}; --yellow: {YELLOW}; --red: {RED}; "
-        "--ink: #141a24; --muted: #5b6576; --line: #d9dee7; }") + """
+        "--ink: #141a24; --muted: #3d4656; --line: #d9dee7; --home-ink: #0f3f80; --away-ink: #8a4300; }") + """
 * { box-sizing: border-box; }
 body { margin: 0; font: 14px/1.45 "Helvetica Neue", Arial, "Liberation Sans", "DejaVu Sans", sans-serif;
        color: var(--ink); background: #eef1f6; }
@@ -161,7 +161,7 @@ header .team .chip { display: inline-block; width: 14px; height: 14px; margin-ri
                      border: 3px solid; vertical-align: 1px; }
 header .team .logo { height: 40px; width: auto; max-width: 80px; object-fit: contain; margin-right: 10px;
                      vertical-align: middle; }
-.side.home { color: var(--home); } .side.away { color: var(--away); }
+.side.home { color: var(--home-ink); } .side.away { color: var(--away-ink); }
 .clause { white-space: nowrap; }
 .clause b { display: inline-block; min-width: 2.4em; padding: 0 5px; margin-right: 4px;
              border: 1px solid var(--ink); border-radius: 3px; font-size: .86em; text-align: center; }
@@ -176,7 +176,7 @@ header .team .logo { height: 40px; width: auto; max-width: 80px; object-fit: con
 .timeline .t-tick { text-anchor: middle; font-size: 11px; }
 .timeline .t-lane { text-anchor: end; font-weight: 700; }
 .timeline .t-mark { text-anchor: middle; font-size: 11px; }
-.timeline .t-none { fill: #8a94a6; font-style: italic; }
+.timeline .t-none { fill: #4a5468; font-style: italic; }
 .legend { display: flex; flex-wrap: wrap; gap: 4px 18px; font-size: 12px; color: var(--muted); }
 .legend i { display: inline-block; width: 18px; height: 10px; margin-right: 5px; vertical-align: -1px;
              border: 1px solid #555; }
