@@ -24,6 +24,7 @@ from .live.ops.loops import loop_factory
 from .live.service import Service
 from .live.viewers.front_door import FrontServer
 from .live.wire.auth import fingerprint
+from .tools import demo
 from .tools.device_client import DeviceError
 from .tools.simulator import Simulator, bar, demo_tokens
 
@@ -70,6 +71,7 @@ async def _demo_loop(svc: Service, url: str, speed: float) -> None:
               f"  overlay     {base}/overlay?game={game}\n"
               f"  handheld    {base}/handheld?game={game}#pair={yours}\n"
               f"  committee   {base}/committee (sign in with the admin token)\n"
+              f"  public      {base}/ (the front door; the event: {base}/events/{demo.EVENT})\n"
               f"  watch       {ws}/ws/watch?game={game}", flush=True)
         try:
             await sim.run()

@@ -126,7 +126,8 @@ def _lineup(r: Report, sheet: TeamSheet, lang: str = "en") -> str:
 
 
 _CSS = (f":root {{ --home: {HOME}; --away: {AWAY}; --yellow: {YELLOW}; --red: {RED}; "
-        "--ink: #141a24; --muted: #3d4656; --line: #d9dee7; --home-ink: #0f3f80; --away-ink: #8a4300; }") + """
+        "--ink: #141a24; --muted: #3d4656; --line: #d9dee7; "
+        "--home-ink: #0f3f80; --away-ink: #8a4300; }") + """
 * { box-sizing: border-box; }
 body { margin: 0; font: 14px/1.45 "Helvetica Neue", Arial, "Liberation Sans", "DejaVu Sans", sans-serif;
        color: var(--ink); background: #eef1f6; }
