@@ -16,7 +16,7 @@ from stream.live.http import pages
 
 from ..conftest import Server
 
-WEB = Path(__file__).resolve().parent.parent.parent / "clients" / "web"
+WEB = Path(__file__).resolve().parents[3] / "clients" / "web"
 
 #: The flat URLs the docs name, and a few modules and files the pages loaded by them.
 FLAT = ["patch.js", "common.js", "sw.js", "handheld.html", "watch.js", "roster.js", "refusals.js",
