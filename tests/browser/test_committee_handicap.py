@@ -247,3 +247,30 @@ async def test_the_draw_and_its_standings_show_halves_and_the_mark(server: Serve
     listed = page.locator(f"#games-table tr[data-game='{g['game']}'] td.num")
     await expect(listed).to_contain_text("1½–1" if low == "home" else "1–1½")
     await expect(listed.locator(f"[data-hcp={low}]")).to_have_text("incl. 1½ hándicap")
+
+
+async def test_the_event_form_sets_the_event_s_time_zone_and_keeps_it_private(server: Server,
+                                                                             console: Console) -> None:
+    """The committee sets the time zone the public pages write times in, and can keep the
+    event off them (docs/public.md); a zone the service doesn't know is refused in words,
+    on its field, and nothing is set up."""
+    page = console.page
+    await sign_in(page, server)
+    form = page.locator("#event-form")
+    await form.locator("[name=name]").fill("Members' Cup")
+    await form.locator("[name=timezone]").fill("America/Nowhere")
+    await form.locator("[type=submit]").click()
+    await expect(form.locator("[name=timezone]")).to_have_attribute("aria-invalid", "true")
+    status, events = await server.api("GET", "/api/events")
+    assert status == 200 and all(e["id"] != EVENT for e in events), events
+    await form.locator("[name=timezone]").fill("America/Chicago")
+    await form.locator("[name=private]").check()
+    await form.locator("[type=submit]").click()
+    summary = page.locator("#event-summary")
+    await expect(summary.locator("[data-timezone]")).to_have_text("America/Chicago")
+    await expect(summary.locator("[data-private]")).to_have_attribute("data-private", "true")
+    status, events = await server.api("GET", "/api/events")
+    mine = next(e for e in events if e["id"] == EVENT)
+    assert (mine["timezone"], mine["private"]) == ("America/Chicago", True), mine
+    status, problem = await server.api("GET", f"/events/{EVENT}")
+    assert status == 404 and problem["code"] == "unknown_event", problem

@@ -68,6 +68,9 @@ function render() {
         el("dt", { text: t("ev_left_early") }), el("dd", { text: t(`le_${rules.left_early || "sequential"}`) }),
         el("dt", { text: t("ev_third_red") }), el("dd", { text: t(`tr_${rules.third_offense_red_no_sub_ms || 120000}`) }),
         el("dt", { text: t("ev_hcp") }), el("dd", { "data-matrix": JSON.stringify(tour.handicap_matrix ?? null), text: matrixText(tour.handicap_matrix) }),
+        el("dt", { text: t("ev_tz_short") }), el("dd", { "data-timezone": tour.timezone ?? "", text: tour.timezone || "UTC" }),
+        el("dt", { text: t("ev_public") }), el("dd", { "data-private": String(Boolean(tour.private)),
+          text: tour.private ? t("ev_is_private") : t("ev_is_public") }),
         el("dt", { text: t("ev_teams") }), el("dd", { text: (tour.teams || []).map((x) => team(x)?.name || x).join(", ") || "—" }),
         el("dt", { text: t("ev_state") }), el("dd", { "data-completed": String(Boolean(tour.completed)),
           text: tour.completed ? t("ev_completed") : t("ev_open") })));
@@ -105,6 +108,8 @@ async function createEvent() {
     event: f.event.value.trim(), name: f.name.value.trim() || null, class: f.class.value, handicap: numberOr(f.handicap.value),
     team_handicap_min: numberOr(f.team_min.value), team_handicap_max: numberOr(f.team_max.value),
     teams: [], rules: { left_early: f.left_early.value, third_offense_red_no_sub_ms: Number(f.third_red.value) },
+    timezone: f.timezone.value.trim() || (Intl.DateTimeFormat().resolvedOptions().timeZone ?? null),
+    private: f.private.checked,
   };
   await run(form, async () => {
     body.handicap_matrix = f.hcp_mode.value === "matrix" ? matrixRows() : null;
@@ -113,7 +118,8 @@ async function createEvent() {
     localStorage.setItem("arena.committee.event", S.event);
     formMessage(form, "ok", () => t("ev_created"));
     await reload();
-  }, { duplicate_event: "event", unknown_event: "event", out_of_scope: "event", bad_matrix: "handicap_matrix" });
+  }, { duplicate_event: "event", unknown_event: "event", out_of_scope: "event", bad_matrix: "handicap_matrix",
+      bad_timezone: "timezone" });
 }
 
 // ------------------------------------------------------------------ the handicap matrix (A5)
