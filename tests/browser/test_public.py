@@ -139,7 +139,7 @@ async def test_no_public_page_has_a_serious_accessibility_violation(server: Serv
         # axe-core injects its own script and styles: the page's policy is set aside for it
         page = await screens(viewport, bypass_csp=True)
         for path in ("/", "/events/cup", f"/teams/{semi['home']['team']}", f"/games/{semi['game']}/public",
-                     "/events/cup?lang=es"):
+                     "/events/cup?lang=es", "/events/cup/scores"):
             await page.goto(f"{server.http}{path}")
             results = await axe.run(page, options=AXE)
             bad = [(v["id"], v["impact"], v["help"], len(v["nodes"])) for v in results.response["violations"]

@@ -185,6 +185,7 @@ def test_the_scope_table_is_whole_and_agrees_with_the_role_table() -> None:
 #: template; and the two sockets, whose token comes in a frame: their cells are above).
 ROUTE_ROWS: dict[str, tuple[str, str] | None] = {
     "GET /": ("public", "read"), "GET /events/{event}": ("public", "read"),
+    "GET /events/{event}/scores": ("public", "read"),
     "GET /events/{event}.ics": ("public", "read"), "GET /teams/{team}": ("public", "read"),
     "GET /teams/{team}.ics": ("public", "read"), "GET /games/{game}/public": ("public", "read"),
     "GET /api/public": ("public", "read"), "GET /api/public/events/{event}": ("public", "read"),

@@ -92,6 +92,16 @@ async def event_page(request: web.Request) -> web.Response:
     return _page(request, pages.render_event(doc, _lang(request), _names(p)))
 
 
+async def scores(request: web.Request) -> web.Response:
+    if (off := _off(request)) is not None:
+        return off
+    p = _public(request)
+    doc = None if p is None else p.event_doc(request.match_info["event"])
+    if doc is None:
+        return _none("event")
+    return _page(request, pages.render_scores(doc, _lang(request)))
+
+
 async def team_page(request: web.Request) -> web.Response:
     if (off := _off(request)) is not None:
         return off
@@ -188,6 +198,9 @@ ROUTES = (
     get("/events/{event}", event_page, op(
         "eventPage", "An event's page: its order of play with expected starts, live scores, bracket, "
         "standings and results", "public", {"200": html("the event's page"), **_404}, params=["event"])),
+    get("/events/{event}/scores", scores, op(
+        "eventScores", "An event's compact score widget, to embed in a club's site: its games live now, "
+        "else the next", "public", {"200": html("the widget"), **_404}, params=["event"])),
     get("/teams/{team}", team_page, op(
         "teamPage", "A team's page: its roster, team handicap, games and next game", "public",
         {"200": html("the team's page"), **_404}, params=["team"])),

@@ -93,10 +93,11 @@ def _list(cards: Iterable[GameCard], tz: str, say: Say, lang: str, empty: str) -
 
 
 def shell(title: str, lang: str, body: str, *, event: str | None = None, path: str = "/",
-          events: Iterable[str] = ()) -> str:
+          events: Iterable[str] = (), widget: bool = False) -> str:
     """The page around ``body``: its language, stylesheet, script, and the switch to the other language."""
     say = words(lang)
     other = "en" if lang == "es" else "es"
+    kind = ' class="widget"' if widget else ""
     follow = f' data-event="{e(event)}"' if event else ""
     if not event and (listed := " ".join(events)):
         follow = f' data-events="{e(listed)}"'   # the front door follows each event it shows
@@ -105,7 +106,8 @@ def shell(title: str, lang: str, body: str, *, event: str | None = None, path: s
             f'<title>{e(title)}</title><link rel="icon" href="data:,">'
             f'<link rel="stylesheet" href="/clients/public/public.css">'
             f'<script type="module" src="/clients/public/public.js"></script></head>'
-            f'<body{follow} data-lang="{lang}"><header class="top"><a class="home" href="/?lang={lang}">'
+            f'<body{follow} data-lang="{lang}"{kind}><header class="top">'
+            f'<a class="home" href="/?lang={lang}">'
             f'{e(say("site"))}</a> <a class="lang" hreflang="{other}" href="{e(path)}?lang={other}">'
             f'{e(say("lang"))}</a> <span class="conn" role="status"></span></header>'
             f'<main>{body}</main><div class="announce" aria-live="polite" role="status"></div>'
@@ -241,3 +243,15 @@ def render_team(doc: TeamPage, lang: str, tz: str) -> str:
     events = sorted({c.event for c in doc.games})
     return shell(doc.name, lang, body, event=events[0] if len(events) == 1 else None,
                  path=f"/teams/{quote(doc.team)}")
+
+
+def render_scores(doc: EventPage, lang: str) -> str:
+    """The compact score widget a club embeds in its own site: the event's games live now,
+    else the next to begin, kept live like the event's page."""
+    say = words(lang)
+    live = [c for c in doc.games if c.status == "live"]
+    shown = live or [c for c in doc.games if c.status == "scheduled"][:2]
+    body = (f'<p class="widget-head"><a href="/events/{quote(doc.event)}" target="_top">{e(doc.name)}</a></p>'
+            f'{_list(shown, doc.timezone, say, lang, "no_next")}')
+    return shell(doc.name, lang, body, event=doc.event, path=f"/events/{quote(doc.event)}/scores",
+                 widget=True)

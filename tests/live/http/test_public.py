@@ -130,8 +130,9 @@ async def test_a_day_of_sixteen_games_fits_the_byte_budget(server: Server) -> No
 async def test_without_public_pages_every_public_route_answers_404(tmp_path: Path) -> None:
     async with RunningServer(tmp_path, public_pages=False) as server:
         await an_event(server, 1)
-        for path in ("/", "/events/cup", "/teams/t0", "/events/cup.ics", "/teams/t0.ics", "/api/public",
-                     "/api/public/events/cup", "/api/public/teams/t0", "/games/cup0/public"):
+        for path in ("/", "/events/cup", "/events/cup/scores", "/teams/t0", "/events/cup.ics",
+                     "/teams/t0.ics", "/api/public", "/api/public/events/cup", "/api/public/teams/t0",
+                     "/games/cup0/public"):
             status, _, _ = await get(server, path)
             assert status == 404, path
         status, _, _ = await get(server, "/scoreboard?game=cup0")
@@ -182,3 +183,14 @@ async def test_a_private_event_is_on_no_public_page_and_times_are_in_the_event_s
     _, page, _ = await get(server, "/events/open")
     local = dt.datetime.fromtimestamp(T / 1000, dt.timezone(dt.timedelta(hours=-6))).strftime("%H:%M")
     assert "Times in America/Chicago" in page and f">{local}</time>" in page, page
+
+
+async def test_the_score_widget_shows_the_live_game_and_may_be_embedded(server: Server) -> None:
+    await an_event(server, 2)
+    tk = await server.device("timekeeper", game="cup1")
+    await tk.send({"type": "clock.start", "game": "cup1"})
+    await tk.close()
+    status, page, headers = await get(server, "/events/cup/scores")
+    assert status == 200 and 'data-game="cup1"' in page and 'data-game="cup0"' not in page, page
+    assert 'class="widget"' in page and "frame-ancestors" not in headers["content-security-policy"]
+    assert "x-frame-options" not in headers
