@@ -31,11 +31,16 @@ async def _with_host(server: Server, method: str, path: str, host: str, body: An
         return r.status, await r.text()
 
 
-async def test_the_index_page_reflects_no_host(server: Server) -> None:
+async def test_the_public_pages_reflect_no_host(server: Server) -> None:
+    """The front door and an event's calendar: what they link to is the service's own
+    address (its UIDs name it), never the Host header."""
+    await server.setup_game(starts_at=1_827_684_000_000)
     status, html = await _with_host(server, "GET", "/", EVIL_HOST)
     assert status == 200
     assert "<script>" not in html and "alert(1)" not in html
-    assert f"ws://127.0.0.1:{server.port}/ws/watch?game=GAME" in html
+    status, ics = await _with_host(server, "GET", "/events/cup.ics", EVIL_HOST)
+    assert status == 200 and f"UID:game-g1@127.0.0.1:{server.port}" in ics, ics
+    assert "alert" not in ics
 
 
 async def _pairing_url(server: Server, host: str) -> str:
