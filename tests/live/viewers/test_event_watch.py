@@ -173,3 +173,24 @@ async def test_an_arena_no_viewer_follows_any_more_is_forgotten(server: Server) 
     for viewer in viewers:
         await viewer.close()
     await eventually(lambda: not any(name.startswith("made-up-") for name in fanout.arena_topics))
+
+
+async def test_a_private_event_is_not_followed_whole_without_a_token(server: Server) -> None:
+    """docs/public.md: a private event answers a viewer with no token as an event never set
+    up: nothing comes, not even a game set up later; a token's holder follows it."""
+    status, ack = await server.api("POST", "/api/events", {
+        "id": "ev-members", "event": "members", "class": "uspa", "handicap": 8,
+        "teams": ["m1-home", "m1-away", "m2-home", "m2-away"], "private": True})
+    assert status == 201, ack
+    await server.setup_game("m1", event="members")
+    anonymous = await Viewer.open(server.watch_url, event="members")
+    staff = await Viewer.open(server.watch_url)
+    await staff.ws.send(json.dumps({"type": "auth", "token": server.admin}))
+    await staff.ws.send(json.dumps({"type": "subscribe", "event": "members"}))
+    assert (await staff.next("snapshot"))["game"] == "m1"
+    await server.setup_game("m2", event="members")
+    assert (await staff.next("snapshot"))["game"] == "m2"
+    frames = await quiet(anonymous)
+    assert [m for m in frames if m["type"] in ("snapshot", "delta", "roster")] == [], frames
+    await anonymous.close()
+    await staff.close()
