@@ -81,6 +81,10 @@ async def test_a_spectator_follows_the_cup_live_on_a_phone_and_the_big_screen(se
     semi = next(g for g in bracket["games"] if g["round"] == 1)
     final = next(g for g in bracket["games"] if g["name"] == "final")
     phone, hd = await screens(PHONE), await screens(HD)
+    asked: list[str] = []
+    for page in (phone, hd):
+        page.on("request", lambda r: asked.append(r.url))
+        page.on("websocket", lambda ws: asked.append(ws.url))
     await phone.goto(f"{server.http}/events/cup")
     await hd.goto(f"{server.http}/")
     card = f'article.game[data-game="{semi["game"]}"]'
@@ -109,6 +113,15 @@ async def test_a_spectator_follows_the_cup_live_on_a_phone_and_the_big_screen(se
     await expect(final_box).to_contain_text(winner, timeout=10_000)   # moved on, live
     await expect(phone.locator("section.results")).to_contain_text(winner)
 
+    # the socket drops (the phone goes offline): the page says since when it is current,
+    # and takes up again by itself
+    await phone.context.set_offline(True)
+    await expect(phone.locator("header .conn")).to_contain_text("as of ", timeout=10_000)
+    await phone.context.set_offline(False)
+    await expect(phone.locator("header .conn")).to_have_text("", timeout=15_000)
+    # no request to another host, the sockets included
+    own = (server.http, server.http.replace("http", "ws", 1))
+    assert asked and all(u.startswith(own) for u in asked), asked
     # the team's page names its next game; the language switch; a private event is a 404
     await phone.goto(f"{server.http}/teams/{semi['home']['team']}")
     await expect(phone.locator("h1")).to_contain_text(NAMES[semi["home"]["team"]])

@@ -92,9 +92,11 @@ function draw(game, view, socket) {
 // A game that ends moves its winner on in the bracket (or changes the standings) and joins
 // the results: those two parts of the page are drawn again from the server's own page, and
 // only those (each replaced only when its markup changed).
-let drawing = null;
+let drawing = null, owed = false;
 function redrawDraw() {
-  if (drawing || !document.querySelector("section.draw, section.results")) return;
+  if (!document.querySelector("section.draw, section.results")) return;
+  if (drawing || !navigator.onLine) { owed = true; return; }   // (again once back: connection())
+  owed = false;
   drawing = fetch(location.pathname + location.search, { headers: { Accept: "text/html" } })
     .then((r) => (r.ok ? r.text() : ""))
     .then((html) => {
@@ -105,7 +107,7 @@ function redrawDraw() {
         if (now && next && now.innerHTML !== next.innerHTML) now.replaceWith(document.adoptNode(next));
       }
     })
-    .catch(() => {})
+    .catch(() => { owed = true; })
     .finally(() => { drawing = null; });
 }
 
@@ -131,6 +133,7 @@ function connection(sockets) {
   if (!line) return;
   const stale = sockets.some((s) => s.stale);
   if (!stale) lastCurrent = Date.now();
+  if (!stale && owed && !drawing) redrawDraw();
   const t = new Date(lastCurrent).toLocaleTimeString(lang === "es" ? "es-AR" : "en-GB", { hour12: false });
   const text = stale ? say("asOf", { t }) : "";
   if (line.textContent !== text) line.textContent = text;

@@ -120,6 +120,7 @@ def render_front(doc: Front, lang: str) -> str:
         f'<li><a href="{e(c.url)}?lang={lang}">{e(c.name)}</a>'
         f' <span class="arenas">{e(", ".join(say("arena", a=a) for a in c.arenas))}</span>'
         f'{" · " + e(day(c.first_start, c.timezone, lang)) if c.first_start is not None else ""}'
+        f' <span class="tz">({e(say("times_in", tz=c.timezone))})</span>'
         f'{" · " + e(str(c.live) + " " + say("live")) if c.live else ""}</li>'
         for c in doc.events)
     tz_of = {c.event: c.timezone for c in doc.events}
