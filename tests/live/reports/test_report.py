@@ -128,7 +128,7 @@ async def test_report_html_json_csv_list_the_same_cards_with_their_clauses(srv: 
     assert "Obligations created by this game" in page and h2[0]["id"] in page
 
 
-async def test_report_of_an_unknown_game_is_404_and_the_index_links_it(srv: Server) -> None:
+async def test_report_of_an_unknown_game_is_404_and_the_front_door_links_its_public_one(srv: Server) -> None:
     server = srv
     status, _, _ = await get(server, "/games/nope/report")
     assert status == 404
@@ -136,7 +136,9 @@ async def test_report_of_an_unknown_game_is_404_and_the_index_links_it(srv: Serv
     assert status == 404
     await server.setup_game()
     status, _, index = await get(server, "/")
-    assert status == 200 and 'href="/games/g1/report"' in index
+    assert status == 200 and 'href="/games/g1/public"' in index
+    status, _, page = await get(server, "/games/g1/public")
+    assert status == 200 and "No cards." in page and "<svg" in page
     status, _, page = await get(server, "/games/g1/report")
     assert status == 200 and "No cards." in page and "<svg" in page
 
