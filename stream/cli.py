@@ -290,13 +290,16 @@ def main(argv: list[str] | None = None) -> int:
                     help="events in the log the service cold-starts on")
     ba.add_argument("--seed", type=int, default=14)
     add_saturation_arguments(ba)
-    from .tools import bench_nodes, bench_race
+    from .tools import bench_nodes, bench_public, bench_race
     bench_nodes.add_arguments(bsub.add_parser(
         "nodes", help="two nodes on one Redis, each node and Redis restarted at random while devices "
                        "send to both: gaps, repeats, lost acks, live = replay"))
     bench_race.add_arguments(bsub.add_parser(
         "race", help="two devices of one game on two nodes racing for its seq, against both on one "
                       "node: ack p99 ratio, refusals"))
+    bench_public.add_arguments(bsub.add_parser(
+        "public", help="the public pages: spectators on one event socket against single-game viewers, "
+                        "memory per spectator, the event page's p99 at 200 requests/s, ack p99 beside it"))
     b.set_defaults(func=_cmd_bench)
 
     args = p.parse_args(argv)
