@@ -260,3 +260,13 @@ async def test_a_wheel_installed_outside_the_repository_serves_every_page(
                     assert await r.read() == path.read_bytes(), f"{path} is served otherwise"
     finally:
         await asyncio.to_thread(service.stop)
+
+
+def test_every_package_of_the_source_is_listed_for_the_wheel() -> None:
+    """``[tool.setuptools] packages`` names every folder of ``stream/`` with an ``__init__.py``:
+    one left out is missing from an installed wheel, which then can't start."""
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+                 ["tool"]["setuptools"]["packages"])
+    found = {".".join(p.parent.relative_to(ROOT).parts) for p in (ROOT / "stream").rglob("__init__.py")
+             if "__pycache__" not in p.parts}
+    assert found - listed == set(), sorted(found - listed)

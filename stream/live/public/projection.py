@@ -7,6 +7,7 @@ wall clock, passed in."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from urllib.parse import quote
 
@@ -143,7 +144,7 @@ class Public:
                          draw=None if draw is None else public_draw(draw),
                          results=sorted((c for c in cards if c.status == "ended"),
                                         key=lambda c: (c.planned_start or 0, c.game), reverse=True),
-                         qr=segno.make(url, error="m").svg_inline(scale=4, dark="#141a24", light="#ffffff"))
+                         qr=qr_svg(url))
 
     def team_doc(self, team: str) -> TeamPage | None:
         """None: no such team, or none of its games is public and it is registered in no public event."""
@@ -171,3 +172,10 @@ class Public:
 def public_draw(d: Bracket) -> Bracket:
     """The draw as the public sees it: without the committee's proposals."""
     return msgspec.structs.replace(d, proposals=[])
+
+
+@functools.lru_cache(maxsize=256)
+def qr_svg(url: str) -> str:
+    """The QR code of ``url`` as inline SVG, made once per address (a page's address changes
+    only with ``--public-url``: making it is most of a page's render)."""
+    return str(segno.make(url, error="m").svg_inline(scale=4, dark="#141a24", light="#ffffff"))
