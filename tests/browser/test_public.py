@@ -7,6 +7,7 @@ finds no serious or critical violation (WCAG A, AA and AAA rules) on any public 
 
 from __future__ import annotations
 
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
@@ -158,3 +159,28 @@ async def test_no_public_page_has_a_serious_accessibility_violation(server: Serv
             bad = [(v["id"], v["impact"], v["help"], len(v["nodes"])) for v in results.response["violations"]
                    if v["impact"] in ("serious", "critical")]
             assert bad == [], (path, viewport, bad)
+
+
+async def test_a_team_page_gives_the_next_game_s_expected_start_once_a_game_overruns(
+        server: Server, screens: Opener) -> None:
+    """The first game on the arena begins half an hour late: the next one's teams read, on a
+    phone, when it is now expected (register A35), beside its planned time."""
+    now = int(time.time() * 1000)
+    status, ack = await server.api("POST", "/api/events", {
+        "id": "day", "event": "day", "name": "Sunday Cup", "class": "uspa", "handicap": 8, "teams": TEAMS})
+    assert status == 201, ack
+    for i, (home, away) in enumerate((("aiken", "bayou"), ("cedar", "delta"))):
+        status, ack = await server.api("POST", "/api/games", {
+            "game": f"day{i}", "event": "day", "handicap": 8, "arena": "main",
+            "starts_at": now - 30 * 60_000 + i * 3_600_000,
+            "teams": {"home": sheet(home), "away": sheet(away)}})
+        assert status == 201, ack
+    tk = await server.device("timekeeper", "day0")
+    await tk.send({"type": "clock.start", "game": "day0"})
+    await tk.close()
+    phone = await screens(PHONE)
+    await phone.goto(f"{server.http}/teams/cedar")
+    await expect(phone.locator("p.next")).to_contain_text("Next: ")
+    await expect(phone.locator("p.next")).to_contain_text("(not before about ")
+    late = phone.locator('article.game[data-game="day1"] .late')
+    await expect(late).to_contain_text("not before about ")
