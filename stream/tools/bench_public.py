@@ -48,7 +48,8 @@ import argparse
 import asyncio
 
 from .harness import raise_nofile
-from .public_bench.run import PublicOptions, bench_public
+from .public_bench.measures import PublicOptions
+from .public_bench.run import bench_public
 
 #: ``--quick``'s sizes, where not given.
 QUICK = {"spectators": 500, "seconds": 5.0, "rounds": 1}

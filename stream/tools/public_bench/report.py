@@ -7,12 +7,9 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from ..harness import percentile
-
-if TYPE_CHECKING:
-    from .run import PublicOptions, Round, Stretch
+from .measures import PublicOptions, Round, Stretch
 
 EVENT_URL = "/ws/watch?event="
 
