@@ -6,8 +6,7 @@
 // "as of HH:MM:SS" (the last moment the page was known current) and the socket resumes by
 // itself; the front door follows each event it lists the same way.
 
-import { applyPatch } from "../shared/patch.js";
-import { WatchSocket } from "../shared/watch.js";
+import { LiveGames } from "../shared/watch.js";
 import { goals, mmss } from "../shared/common.js";
 
 const WORDS = {
@@ -19,37 +18,6 @@ const WORDS = {
 };
 const lang = document.body.dataset.lang === "es" ? "es" : "en";
 const say = (key, kw = {}) => (WORDS[lang][key] || key).replace(/\{(\w+)\}/g, (_, k) => String(kw[k] ?? ""));
-
-/** Every game of one tournament event, on one socket: snapshots, then deltas in seq order. */
-export class LiveEvent extends WatchSocket {
-  constructor(event, options = {}) {
-    super(options);
-    this.event = event;
-    this.games = {};
-    this._seqs = {};
-  }
-
-  _query() { return new URLSearchParams({ event: this.event }); }
-
-  _subscription() { return { event: this.event }; }
-
-  _handle(m) {
-    if (m.type === "snapshot") {
-      this.games[m.game] = m.view;
-      this._seqs[m.game] = m.seq;
-    } else if (m.type === "delta" && m.game in this.games && m.seq > this._seqs[m.game]) {
-      const result = m.seq === this._seqs[m.game] + 1 ? applyPatch(this.games[m.game], m.patch) : null;
-      if (!result || !result.ok) { this._lost(); return; }
-      this.games[m.game] = result.view;
-      this._seqs[m.game] = m.seq;
-    } else {
-      this._setStale();
-      return;
-    }
-    this._setStale();
-    this._emit("change", { game: m.game });
-  }
-}
 
 const shown = new Map();          // game -> what its cards show now: "status|home|away"
 const clocks = new Map();         // game -> {running, remaining, at, socket}
@@ -141,7 +109,7 @@ function connection(sockets) {
 }
 
 function follow(events) {
-  const sockets = events.map((e) => new LiveEvent(e));
+  const sockets = events.map((event) => new LiveGames({ event }));
   for (const s of sockets) {
     s.addEventListener("change", (ev) => {
       const game = ev.detail?.game;

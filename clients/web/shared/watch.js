@@ -26,7 +26,8 @@
 // "snapshot" ({reset, reason, recent, resync}), "delta" ({seq, notices, catchUp}), "roster"
 // (the game's registered names, numbers and colours), "resync" ({path, reason}), "stale",
 // "connection" ("open" / "closed"), "presence" (the officials' devices), "error" (an error
-// frame). LiveArena follows every game of an arena instead (the handheld's game picker).
+// frame). LiveGames follows every game of an arena or of an event instead (LiveArena: the
+// handheld's game picker; the public pages follow an event).
 //
 // Names: the service sends the game's roster as a whole document (a `roster` frame, after
 // every snapshot and whenever a registration changes it); each replaces the one before.
@@ -47,8 +48,8 @@ const BACKOFF_MIN = 250, BACKOFF_MAX = 8000;
  * frame, or the browser going offline) it reconnects with exponential backoff. It
  * estimates the server's clock from heartbeats and pongs, and answers `auth_required`
  * with `options.token` if it has one. What to follow, and what to do with the game's
- * frames, is a subclass's: LiveGame (one game, resumed) and LiveArena (every game of an
- * arena).
+ * frames, is a subclass's: LiveGame (one game, resumed) and LiveGames (every game of an
+ * arena or an event).
  */
 export class WatchSocket extends EventTarget {
   /**
@@ -437,18 +438,23 @@ export class LiveGame extends WatchSocket {
  * after a drop, a gap or a patch that can't be applied, the reconnection brings a fresh
  * snapshot of every game.
  */
-export class LiveArena extends WatchSocket {
-  constructor(arena, options = {}) {
+/**
+ * Every game of a topic on one socket: an arena (`{arena}`, the handheld's game picker) or a
+ * tournament event (`{event}`, the public pages): a snapshot of each game, then its deltas in
+ * seq order; a gap or a patch that can't be applied drops the socket for fresh snapshots.
+ */
+export class LiveGames extends WatchSocket {
+  constructor(topic, options = {}) {
     super(options);
-    this.arena = arena;
+    this.topic = topic;
     this.games = {};
     this.rosters = {};         // each game's roster (a `roster` frame), by game id
     this._seqs = {};
   }
 
-  _query() { return new URLSearchParams({ arena: this.arena }); }
+  _query() { return new URLSearchParams(this.topic); }
 
-  _subscription() { return { arena: this.arena }; }
+  _subscription() { return { ...this.topic }; }
 
   _handle(m) {
     if (m.type === "roster" && typeof m.game === "string") {
@@ -467,5 +473,13 @@ export class LiveArena extends WatchSocket {
     }
     this._setStale();
     this._emit("change", { game: m.game });
+  }
+}
+
+/** Every game of an arena (the handheld's game picker). */
+export class LiveArena extends LiveGames {
+  constructor(arena, options = {}) {
+    super({ arena }, options);
+    this.arena = arena;
   }
 }
