@@ -108,6 +108,11 @@ class Face:
     def tournament(self, event: str) -> Tournament | None:
         return self.tournaments.by_id.get(event)
 
+    def private(self, event: str) -> bool:
+        """Whether the committee keeps ``event`` off the public pages (``event.setup``'s ``private``)."""
+        t = self.tournaments.by_id.get(event)
+        return t is not None and t.private
+
     def tournaments_all(self) -> list[Tournament]:
         return [self.tournaments.by_id[k] for k in sorted(self.tournaments.by_id)]
 

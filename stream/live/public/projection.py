@@ -29,12 +29,6 @@ def readable(ident: str) -> str:
     return " ".join(w.capitalize() for w in ident.replace("_", "-").split("-") if w) or ident
 
 
-def private(engine: Engine, event: str) -> bool:
-    """Whether the committee keeps ``event`` off the public pages."""
-    t = engine.tournament(event)
-    return t is not None and t.private
-
-
 def timezone(t: Tournament | None) -> str:
     return (t.timezone if t is not None else None) or UTC
 
@@ -51,7 +45,7 @@ class Public:
     def shown(self, game: str) -> bool:
         """A game is public once set up, unless its event is private."""
         event = self.engine.event_of(game)
-        return self.by_game.get(game) is not None and not (event and private(self.engine, event))
+        return self.by_game.get(game) is not None and not (event and self.engine.private(event))
 
     def views(self) -> list[GameView]:
         return [v for gid, v in self.by_game.items() if v is not None and self.shown(gid)]
@@ -59,7 +53,7 @@ class Public:
     def events(self) -> list[str]:
         """Every public event: each set-up tournament not kept private, and the event of each
         public game (a Club game's event need not be set up)."""
-        out = {t.id for t in self.engine.tournaments_all() if not private(self.engine, t.id)}
+        out = {t.id for t in self.engine.tournaments_all() if not self.engine.private(t.id)}
         out.update(v.event for v in self.views())
         return sorted(out)
 
@@ -151,7 +145,7 @@ class Public:
         entry = self.engine.team(team)
         cards = [c for c in self.cards(self.views()) if team in (c.home.team, c.away.team)]
         in_public = any(team in (t.teams or []) for t in self.engine.tournaments_all()
-                        if not private(self.engine, t.id))
+                        if not self.engine.private(t.id))
         if entry is None and not cards:
             return None
         if not cards and not in_public:

@@ -110,13 +110,6 @@ def may_watch_event(svc: Service, event: str, claims: auth.Claims | None) -> pr.
     return None
 
 
-def _private(svc: Service, event: str) -> bool:
-    """An event the committee keeps off the public pages: a viewer with no token can't follow
-    it whole (its games' displays are watched as before)."""
-    t = svc.hub.engine.tournament(event)
-    return t is not None and t.private
-
-
 #: How long a resume from a ``seq`` this node has not shown yet waits for it (a viewer that
 #: moved from a node a few events ahead) before the documented reset; and how far ahead it
 #: may be (a game makes a few hundred events an hour: a node further behind than this is not
@@ -152,7 +145,7 @@ def subscribe(svc: Service, w: Watcher, sub: pr.Subscribe,
     if (refused := _out_of_scope(svc, sub, claims)) is not None:
         return refused
     engine, feeds = svc.hub.engine, svc.hub.feeds
-    if sub.arena is None and sub.event is not None and claims is None and _private(svc, sub.event):
+    if sub.arena is None and sub.event is not None and claims is None and engine.private(sub.event):
         return None   # as an event never set up: nothing comes (docs/public.md, "What is public")
     if sub.arena is not None or sub.event is not None:
         if sub.arena is not None:
