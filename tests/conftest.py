@@ -16,6 +16,7 @@ import faulthandler
 import gc
 import inspect
 import os
+import secrets
 import sys
 import threading
 from collections.abc import Callable, Generator, Iterator, Mapping
@@ -24,7 +25,7 @@ from typing import TextIO
 import pytest
 
 from stream.live.ops.loops import default_loop
-from stream.tools.harness import Processes, SentinelGroup, Viewer
+from stream.tools.harness import EtcdCluster, Processes, SentinelGroup, Viewer
 
 
 def pytest_asyncio_loop_factories(config: pytest.Config, item: pytest.Item
@@ -104,20 +105,26 @@ def _dump_and_cancel(out: TextIO) -> None:
 
 _REDIS_FIXTURES = {"redis_url", "redis_server", "sentinel_group", "redis"}
 _REDIS_STARTS = ("RedisServer(", "SentinelGroup(", "redis_url", "sentinel_group")
+_ETCD_FIXTURES = {"etcd_cluster", "etcd_url"}
+_ETCD_STARTS = ("EtcdCluster(", "etcd_cluster", "etcd_url")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         parts = item.path.parts
+        fixtures = set(getattr(item, "fixturenames", ()))
         if "browser" in parts:
             item.add_marker(pytest.mark.browser)
         if "proof" in parts:
             item.add_marker(pytest.mark.proof)
-        if _REDIS_FIXTURES & set(getattr(item, "fixturenames", ())) or _starts_redis(item):
+        if _REDIS_FIXTURES & fixtures or _starts(item, _REDIS_STARTS):
             item.add_marker(pytest.mark.redis)
+        if _ETCD_FIXTURES & fixtures or _starts(item, _ETCD_STARTS):
+            item.add_marker(pytest.mark.etcd)
 
 
-def _starts_redis(item: pytest.Item) -> bool:
+def _starts(item: pytest.Item, needles: tuple[str, ...]) -> bool:
+    """Whether the test's own source names one of ``needles`` (a server it starts itself)."""
     function = getattr(item, "function", None)
     if function is None:
         return False
@@ -125,7 +132,7 @@ def _starts_redis(item: pytest.Item) -> bool:
         source = inspect.getsource(function)
     except (OSError, TypeError):
         return False
-    return any(s in source for s in _REDIS_STARTS)
+    return any(s in source for s in needles)
 
 
 @pytest.fixture(scope="module")
@@ -137,6 +144,25 @@ def sentinel_group(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sentine
         group = SentinelGroup(work, group=processes)
         group.start()
         yield group
+
+
+@pytest.fixture(scope="module")
+def etcd_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EtcdCluster]:
+    """Three etcd members (real processes, the production settings, fsync on) for the
+    module, ended when it is done, the followers first."""
+    work = tmp_path_factory.mktemp("etcd")
+    with Processes(work) as processes:
+        cluster = EtcdCluster(work, group=processes)
+        cluster.start()
+        yield cluster
+        cluster.stop()
+
+
+@pytest.fixture
+def etcd_url(etcd_cluster: EtcdCluster) -> str:
+    """The store's URL on the module's cluster, under a key prefix of this test's own
+    (``etcd://127.0.0.1:P1,…/t-<hex>/``): tests sharing the cluster share no key."""
+    return etcd_cluster.url(f"t-{secrets.token_hex(6)}/")
 
 
 @pytest.fixture(autouse=True)

@@ -1,13 +1,15 @@
-"""The harness: service and ``redis-server`` processes on loopback, and the clients
-the tests and the benchmarks drive them with.
+"""The harness: service, ``redis-server`` and ``etcd`` processes on loopback, and the
+clients the tests and the benchmarks drive them with.
 
 Processes (``processes``, ``cluster``): ``ServiceProcess`` (``arena-stream serve``
 with a port, a data directory, its admin token, extra flags and environment;
 ``start``, ``kill9``, ``stop``, ``restart``), ``RedisProcess`` (AOF, ``appendfsync
 always``; a replica if asked), ``SentinelGroup`` (``sentinel``: a primary, a replica and
-three Sentinels), ``start_service`` / ``start_redis``, ``Cluster`` (nodes on one Redis),
-a plain ``Process`` and a ``Processes`` group that ends every member. Each is bounded:
-a deadline on every wait, and it dies with the thread that started it.
+three Sentinels), ``EtcdCluster`` (``etcd``: three etcd members, and the faults and the
+operator's steps on them: kill, restart, pause, replace), ``start_service`` /
+``start_redis``, ``Cluster`` (nodes on one Redis), a plain ``Process`` and a ``Processes``
+group that ends every member. Each is bounded: a deadline on every wait, and it dies with
+the thread that started it.
 
 Clients (``clients``, ``viewers``, ``workers``): ``Viewer`` (one watch socket that
 keeps its frames), ``TimedViewer`` (a Sans-I/O viewer stamping frames as they
@@ -24,6 +26,7 @@ for what viewers got.
 from ..device_client import Device, DeviceError
 from .clients import GAME, Burst, DevicePool, EventStream, Viewer, setup_game, wait_for_game
 from .cluster import Cluster
+from .etcd import EtcdCluster, EtcdError, EtcdMember
 from .failover import LogTally, Officials, ResumingViewer, game_log, node_hashes, replay_hash, tally
 from .measure import (
     ack_buckets,
@@ -57,7 +60,8 @@ from .viewers import CaughtUp, TimedViewer, open_viewers, stdin_lines
 from .workers import LineWorkers, LoadResult, ViewerWorkers, analyse, workers_for
 
 __all__ = [
-    "GAME", "HOST", "Burst", "CaughtUp", "Cluster", "Device", "DeviceError", "DevicePool", "EventStream",
+    "GAME", "HOST", "Burst", "CaughtUp", "Cluster", "Device", "DeviceError", "DevicePool", "EtcdCluster",
+    "EtcdError", "EtcdMember", "EventStream",
     "LineWorkers", "LoadResult", "LogTally", "Officials", "Process", "Processes", "RedisProcess",
     "ResumingViewer", "Sampler", "SentinelGroup", "SentinelProcess", "ServiceProcess", "SlowSecond",
     "TimedViewer", "Viewer",
