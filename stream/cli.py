@@ -156,9 +156,22 @@ def main(argv: list[str] | None = None) -> int:
     s.add_argument("--host", default="127.0.0.1")
     s.add_argument("--port", type=int, default=8080)
     s.add_argument("--store", default="sqlite",
-                   help="sqlite (default); a redis:// URL (redis://[:password@]host:6379/0); or, "
-                        "through Sentinel, redis+sentinel://[:password@]host:port[,host:port...]/"
+                   help="sqlite (default); for several nodes, etcd://[user:password@]host:port"
+                        "[,host:port...]/PREFIX (the etcd members' client addresses, and the key "
+                        "prefix; etcds:// for TLS); or a redis:// URL (redis://[:password@]host:6379/0)"
+                        " or, through Sentinel, redis+sentinel://[:password@]host:port[,host:port...]/"
                         "SERVICE[?db=N] (the Sentinels, and the name they monitor the primary by)")
+    s.add_argument("--etcd-deadline-ms", type=int, default=Config().etcd_deadline_ms, metavar="MS",
+                   help="each call to an etcd member waits this long, then the next member is asked "
+                        "(default %(default)s: about half etcd's election timeout)")
+    s.add_argument("--etcd-budget-ms", type=int, default=Config().etcd_budget_ms, metavar="MS",
+                   help="a call's whole time across the members (default %(default)s); past it an "
+                        "event is answered 'unknown' (send it again) or 'not stored'")
+    s.add_argument("--etcd-ca", default="", metavar="PEM",
+                   help="etcds://: the CA that signed the members' certificates")
+    s.add_argument("--etcd-cert", default="", metavar="PEM",
+                   help="etcds://: this node's client certificate (with --etcd-key)")
+    s.add_argument("--etcd-key", default="", metavar="PEM", help="etcds://: its private key")
     s.add_argument("--redis-replicas", type=int, default=None, metavar="N",
                    help="acknowledge an event only once N Redis replicas confirm it too, and every "
                         "replica the primary has online if more (WAITAOF 1 N on Redis 7.2+, else "
@@ -188,7 +201,7 @@ def main(argv: list[str] | None = None) -> int:
                    help="events each device may send in a burst (default %(default)s)")
     demo = s.add_mutually_exclusive_group()
     demo.add_argument("--demo", action="store_true",
-                      help="play the demo game: the default on SQLite; on a Redis store (shared by "
+                      help="play the demo game: the default on SQLite; on etcd or Redis (shared by "
                            "every node) the demo is off unless asked for, on one node")
     demo.add_argument("--no-demo", action="store_true", help="don't play the demo game")
     s.add_argument("--demo-speed", type=float, default=demo_script.DEFAULT_SPEED, metavar="X",

@@ -33,7 +33,7 @@ log = logging.getLogger("arena_stream.serve")
 
 def demo_wanted(args: argparse.Namespace) -> bool:
     """Whether to play the demo game: on SQLite unless ``--no-demo``; on a shared store
-    (Redis) only with ``--demo``, since every node started on it would play one into the
+    (etcd, Redis) only with ``--demo``, since every node started on it would play one into the
     one log its viewers all see."""
     if args.demo or args.no_demo:
         return bool(args.demo)
@@ -46,7 +46,9 @@ def config_from(args: argparse.Namespace) -> Config:
                   unsafe_store=args.unsafe_store, device_rate=args.device_rate,
                   device_burst=args.device_burst, heartbeat=args.heartbeat,
                   sqlite_synchronous=args.sqlite_synchronous, redis_replicas=args.redis_replicas,
-                  redis_wait_ms=args.redis_wait_ms, freeze_heap=True, public_url=args.public_url,
+                  redis_wait_ms=args.redis_wait_ms, etcd_deadline_ms=args.etcd_deadline_ms,
+                  etcd_budget_ms=args.etcd_budget_ms, etcd_ca=args.etcd_ca, etcd_cert=args.etcd_cert,
+                  etcd_key=args.etcd_key, freeze_heap=True, public_url=args.public_url,
                   public_pages=args.public_pages)
 
 

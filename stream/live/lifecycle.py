@@ -45,8 +45,17 @@ def make_store(config: Config) -> Store:
                 raise StartupRefused(f"the store's Sentinel URL: {err}") from None
         return RedisStore(config.store, unsafe=config.unsafe_store, replicas=config.redis_replicas,
                           wait_ms=config.redis_wait_ms)
-    raise StartupRefused(f"unknown store {config.store!r}: use sqlite, a redis:// or a "
-                         "redis+sentinel:// URL")
+    if config.store.startswith(("etcd://", "etcds://")):
+        from ..store.etcd import EtcdStore
+
+        try:
+            return EtcdStore(config.store, deadline=config.etcd_deadline_ms / 1000,
+                             budget=config.etcd_budget_ms / 1000, ca=config.etcd_ca or None,
+                             cert=config.etcd_cert or None, key=config.etcd_key or None)
+        except ValueError as err:
+            raise StartupRefused(f"the store's etcd URL: {err}") from None
+    raise StartupRefused(f"unknown store {config.store!r}: use sqlite, an etcd:// URL, a redis:// "
+                         "or a redis+sentinel:// URL")
 
 
 async def revocations(svc: Service, every: float = 2.0) -> None:

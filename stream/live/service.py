@@ -16,7 +16,7 @@ from .broadcast.pings import Pings
 from .hub.feeds import Frames
 from .hub.hub import Hub
 from .ops.config import Config
-from .ops.metrics import Metrics
+from .ops.metrics import Metrics, StoreCluster
 from .wire import auth
 from .wire import protocol as pr
 
@@ -72,6 +72,7 @@ class Service:
         # The sockets open with each token (by its jti): each leaves when it closes (``untrack``).
         self.by_jti: dict[str, set[Socket]] = {}
         self.device_sockets: Counter[str] = Counter()
+        self.metrics.registry.register(StoreCluster(store.status))
         store.on_commit = self.metrics.commit_seconds.observe
         store.on_durable = self.metrics.durable_seconds.observe
         self.metrics.commits.set_function(lambda: hub.store.stats().commits)

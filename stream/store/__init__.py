@@ -27,6 +27,8 @@ The log is the truth; the service's state is a fold over it. Every backend
 * ``record_token(claims_json, at, by)`` / ``tokens()``: the tokens issued (their claims,
   when and by whom; never the token itself), in the order issued.
 * ``stats()``: what it has committed since it was opened (transactions, records).
+* ``status()``: a store on a cluster (etcd): the member in use, the leader, the Raft term
+  and the recent commit time, as last found; None on one machine.
 * ``on_commit(seconds)``, ``on_durable(seconds)``: called, when set, with how long each
   transaction took alone (SQLite's ``COMMIT``, which is its fsync; a Redis batch's round
   trip, the AOF's fsync and the replicas' confirmation included), and how long each
@@ -114,6 +116,21 @@ class Hold(msgspec.Struct, frozen=True, kw_only=True):
     kind: str
     reason: str
     since: float
+
+
+class StoreStatus(msgspec.Struct, frozen=True, kw_only=True):
+    """A store on a cluster, as the node last found it (``GET /readyz``, ``/metrics``): the
+    member this node talks to, the cluster's leader as that member names it (None: no
+    leader, or no member answered), its Raft term, how many members the cluster has, and
+    the median time of this node's last transactions (seconds; None before the first)."""
+
+    kind: str
+    member: str
+    leader: str | None = None
+    raft_term: int | None = None
+    members: int | None = None
+    commit_seconds: float | None = None
+    checked_at: int | None = None  # ms, Unix time: when the member last answered
 
 
 class Accepted(msgspec.Struct, frozen=True, kw_only=True):
@@ -262,6 +279,10 @@ class Store(Log, Snapshots, Tokens, Blobs, HistoryControl):
     def readmit(self, game: str) -> None:
         """A store that never raises ``SeqTaken`` has nothing to do."""
         return
+
+    def status(self) -> StoreStatus | None:
+        """The cluster the store is on, as last found (None: a store on one machine)."""
+        return None
 
     @abc.abstractmethod
     async def open(self) -> None: ...

@@ -138,7 +138,7 @@ class RedisStore(Store):
         self.writer = Writer(self)
         self.history = History(prefix, _redacted(url))
         self.history.on_replaced = self._replaced
-        self.outage = Outage(_redacted(url))
+        self.outage = Outage(_redacted(url), what="Redis")
         self.replica_outage = Outage(_redacted(url), what="Redis replicas")
         self.loaded = False   # a fold has read the log (the first may read a history on hold)
 

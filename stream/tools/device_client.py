@@ -89,6 +89,11 @@ class Device:
         self._ws = ws
         self._reader = asyncio.create_task(self._read(ws), name="device-reader")
 
+    @property
+    def connected(self) -> bool:
+        """A socket is open and being read (``send_once`` may be called)."""
+        return self._ws is not None and self._reader is not None and not self._reader.done()
+
     async def close(self) -> None:
         await self._drop()
 

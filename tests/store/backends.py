@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 
 from stream.store import Record, Store
+from stream.store.etcd import EtcdStore
 from stream.store.redis import RedisStore
 from stream.store.sqlite import SqliteStore
 from stream.tools.harness import SentinelGroup
@@ -97,3 +98,18 @@ class SentinelBackend(RedisBackend):
         self.group = sentinel_group
         self.url = sentinel_group.url
         self.prefix = f"s{uuid.uuid4().hex[:8]}:"
+
+
+class EtcdBackend(Backend):
+    """A real three-member etcd cluster (``etcd_cluster``, started from Debian's package for
+    the module), each test under a key prefix of its own."""
+
+    @pytest.fixture(autouse=True)
+    def _cluster(self, etcd_url: str) -> None:
+        self.url = etcd_url
+
+    def beyond(self, position: str) -> str:
+        return str(int(position) + 1)
+
+    def unopened(self) -> Store:
+        return EtcdStore(self.url)

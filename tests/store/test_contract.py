@@ -18,13 +18,23 @@ import pytest
 import redis.asyncio as aioredis
 
 from stream.errors import NotStored, StartupRefused
-from stream.store import START, DuplicateKey, SeqTaken, Store, StoreStats, TokenRecord
+from stream.store import (
+    START,
+    DuplicateKey,
+    Followable,
+    Record,
+    SeqTaken,
+    Store,
+    StoreStats,
+    TokenRecord,
+    entry_key,
+)
 from stream.store.redis import RedisStore
 from stream.store.sqlite import SqliteStore
 from stream.tools.harness import HOST
 
 from ..redis_server import RedisServer
-from .backends import Backend, RedisBackend, SentinelBackend, SqliteBackend, rec, row
+from .backends import Backend, EtcdBackend, RedisBackend, SentinelBackend, SqliteBackend, rec, row
 
 
 class StoreContract(Backend):
@@ -273,23 +283,12 @@ class TestSqliteStore(SqliteBackend, StoreContract):
         assert [r.seq for r in await store.records()] == [1, 2]
 
 
-# ----------------------------------------------------------------------- Redis
-
-
-class TestRedisStore(RedisBackend, StoreContract):
-    async def test_pipelined_appends_share_a_round_trip(self, store: Store) -> None:
-        """Appends of different games share a pipelined batch (one AOF fsync for many);
-        a game's appends go one batch after another, in order."""
-        assert isinstance(store, RedisStore)
-        records = [rec(n, game=f"g{n % 10}", seq=n // 10 + 1) for n in range(300)]
-        await asyncio.gather(*(store.append(r) for r in records))
-        stats = store.stats()
-        assert stats.records == 300
-        assert stats.commits <= 40  # 30 per game, 10 games a batch
-        assert await store.game_records("g3") == [r for r in records if r.game == "g3"]
+class SharedLogContract(Backend):
+    """What a store several nodes share adds (``Followable``): a node's append built on one
+    the log refused never lands, and a node follows what the others append."""
 
     async def test_an_append_built_on_a_refused_one_never_lands(self, store: Store) -> None:
-        """Two nodes on one Redis. Node Y takes seq 2 and 3 of a game while node X has
+        """Two nodes on one log. Node Y takes seq 2 and 3 of a game while node X has
         already written its own seq 2: Y's 2 is refused, and Y's 3, built on Y's 2, must
         not land as the next after X's. After Y reloads, it appends again."""
         y = await self.open_store()
@@ -307,6 +306,61 @@ class TestRedisStore(RedisBackend, StoreContract):
             assert [r.client_id for r in await store.game_records("g1")] == ["e1", "x-2", "y-3"]
         finally:
             await y.close()
+
+    async def test_another_node_follows_every_append_in_order(self, store: Store) -> None:
+        """A second node's ``read_after`` waits for the first node's appends and gives each
+        once, in the log's order, and resumes from any position it gave."""
+        other = await self.open_store()
+        try:
+            assert isinstance(other, Followable) and isinstance(store, Followable)
+            assert await other.end() == START
+            assert await other.read_after(START, block_ms=200) == []
+            seen: list[tuple[str, Record]] = []
+
+            async def follow() -> None:
+                position = START
+                while len(seen) < 30:
+                    got = await other.read_after(position, block_ms=1000)
+                    seen.extend(got)
+                    position = got[-1][0] if got else position
+
+            follower = asyncio.create_task(follow())
+            records = [rec(n, game=f"g{n % 3}", seq=n // 3 + 1) for n in range(30)]
+            for r in records:
+                await store.append(r)
+            await asyncio.wait_for(follower, 20)
+            assert [r for _, r in seen] == records
+            positions = [p for p, _ in seen]
+            assert positions == sorted(positions, key=entry_key) and len(set(positions)) == 30
+            assert await other.end() == positions[-1]
+            middle = positions[9]
+            assert [r for _, r in await other.read_after(middle, block_ms=100)] == records[10:]
+            assert [r for _, r in await other.read_after(middle)] == records[10:]
+        finally:
+            await other.close()
+
+
+# ----------------------------------------------------------------------- etcd
+
+
+class TestEtcdStore(EtcdBackend, StoreContract, SharedLogContract):
+    """The contract on a real three-member cluster."""
+
+
+# ----------------------------------------------------------------------- Redis
+
+
+class TestRedisStore(RedisBackend, StoreContract, SharedLogContract):
+    async def test_pipelined_appends_share_a_round_trip(self, store: Store) -> None:
+        """Appends of different games share a pipelined batch (one AOF fsync for many);
+        a game's appends go one batch after another, in order."""
+        assert isinstance(store, RedisStore)
+        records = [rec(n, game=f"g{n % 10}", seq=n // 10 + 1) for n in range(300)]
+        await asyncio.gather(*(store.append(r) for r in records))
+        stats = store.stats()
+        assert stats.records == 300
+        assert stats.commits <= 40  # 30 per game, 10 games a batch
+        assert await store.game_records("g3") == [r for r in records if r.game == "g3"]
 
 
 async def test_redis_that_could_lose_acked_events_is_refused(tmp_path: Path) -> None:

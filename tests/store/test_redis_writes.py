@@ -195,7 +195,7 @@ async def test_reads_and_writes_answer_right_after_a_redis_restart(tmp_path: Pat
 
 def test_an_outage_is_said_once_then_every_30_s_and_when_it_ends(caplog: pytest.LogCaptureFixture) -> None:
     now = [100.0]
-    outage = Outage("redis://10.0.0.5:6379/0", clock=lambda: now[0])
+    outage = Outage("redis://10.0.0.5:6379/0", clock=lambda: now[0], what="Redis")
     with caplog.at_level(logging.INFO, logger="arena_stream.store"):
         for _ in range(60):  # a call failing every 0.5 s for 30 s
             outage.failed(ConnectionError("Error 111 connecting to 10.0.0.5:6379"))

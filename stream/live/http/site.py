@@ -22,13 +22,15 @@ async def healthz(request: web.Request) -> web.Response:
 async def readyz(request: web.Request) -> web.Response:
     """Ready once the log is loaded, while it is not being reloaded, while the store takes
     writes and while every task the node serves with runs (``reason``: why not: the store's
-    hold says what the operator can do; a stopped task, which one and its error)."""
+    hold says what the operator can do; a stopped task, which one and its error). On etcd,
+    ``store`` says which member the node talks to, the leader and the commit time."""
     svc = request.app[Service.KEY]
     hub = svc.hub
     hold = hub.store.hold
     reason = (svc.stopped if svc.stopped is not None else hold.reason if hold is not None
               else "loading the log" if not hub.ready else "reloading the log" if hub.recovering else None)
-    return send(api_types.Ready(ready=reason is None, reason=reason), 200 if reason is None else 503)
+    return send(api_types.Ready(ready=reason is None, reason=reason, store=hub.store.status()),
+                200 if reason is None else 503)
 
 
 async def metrics(request: web.Request) -> web.Response:

@@ -4,5 +4,5 @@ the garbage collector kept from stalling the loop (``heap.py``), crashes on purp
 where the proofs need them (``failpoints.py``), the wall clock in the log's unit
 (``wallclock.py``) and the event loop a node serves on (``loops.py``).
 
-Imports: wire; outside stream.live: stream.errors.
+Imports: wire; outside stream.live: stream.errors, stream.store.
 Imported by: app, broadcast, devices, http, hub, lifecycle, reports, service, viewers."""

@@ -17,7 +17,8 @@ class Config(msgspec.Struct, kw_only=True):
     data_dir: Path = Path("arena-data")
     host: str = "127.0.0.1"
     port: int = 8080
-    store: str = "sqlite"                  # or a redis:// or redis+sentinel:// URL
+    store: str = "sqlite"                  # or an etcd:// (etcds://) URL, or a redis:// or
+                                           # redis+sentinel:// URL
     origins: list[str] = []                # browser Origins allowed besides the service's own
     public_watch: bool = True              # viewers need no token (scoreboards, stream pages)
     public_pages: bool = True              # the tournament in public: /, /events/..., /teams/...
@@ -41,6 +42,13 @@ class Config(msgspec.Struct, kw_only=True):
     redis_replicas: int | None = None      # replicas that confirm a write before its ack (None: 1
                                            # through Sentinel, 0 on a redis:// URL)
     redis_wait_ms: int = 1000              # how long an ack waits for them
+    etcd_deadline_ms: int = 500            # each call to an etcd member (about half its election
+                                           # timeout); then the next member is asked
+    etcd_budget_ms: int = 3000             # a call's whole time across members; then a write is
+                                           # answered "unknown" and a read "not stored"
+    etcd_ca: str = ""                      # etcds://: the CA the members' certificates are checked
+    etcd_cert: str = ""                    # against, and the client certificate and key the node
+    etcd_key: str = ""                     # presents (PEM files)
     freeze_heap: bool = False              # gc.freeze after start-up and after crowds connect
                                            # (heap.py; `serve` sets it: it owns its process)
     public_url: str = ""                   # where users reach the service (https://arena.example);

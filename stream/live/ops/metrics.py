@@ -9,13 +9,14 @@ and the machine's CPU time stolen by its host and spent waiting on disks."""
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import ClassVar
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, ProcessCollector
-from prometheus_client.core import CounterMetricFamily
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
 
+from ...store import StoreStatus
 from .heap import pause_histogram
 from .stall import LagWindow, lag_histogram
 
@@ -68,6 +69,29 @@ class Metrics:
         self.loop_lag_window = LagWindow()
         r.register(self.loop_lag_window)
         self.gc_pauses = pause_histogram(r)
+
+
+class StoreCluster(Collector):
+    """The cluster a store is on, as the store last found it (``Store.status``): nothing on
+    SQLite. ``arena_store_member_info{member, leader}`` is 1 (leader "" while there is none);
+    ``arena_store_raft_term``, ``arena_store_members``."""
+
+    def __init__(self, status: Callable[[], StoreStatus | None]) -> None:
+        self.status = status
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        s = self.status()
+        if s is None:
+            return
+        info = GaugeMetricFamily("arena_store_member_info", "The store's member this node talks to, and "
+                                 "the leader it names", labels=["member", "leader"])
+        info.add_metric([s.member, s.leader or ""], 1)
+        yield info
+        if s.raft_term is not None:
+            yield GaugeMetricFamily("arena_store_raft_term", "The store cluster's Raft term, as its "
+                                    "member names it (it grows at every election)", value=s.raft_term)
+        if s.members is not None:
+            yield GaugeMetricFamily("arena_store_members", "The store cluster's members", value=s.members)
 
 
 class MachineCPU(Collector):

@@ -19,7 +19,7 @@ from ...rules.ledger import Obligation
 from ...rules.rosters import GameRoster, PlayerEntry, TeamEntry
 from ...rules.tournaments import Tournament
 from ...rules.view import GameView, HandicapView, Score
-from ...store import Accepted
+from ...store import Accepted, StoreStatus
 from . import auth
 from . import protocol as pr
 from .public_types import EventPage, Front, TeamPage
@@ -198,6 +198,8 @@ class Ready(msgspec.Struct, kw_only=True):
 
     ready: bool
     reason: str | None = None
+    #: On a store on a cluster (etcd): its member in use, leader, Raft term and commit time.
+    store: StoreStatus | None = None
 
 
 class AcceptRequest(msgspec.Struct, kw_only=True):

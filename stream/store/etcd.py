@@ -1,0 +1,532 @@
+"""The store on etcd (Raft), for several service nodes.
+
+etcd commits a write once a quorum of its members has it on disk: an ack here means
+that, and a leader change loses nothing acked (docs/reliability.md). Reached through
+``etcd_client.py`` (the JSON gateway, across the members, with deadlines).
+
+Layout (``p`` is the URL's prefix, ``arena/`` by default)::
+
+    {p}epoch                          this log's epoch, written once
+    {p}log/g/{game}/{seq:010}         a game's record (MessagePack ``Record``)
+    {p}log/t/{device}/{client_id}     a tournament's record (``event.setup``…: no game)
+    {p}id/{device}/{client_id}        the dedup key: the key of its record
+    {p}head                           rewritten by every append: its mod revision is the log's end
+    {p}snapshot                       the fold up to a position: (position, chunks, SHA-256)
+    {p}snapshot/{n}/{i:06}            … its chunks (etcd takes requests of 1.5 MiB at most)
+    {p}blob/{sha256}                  (content type, data): a file the log names
+    {p}token/{n}                      a token issued (MessagePack ``TokenRecord``), in order
+    {p}revoked/{jti}                  a revocation: when, by whom, why
+
+Names inside keys are percent-encoded, so a ``/`` in a game's name can't reach another's.
+
+**One transaction per append** (``_txn``): it compares that the dedup key and the
+record's own key do not exist and, for ``seq`` > 1, that the game's record ``seq - 1``
+does (optimistic concurrency: two nodes can't both take seq 7); then puts the record,
+its dedup key and the head. Else it reads the dedup key and the game's last record, to
+say why: ``DuplicateKey`` or ``SeqTaken``. Its revision is the record's **position**:
+etcd's revision is one total order across games, and a node follows the log from one.
+
+A game's appends go one after the other (a game's next is sent once the one before is
+answered); different games' go at once, and etcd's Raft batches what arrives together
+into one fsync on each member. After a refused ``seq`` the game's later appends fail at
+once (``SeqTaken``), until ``readmit`` or ``reset_after_failure``: they were built on
+the refused one. After a write whose fate is not known (``WriteUnknown``) every append
+fails at once until ``reset_after_failure``: nothing is built on it.
+
+**A resend is harmless.** The client sends a transaction again, to the next member, when
+one is not answered (``etcd_client.Gateway``): if the first was committed, the resend
+finds its own dedup key holding the very same record, and that is the ack.
+
+**Following** (``read_after``): a watch on ``{p}log/`` from a revision, one stream on the
+member in use, resumed from the revision after the last one it delivered when it ends,
+or when the log's end (a linearizable read) is seen ahead of it for a whole wait.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import itertools
+import logging
+import secrets
+import statistics
+import time
+from collections import deque
+from collections.abc import Iterable
+from typing import Any
+from urllib.parse import quote
+
+import msgspec
+
+from ..errors import NotStored, StartupRefused, WriteUnknown
+from ..tasks import stop
+from . import START, DuplicateKey, FoldRow, Record, SeqTaken, Store, StoreStats, StoreStatus, TokenRecord
+from .etcd_client import (
+    KV,
+    EtcdRefused,
+    Gateway,
+    Unanswered,
+    created,
+    exists,
+    get_op,
+    kvs,
+    parse_url,
+    prefix_end,
+    put_op,
+    redacted,
+    responses,
+    revision,
+    unb64,
+)
+from .outage import Outage
+
+__all__ = ["CHUNK", "EtcdStore"]
+
+log = logging.getLogger("arena_stream.store")
+
+_enc = msgspec.msgpack.Encoder()
+_dec = msgspec.msgpack.Decoder(Record)
+_dec_token = msgspec.msgpack.Decoder(TokenRecord)
+PAGE = 2000
+CHUNK = 512 * 1024   # a snapshot's chunk: well under etcd's 1.5 MiB request
+TAIL = 20_000        # entries the follower's watch holds ahead of the follower, at most
+
+
+class _FoldFields(msgspec.Struct):
+    game: str | None
+    seq: int | None
+    device: str
+    client_id: str
+    digest: bytes
+    body: bytes
+
+
+_dec_fold = msgspec.msgpack.Decoder(_FoldFields)
+
+
+class _Snapshot(msgspec.Struct, array_like=True):
+    position: str
+    generation: str
+    chunks: int
+    sha256: bytes
+
+
+def _name(text: str) -> bytes:
+    return quote(text, safe="").encode()
+
+
+def _position(position: str) -> int:
+    """A position of this log (an etcd revision; ``START`` is 0); LookupError otherwise."""
+    if position == START:
+        return 0
+    if not position.isdigit():
+        raise LookupError(f"{position!r} is not a position of this log")
+    return int(position)
+
+
+class EtcdStore(Store):
+    def __init__(self, url: str, *, deadline: float = 0.5, budget: float = 3.0,
+                 ca: str | None = None, cert: str | None = None, key: str | None = None) -> None:
+        parsed = parse_url(url)
+        self.url = url
+        self.where = redacted(url)
+        self.p = parsed.prefix.encode()
+        self.outage = Outage(self.where, what="etcd")
+        self.gateway = Gateway(parsed.members, tls=parsed.tls, user=parsed.user,
+                               password=parsed.password, deadline=deadline, budget=budget,
+                               ca=ca, cert=cert, key=key, on_failure=self.outage.failed)
+        self.epoch = ""
+        self._locks: dict[str, asyncio.Lock] = {}
+        self._inflight = 0
+        self._idle = asyncio.Event()
+        self._idle.set()
+        self.stale: set[str] = set()
+        self.failed: str | None = None
+        self._commits = 0
+        self._records = 0
+        self._open = False
+        self.tail = _Tail(self)
+        self._status = StoreStatus(kind="etcd", member=self.gateway.address)
+        self._status_task: asyncio.Task[None] | None = None
+        self._recent: deque[float] = deque(maxlen=64)  # the last transactions' times (s)
+
+    # ------------------------------------------------------------- lifecycle
+
+    def stats(self) -> StoreStats:
+        return StoreStats(commits=self._commits, records=self._records)
+
+    async def open(self) -> None:
+        await self.gateway.open()
+        try:
+            epoch = self.p + b"epoch"
+            reply = await self.gateway.txn([created(epoch)], [put_op(epoch, secrets.token_hex(6).encode())],
+                                           [get_op(epoch)])
+            got = kvs(await self.gateway.range(epoch) if reply.get("succeeded") else responses(reply)[0])
+        except EtcdRefused as err:
+            await self.gateway.close()
+            raise StartupRefused(f"etcd at {self.where} refused the store: {err.detail}") from None
+        except NotStored as err:
+            await self.gateway.close()
+            raise NotStored(f"etcd at {self.where} is not reachable: {err.detail}") from None
+        self.outage.ok()
+        self.epoch = got[0].value.decode()
+        self._open = True
+        self._status_task = asyncio.create_task(self._follow_status(), name="etcd-status")
+
+    async def close(self) -> None:
+        self._open = False
+        if self._status_task is not None:
+            await stop([self._status_task])
+            self._status_task = None
+        await self.tail.stop()
+        await self.gateway.close()
+
+    async def _answer(self, call: Any) -> Any:
+        """An awaited call to etcd, its outage said once it answers again."""
+        reply = await call
+        self.outage.ok()
+        return reply
+
+    def status(self) -> StoreStatus:
+        median = statistics.median(self._recent) if self._recent else None
+        return msgspec.structs.replace(self._status, member=self.gateway.address, commit_seconds=median)
+
+    async def _follow_status(self, every: float = 1.0) -> None:
+        """Every ``every`` seconds: the member in use's status (its leader, the Raft term) and,
+        when the leader is one this node has not placed yet, the cluster's members."""
+        names: dict[str, str] = {}
+        while True:
+            with contextlib.suppress(NotStored):
+                s = await self.gateway.status()
+                leader = str(s.get("leader", "0"))
+                if leader != "0" and leader not in names:
+                    listed = await self.gateway.call("/v3/cluster/member/list", {})
+                    names = {str(m.get("ID")): (m.get("clientURLs") or [m.get("name", "?")])[0]
+                             for m in listed.get("members", ())}
+                self._status = StoreStatus(
+                    kind="etcd", member=self.gateway.address,
+                    leader=names.get(leader, "").removeprefix("http://").removeprefix("https://") or None,
+                    raft_term=int(s.get("raftTerm", 0)), members=len(names) or None,
+                    checked_at=time.time_ns() // 1_000_000)
+            await asyncio.sleep(every)
+
+    # ----------------------------------------------------------------- keys
+
+    def _record_key(self, r: Record) -> bytes:
+        if r.game is not None:
+            return self.p + b"log/g/" + _name(r.game) + b"/" + b"%010d" % (r.seq or 0)
+        return self.p + b"log/t/" + _name(r.device) + b"/" + _name(r.client_id)
+
+    def _game_prefix(self, game: str) -> bytes:
+        return self.p + b"log/g/" + _name(game) + b"/"
+
+    def _id_key(self, device: str, client_id: str) -> bytes:
+        return self.p + b"id/" + _name(device) + b"/" + _name(client_id)
+
+    # ----------------------------------------------------------------- writes
+
+    async def append(self, record: Record) -> None:
+        t = time.perf_counter()
+        if not self._open:
+            raise NotStored("the store is closed")
+        game = record.game
+        self._inflight += 1
+        self._idle.clear()
+        try:
+            lock = self._locks.setdefault(game, asyncio.Lock()) if game is not None else None
+            async with lock if lock is not None else contextlib.nullcontext():
+                if self.failed is not None:
+                    raise NotStored(f"not sent: an earlier write failed ({self.failed}); send it again")
+                if game is not None and game in self.stale:
+                    raise SeqTaken(-1)
+                await self._txn(record)
+        finally:
+            self._inflight -= 1
+            if self._inflight == 0:
+                self._idle.set()
+        if self.on_durable is not None:
+            self.on_durable(time.perf_counter() - t)
+
+    async def _txn(self, r: Record) -> None:
+        key, id_key, game = self._record_key(r), self._id_key(r.device, r.client_id), r.game
+        compare = [created(id_key), created(key)]
+        if game is not None and (r.seq or 0) > 1:
+            compare.append(exists(self._game_prefix(game) + b"%010d" % ((r.seq or 0) - 1)))
+        failure = [get_op(id_key)]
+        if game is not None:
+            prefix = self._game_prefix(game)
+            failure.append(get_op(prefix, prefix_end(prefix), limit=1, descend=True))
+        sent = time.perf_counter()
+        try:
+            reply, resent = await self.gateway.txn_resent(
+                compare, [put_op(key, _enc.encode(r)), put_op(id_key, key), put_op(self.p + b"head", b"")],
+                failure)
+        except Unanswered as err:
+            self.failed = "not known"
+            raise WriteUnknown(f"{err.detail}; send the same event again with the same id") from None
+        except NotStored:
+            self.failed = "not stored"
+            raise
+        took = time.perf_counter() - sent
+        self.outage.ok()
+        if reply.get("succeeded"):
+            self._committed(took)
+            return
+        found = responses(reply)
+        known = kvs(found[0])
+        if known:
+            existing = await self._existing(known[0].value)
+            if resent and existing == r:  # this node's own write, answered the second time
+                self._committed(took)
+                return
+            if game is not None and (existing.game, existing.seq, existing.body) != (r.game, r.seq, r.body):
+                self.stale.add(game)  # what this node built after it is built on another record
+            raise DuplicateKey(existing)
+        if game is None:  # pragma: no cover - only a dedup key can refuse a tournament's record
+            raise NotStored("etcd refused the record")
+        last = kvs(found[1])
+        current = int(last[0].key.rpartition(b"/")[2]) if last else 0
+        self.stale.add(game)
+        raise SeqTaken(current)
+
+    def _committed(self, took: float) -> None:
+        self._recent.append(took)
+        self._commits += 1
+        self._records += 1
+        if self.on_commit is not None:
+            self.on_commit(took)
+
+    async def _existing(self, record_key: bytes) -> Record:
+        got = kvs(await self._answer(self.gateway.range(record_key)))
+        if not got:
+            raise NotStored("the dedup key's record is missing")
+        return _dec.decode(got[0].value)
+
+    def readmit(self, game: str) -> None:
+        self.stale.discard(game)
+
+    async def reset_after_failure(self) -> None:
+        """Once every append in flight has been answered, take appends again."""
+        await self._idle.wait()
+        self.stale.clear()
+        self.failed = None
+
+    async def _put(self, key: bytes, value: bytes) -> None:
+        try:
+            await self._answer(self.gateway.put(key, value))
+        except Unanswered as err:
+            raise NotStored(err.detail) from None
+
+    async def revoke(self, jti: str, at: int, by: str, reason: str) -> None:
+        key = self.p + b"revoked/" + _name(jti)
+        value = msgspec.json.encode({"at": at, "by": by, "reason": reason})
+        try:
+            await self._answer(self.gateway.txn([created(key)], [put_op(key, value)], []))
+        except Unanswered as err:
+            raise NotStored(err.detail) from None
+
+    async def revoked(self) -> set[str]:
+        prefix = self.p + b"revoked/"
+        return {kv.key[len(prefix):].decode() for kv in await self._range(prefix, keys_only=True)}
+
+    async def put_blob(self, digest: str, content_type: str, data: bytes) -> None:
+        await self._put(self.p + b"blob/" + _name(digest), _enc.encode((content_type, data)))
+
+    async def get_blob(self, digest: str) -> tuple[str, bytes] | None:
+        got = kvs(await self._answer(self.gateway.range(self.p + b"blob/" + _name(digest))))
+        if not got:
+            return None
+        kind, data = msgspec.msgpack.decode(got[0].value, type=tuple[str, bytes])
+        return kind, data
+
+    async def record_token(self, claims_json: bytes, at: int, by: str) -> None:
+        key = self.p + b"token/" + f"{time.time_ns():020d}-{secrets.token_hex(4)}".encode()
+        await self._put(key, _enc.encode(TokenRecord(claims=claims_json, at=at, by=by)))
+
+    async def tokens(self) -> list[TokenRecord]:
+        got = await self._range(self.p + b"token/")
+        return [_dec_token.decode(kv.value) for kv in sorted(got, key=lambda kv: kv.mod_revision)]
+
+    # ------------------------------------------------------------------ reads
+
+    async def _range(self, prefix: bytes, start: bytes | None = None, *, keys_only: bool = False,
+                     min_mod_revision: int = 0) -> list[KV]:
+        """Every key under ``prefix`` (from ``start``), read page by page at one revision."""
+        end = prefix_end(prefix)
+        key = start or prefix
+        at = 0
+        out: list[KV] = []
+        while True:
+            reply = await self._answer(self.gateway.range(
+                key, end, limit=PAGE, revision=at, keys_only=keys_only, min_mod_revision=min_mod_revision))
+            at = at or revision(reply)
+            page = kvs(reply)
+            out.extend(page)
+            if not reply.get("more") or not page:
+                return out
+            key = page[-1].key + b"\x00"
+
+    async def log_after(self, after: int = 0) -> list[KV]:
+        """The log's entries after revision ``after``, in the log's order."""
+        got = await self._range(self.p + b"log/", min_mod_revision=after + 1 if after else 0)
+        got.sort(key=lambda kv: kv.mod_revision)
+        return got
+
+    async def records(self) -> list[Record]:
+        return [_dec.decode(kv.value) for kv in await self.log_after()]
+
+    async def game_records(self, game: str, after_seq: int = 0) -> list[Record]:
+        prefix = self._game_prefix(game)
+        got = await self._range(prefix, prefix + b"%010d" % (after_seq + 1))
+        return [_dec.decode(kv.value) for kv in got]
+
+    async def end(self) -> str:
+        got = kvs(await self._answer(self.gateway.range(self.p + b"head")))
+        return str(got[0].mod_revision) if got else START
+
+    async def rows_after(self, position: str) -> tuple[str, list[FoldRow]]:
+        after = _position(position)
+        end = await self.end()
+        if after > _position(end):
+            raise LookupError(f"position {position} is beyond the end of the log")
+        out: list[FoldRow] = []
+        last = position
+        for kv in await self.log_after(after):
+            r = _dec_fold.decode(kv.value)
+            out.append((r.game, r.seq, r.device, r.client_id, r.digest, r.body))
+            last = str(kv.mod_revision)
+        return last, out
+
+    async def read_after(self, entry_id: str, count: int | None = None,
+                         block_ms: int | None = None) -> list[tuple[str, Record]]:
+        """Up to ``count`` (position, record) after ``entry_id``; with ``block_ms``, from the
+        follower's watch, waiting that long for one."""
+        after = _position(entry_id)
+        if block_ms is None:
+            got = await self.log_after(after)
+            return [(str(kv.mod_revision), _dec.decode(kv.value)) for kv in got[:count or None]]
+        return await self.tail.read(after, count or 1000, block_ms / 1000)
+
+    # -------------------------------------------------------------- snapshot
+
+    async def save_snapshot(self, position: str, blob: bytes | bytearray) -> None:
+        _position(position)
+        generation = secrets.token_hex(4)
+        data = bytes(blob)
+        chunks = [data[i:i + CHUNK] for i in range(0, len(data), CHUNK)] or [b""]
+        base = self.p + b"snapshot/" + generation.encode() + b"/"
+        for i, chunk in enumerate(chunks):
+            await self._put(base + b"%06d" % i, chunk)
+        pointer = self.p + b"snapshot"
+        old = kvs(await self._answer(self.gateway.range(pointer)))
+        await self._put(pointer, _enc.encode(_Snapshot(position, generation, len(chunks),
+                                                       hashlib.sha256(data).digest())))
+        if old:  # the one before: no longer named
+            before = msgspec.msgpack.decode(old[0].value, type=_Snapshot)
+            gone = self.p + b"snapshot/" + before.generation.encode() + b"/"
+            with contextlib.suppress(NotStored):
+                await self.gateway.delete(gone, prefix_end(gone))
+
+    async def load_snapshot(self) -> tuple[str, bytes] | None:
+        got = kvs(await self._answer(self.gateway.range(self.p + b"snapshot")))
+        if not got:
+            return None
+        s = msgspec.msgpack.decode(got[0].value, type=_Snapshot)
+        base = self.p + b"snapshot/" + s.generation.encode() + b"/"
+        data = b"".join(kv.value for kv in await self._range(base))
+        if hashlib.sha256(data).digest() != s.sha256:
+            return None  # cut short (a save that stopped midway): fold the whole log
+        return s.position, data
+
+
+class _Tail:
+    """The follower's watch on the log (the module docstring). ``buffer`` holds, in order,
+    every entry after ``base`` up to ``through`` (the follower has read up to ``base``), at most
+    ``TAIL``; past that the watch ends, and starts again once the follower has caught up."""
+
+    def __init__(self, store: EtcdStore) -> None:
+        self.store = store
+        self.buffer: deque[tuple[int, Record]] = deque()
+        self.base = 0
+        self.through = 0
+        self.task: asyncio.Task[None] | None = None
+        self.arrived = asyncio.Event()
+        self.compacted = False    # the watch's start was compacted away: read the log itself
+        self.expected = 0         # the log's end at the last wait that got nothing
+
+    async def stop(self) -> None:
+        if self.task is not None:
+            await stop([self.task])
+            self.task = None
+
+    async def _restart(self, after: int) -> None:
+        await self.stop()
+        self.buffer.clear()
+        self.base = self.through = after
+        self.task = asyncio.create_task(self._watch(after + 1), name="etcd-watch")
+
+    async def read(self, after: int, count: int, wait: float) -> list[tuple[str, Record]]:
+        if self.compacted or after < self.base:
+            # etcd keeps no history that old, or the follower went back (it folded the log
+            # again): the entries are read as keys, and the watch starts after them.
+            end = _position(await self.store.end())  # read first: the range holds all up to it
+            got = (await self.store.log_after(after))[:count]
+            rows = [(str(kv.mod_revision), _dec.decode(kv.value)) for kv in got]
+            self.compacted = False
+            await self._restart(int(rows[-1][0]) if rows else max(after, end))
+            return rows
+        while self.buffer and self.buffer[0][0] <= after:
+            self.base = self.buffer.popleft()[0]
+        if not self.buffer and (self.task is None or self.task.done()):
+            await self._restart(max(after, self.through))
+        if not self.buffer:
+            self.arrived.clear()
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(wait):
+                    await self.arrived.wait()
+            if not self.buffer:
+                await self._check(after)
+        return [(str(rev), r) for rev, r in itertools.islice(self.buffer, count)]
+
+    async def _check(self, after: int) -> None:
+        """Nothing came for a whole wait. If the log's end seen at the wait before is still
+        not delivered, the watch is stuck (its member cut off, say): start it again, on the
+        next member."""
+        end = _position(await self.store.end())
+        overdue, self.expected = self.expected, end
+        if overdue > max(self.through, after):
+            gateway = self.store.gateway
+            gateway.member = (gateway.member + 1) % len(gateway.members)
+            await self._restart(max(self.through, after))
+
+    async def _watch(self, start: int) -> None:
+        log_prefix = self.store.p + b"log/"
+        try:
+            async for result in self.store.gateway.watch(log_prefix, prefix_end(log_prefix), start):
+                if int(result.get("compact_revision", 0)) > 0:
+                    self.compacted = True  # compacted past ``start``: the log is read as keys
+                    return
+                if result.get("canceled"):
+                    return
+                if not self._take(result.get("events", ())):
+                    return
+        except NotStored:
+            gateway = self.store.gateway
+            gateway.member = (gateway.member + 1) % len(gateway.members)
+        finally:
+            self.arrived.set()
+
+    def _take(self, events: Iterable[dict[str, Any]]) -> bool:
+        """Keep the records of a watch answer; False once the buffer is full."""
+        for e in events:
+            kv = e.get("kv", {})
+            rev = int(kv.get("mod_revision", 0))
+            if e.get("type") == "DELETE" or rev <= self.through:
+                continue
+            if len(self.buffer) >= TAIL:
+                return False
+            self.buffer.append((rev, _dec.decode(unb64(kv.get("value")))))
+            self.through = rev
+            self.arrived.set()
+        return True
