@@ -7,10 +7,11 @@ that, and a leader change loses nothing acked (docs/reliability.md). Reached thr
 Layout (``p`` is the URL's prefix, ``arena/`` by default)::
 
     {p}epoch                          this log's epoch, written once
-    {p}log/g/{game}/{seq:010}         a game's record (MessagePack ``Record``)
-    {p}log/t/{device}/{client_id}     a tournament's record (``event.setup``…: no game)
+    {p}log/g/{game}/{seq:010}         a game's record: MessagePack [index in its transaction, Record]
+    {p}log/t/{device}/{client_id}     a tournament's record (``event.setup``…: no game), the same
     {p}id/{device}/{client_id}        the dedup key: the key of its record
-    {p}head                           rewritten by every append: its mod revision is the log's end
+    {p}head                           rewritten by every append: its mod revision and its value (the
+                                      last index) are the log's end
     {p}snapshot                       the fold up to a position: (position, chunks, SHA-256)
     {p}snapshot/{n}/{i:06}            … its chunks (etcd takes requests of 1.5 MiB at most)
     {p}blob/{sha256}                  (content type, data): a file the log names
@@ -19,19 +20,22 @@ Layout (``p`` is the URL's prefix, ``arena/`` by default)::
 
 Names inside keys are percent-encoded, so a ``/`` in a game's name can't reach another's.
 
-**One transaction per append** (``_txn``): it compares that the dedup key and the
-record's own key do not exist and, for ``seq`` > 1, that the game's record ``seq - 1``
-does (optimistic concurrency: two nodes can't both take seq 7); then puts the record,
-its dedup key and the head. Else it reads the dedup key and the game's last record, to
-say why: ``DuplicateKey`` or ``SeqTaken``. Its revision is the record's **position**:
-etcd's revision is one total order across games, and a node follows the log from one.
+**One transaction per batch of a game's appends** (``_txn``): for each record it compares
+that its dedup key and its own key do not exist and, for the first, that the game's
+record ``seq - 1`` does (optimistic concurrency: two nodes can't both take seq 7); then
+puts each record (with its index in the transaction), its dedup key, and the head. A
+record's **position** is ``REVISION-INDEX``: etcd's revision is one total order across
+games, and a node follows the log from one. A refused batch is sent again record by
+record; a refused record reads its dedup key and the game's last record, to say why:
+``DuplicateKey`` or ``SeqTaken``.
 
-A game's appends go one after the other (a game's next is sent once the one before is
-answered); different games' go at once, and etcd's Raft batches what arrives together
-into one fsync on each member. After a refused ``seq`` the game's later appends fail at
-once (``SeqTaken``), until ``readmit`` or ``reset_after_failure``: they were built on
-the refused one. After a write whose fate is not known (``WriteUnknown``) every append
-fails at once until ``reset_after_failure``: nothing is built on it.
+A game's appends queue on this node; whoever holds the game's lock sends all those
+waiting (up to ``BATCH``), then the next batch once that one is answered. Different
+games' batches go at once, and etcd's Raft puts what arrives together into one fsync on
+each member. After a refused ``seq`` the game's later appends fail at once
+(``SeqTaken``), until ``readmit`` or ``reset_after_failure``: they were built on the
+refused one. After a write whose fate is not known (``WriteUnknown``) every append fails
+at once until ``reset_after_failure``: nothing is built on it.
 
 **A resend is harmless.** The client sends a transaction again, to the next member, when
 one is not answered (``etcd_client.Gateway``): if the first was committed, the resend
@@ -61,7 +65,7 @@ import msgspec
 
 from ..errors import NotStored, StartupRefused, WriteUnknown
 from ..tasks import stop
-from . import START, DuplicateKey, FoldRow, Record, SeqTaken, Store, StoreStats, StoreStatus, TokenRecord
+from . import DuplicateKey, FoldRow, Record, SeqTaken, Store, StoreStats, StoreStatus, TokenRecord
 from .etcd_client import (
     KV,
     EtcdRefused,
@@ -86,9 +90,9 @@ __all__ = ["CHUNK", "EtcdStore"]
 log = logging.getLogger("arena_stream.store")
 
 _enc = msgspec.msgpack.Encoder()
-_dec = msgspec.msgpack.Decoder(Record)
 _dec_token = msgspec.msgpack.Decoder(TokenRecord)
 PAGE = 2000
+BATCH = 60           # a game's appends in one transaction, at most (etcd takes 128 operations)
 CHUNK = 512 * 1024   # a snapshot's chunk: well under etcd's 1.5 MiB request
 TAIL = 20_000        # entries the follower's watch holds ahead of the follower, at most
 
@@ -102,7 +106,24 @@ class _FoldFields(msgspec.Struct):
     body: bytes
 
 
-_dec_fold = msgspec.msgpack.Decoder(_FoldFields)
+class _Entry(msgspec.Struct, array_like=True):
+    """A record's value in etcd: its index among the records of its transaction (they share
+    the transaction's revision), and the record."""
+
+    i: int
+    record: Record
+
+
+class _FoldEntry(msgspec.Struct, array_like=True):
+    i: int
+    record: _FoldFields
+
+
+_dec_entry = msgspec.msgpack.Decoder(_Entry)
+_dec_fold = msgspec.msgpack.Decoder(_FoldEntry)
+
+#: A position in the log: the revision of its transaction, and its index there.
+Pos = tuple[int, int]
 
 
 class _Snapshot(msgspec.Struct, array_like=True):
@@ -116,13 +137,16 @@ def _name(text: str) -> bytes:
     return quote(text, safe="").encode()
 
 
-def _position(position: str) -> int:
-    """A position of this log (an etcd revision; ``START`` is 0); LookupError otherwise."""
-    if position == START:
-        return 0
-    if not position.isdigit():
+def _position(position: str) -> Pos:
+    """A position of this log (``REVISION-INDEX``; ``START`` is 0-0); LookupError otherwise."""
+    rev, dash, i = position.partition("-")
+    if not (rev.isdigit() and dash and i.isdigit()):
         raise LookupError(f"{position!r} is not a position of this log")
-    return int(position)
+    return int(rev), int(i)
+
+
+def _text(pos: Pos) -> str:
+    return f"{pos[0]}-{pos[1]}"
 
 
 class EtcdStore(Store):
@@ -138,6 +162,7 @@ class EtcdStore(Store):
                                ca=ca, cert=cert, key=key, on_failure=self.outage.failed)
         self.epoch = ""
         self._locks: dict[str, asyncio.Lock] = {}
+        self._queues: dict[str, list[tuple[Record, asyncio.Future[None]]]] = {}
         self._inflight = 0
         self._idle = asyncio.Event()
         self._idle.set()
@@ -230,17 +255,14 @@ class EtcdStore(Store):
         t = time.perf_counter()
         if not self._open:
             raise NotStored("the store is closed")
-        game = record.game
         self._inflight += 1
         self._idle.clear()
         try:
-            lock = self._locks.setdefault(game, asyncio.Lock()) if game is not None else None
-            async with lock if lock is not None else contextlib.nullcontext():
-                if self.failed is not None:
-                    raise NotStored(f"not sent: an earlier write failed ({self.failed}); send it again")
-                if game is not None and game in self.stale:
-                    raise SeqTaken(-1)
-                await self._txn(record)
+            if record.game is None:
+                self._refuse_if_held(None)
+                await self._txn([record])
+            else:
+                await self._queued(record, record.game)
         finally:
             self._inflight -= 1
             if self._inflight == 0:
@@ -248,20 +270,74 @@ class EtcdStore(Store):
         if self.on_durable is not None:
             self.on_durable(time.perf_counter() - t)
 
-    async def _txn(self, r: Record) -> None:
-        key, id_key, game = self._record_key(r), self._id_key(r.device, r.client_id), r.game
-        compare = [created(id_key), created(key)]
-        if game is not None and (r.seq or 0) > 1:
-            compare.append(exists(self._game_prefix(game) + b"%010d" % ((r.seq or 0) - 1)))
-        failure = [get_op(id_key)]
-        if game is not None:
+    def _refuse_if_held(self, game: str | None) -> None:
+        if self.failed is not None:
+            raise NotStored(f"not sent: an earlier write failed ({self.failed}); send it again")
+        if game is not None and game in self.stale:
+            raise SeqTaken(-1)
+
+    async def _queued(self, record: Record, game: str) -> None:
+        """A game's appends wait in its queue; whoever holds the game's lock sends every one
+        waiting (up to ``BATCH``) in one transaction, so a busy game costs one round trip per
+        batch, not per event."""
+        fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        queue = self._queues.setdefault(game, [])
+        queue.append((record, fut))
+        async with self._locks.setdefault(game, asyncio.Lock()):
+            if not fut.done():
+                batch, queue[:] = queue[:BATCH], queue[BATCH:]
+                try:
+                    self._refuse_if_held(game)
+                    await self._send(batch)
+                except BaseException as err:
+                    for _, f in batch:
+                        if not f.done():
+                            f.set_exception(err)
+                            f.exception()  # retrieved: its own append raises it below
+                    if not isinstance(err, Exception):
+                        raise
+        await fut
+
+    async def _send(self, batch: list[tuple[Record, asyncio.Future[None]]]) -> None:
+        """A game's batch: one transaction; if etcd refuses it (a seq another node took, a
+        known dedup key), each record alone, to say which and why."""
+        records = [r for r, _ in batch]
+        consecutive = all(b.seq == (a.seq or 0) + 1 for a, b in itertools.pairwise(records))
+        if len(records) > 1 and consecutive and await self._txn(records, alone=False):
+            for _, f in batch:
+                f.set_result(None)
+            return
+        for r, f in batch:
+            try:
+                self._refuse_if_held(r.game)
+                await self._txn([r])
+            except Exception as err:
+                f.set_exception(err)
+                f.exception()
+            else:
+                f.set_result(None)
+
+    async def _txn(self, records: list[Record], *, alone: bool = True) -> bool:
+        """``records`` (one game's, consecutive; or one record) in one transaction. True: stored.
+        Refused: with ``alone`` (one record), raise why; else False (nothing stored)."""
+        first = records[0]
+        game = first.game
+        compare: list[dict[str, Any]] = []
+        success: list[dict[str, Any]] = []
+        for i, r in enumerate(records):
+            key, id_key = self._record_key(r), self._id_key(r.device, r.client_id)
+            compare += [created(id_key), created(key)]
+            success += [put_op(key, _enc.encode(_Entry(i, r))), put_op(id_key, key)]
+        if game is not None and (first.seq or 0) > 1:
+            compare.append(exists(self._game_prefix(game) + b"%010d" % ((first.seq or 0) - 1)))
+        success.append(put_op(self.p + b"head", str(len(records) - 1).encode()))
+        failure = [get_op(self._id_key(first.device, first.client_id))] if alone else []
+        if alone and game is not None:
             prefix = self._game_prefix(game)
             failure.append(get_op(prefix, prefix_end(prefix), limit=1, descend=True))
         sent = time.perf_counter()
         try:
-            reply, resent = await self.gateway.txn_resent(
-                compare, [put_op(key, _enc.encode(r)), put_op(id_key, key), put_op(self.p + b"head", b"")],
-                failure)
+            reply, resent = await self.gateway.txn_resent(compare, success, failure)
         except Unanswered as err:
             self.failed = "not known"
             raise WriteUnknown(f"{err.detail}; send the same event again with the same id") from None
@@ -271,15 +347,18 @@ class EtcdStore(Store):
         took = time.perf_counter() - sent
         self.outage.ok()
         if reply.get("succeeded"):
-            self._committed(took)
-            return
+            self._committed(took, len(records))
+            return True
+        if not alone:
+            return False
+        r = first
         found = responses(reply)
         known = kvs(found[0])
         if known:
             existing = await self._existing(known[0].value)
             if resent and existing == r:  # this node's own write, answered the second time
-                self._committed(took)
-                return
+                self._committed(took, 1)
+                return True
             if game is not None and (existing.game, existing.seq, existing.body) != (r.game, r.seq, r.body):
                 self.stale.add(game)  # what this node built after it is built on another record
             raise DuplicateKey(existing)
@@ -290,10 +369,10 @@ class EtcdStore(Store):
         self.stale.add(game)
         raise SeqTaken(current)
 
-    def _committed(self, took: float) -> None:
+    def _committed(self, took: float, records: int) -> None:
         self._recent.append(took)
         self._commits += 1
-        self._records += 1
+        self._records += records
         if self.on_commit is not None:
             self.on_commit(took)
 
@@ -301,7 +380,7 @@ class EtcdStore(Store):
         got = kvs(await self._answer(self.gateway.range(record_key)))
         if not got:
             raise NotStored("the dedup key's record is missing")
-        return _dec.decode(got[0].value)
+        return _dec_entry.decode(got[0].value).record
 
     def readmit(self, game: str) -> None:
         self.stale.discard(game)
@@ -367,36 +446,40 @@ class EtcdStore(Store):
                 return out
             key = page[-1].key + b"\x00"
 
-    async def log_after(self, after: int = 0) -> list[KV]:
-        """The log's entries after revision ``after``, in the log's order."""
-        got = await self._range(self.p + b"log/", min_mod_revision=after + 1 if after else 0)
-        got.sort(key=lambda kv: kv.mod_revision)
-        return got
+    async def log_after(self, after: Pos = (0, 0)) -> list[tuple[Pos, bytes]]:
+        """The log's entries after ``after``, in the log's order: (position, value)."""
+        got = await self._range(self.p + b"log/", min_mod_revision=after[0])
+        entries = sorted(((kv.mod_revision, _entry_index(kv.value)), kv.value) for kv in got)
+        return [(pos, value) for pos, value in entries if pos > after]
 
     async def records(self) -> list[Record]:
-        return [_dec.decode(kv.value) for kv in await self.log_after()]
+        return [_dec_entry.decode(value).record for _, value in await self.log_after()]
 
     async def game_records(self, game: str, after_seq: int = 0) -> list[Record]:
         prefix = self._game_prefix(game)
         got = await self._range(prefix, prefix + b"%010d" % (after_seq + 1))
-        return [_dec.decode(kv.value) for kv in got]
+        return [_dec_entry.decode(kv.value).record for kv in got]
 
     async def end(self) -> str:
+        return _text(await self.end_pos())
+
+    async def end_pos(self) -> Pos:
+        """The newest entry's position (``head``: rewritten by every append, with the index of
+        its transaction's last record)."""
         got = kvs(await self._answer(self.gateway.range(self.p + b"head")))
-        return str(got[0].mod_revision) if got else START
+        return (got[0].mod_revision, int(got[0].value or b"0")) if got else (0, 0)
 
     async def rows_after(self, position: str) -> tuple[str, list[FoldRow]]:
         after = _position(position)
-        end = await self.end()
-        if after > _position(end):
+        if after > await self.end_pos():
             raise LookupError(f"position {position} is beyond the end of the log")
         out: list[FoldRow] = []
-        last = position
-        for kv in await self.log_after(after):
-            r = _dec_fold.decode(kv.value)
+        last = after
+        for pos, value in await self.log_after(after):
+            r = _dec_fold.decode(value).record
             out.append((r.game, r.seq, r.device, r.client_id, r.digest, r.body))
-            last = str(kv.mod_revision)
-        return last, out
+            last = pos
+        return (_text(last) if out else position), out
 
     async def read_after(self, entry_id: str, count: int | None = None,
                          block_ms: int | None = None) -> list[tuple[str, Record]]:
@@ -405,8 +488,8 @@ class EtcdStore(Store):
         after = _position(entry_id)
         if block_ms is None:
             got = await self.log_after(after)
-            return [(str(kv.mod_revision), _dec.decode(kv.value)) for kv in got[:count or None]]
-        return await self.tail.read(after, count or 1000, block_ms / 1000)
+            return [(_text(pos), _dec_entry.decode(value).record) for pos, value in got[:count or None]]
+        return [(_text(pos), r) for pos, r in await self.tail.read(after, count or 1000, block_ms / 1000)]
 
     # -------------------------------------------------------------- snapshot
 
@@ -440,6 +523,18 @@ class EtcdStore(Store):
         return s.position, data
 
 
+def _entry_index(value: bytes) -> int:
+    """The index an entry's value holds (its first field), without decoding the record."""
+    return _dec_index.decode(value).i
+
+
+class _Index(msgspec.Struct, array_like=True):
+    i: int
+
+
+_dec_index = msgspec.msgpack.Decoder(_Index)
+
+
 class _Tail:
     """The follower's watch on the log (the module docstring). ``buffer`` holds, in order,
     every entry after ``base`` up to ``through`` (the follower has read up to ``base``), at most
@@ -447,34 +542,35 @@ class _Tail:
 
     def __init__(self, store: EtcdStore) -> None:
         self.store = store
-        self.buffer: deque[tuple[int, Record]] = deque()
-        self.base = 0
-        self.through = 0
+        self.buffer: deque[tuple[Pos, Record]] = deque()
+        self.base: Pos = (0, 0)
+        self.through: Pos = (0, 0)
         self.task: asyncio.Task[None] | None = None
         self.arrived = asyncio.Event()
         self.compacted = False    # the watch's start was compacted away: read the log itself
-        self.expected = 0         # the log's end at the last wait that got nothing
+        self.expected: Pos = (0, 0)  # the log's end at the last wait that got nothing
 
     async def stop(self) -> None:
         if self.task is not None:
             await stop([self.task])
             self.task = None
 
-    async def _restart(self, after: int) -> None:
+    async def _restart(self, after: Pos) -> None:
         await self.stop()
         self.buffer.clear()
         self.base = self.through = after
-        self.task = asyncio.create_task(self._watch(after + 1), name="etcd-watch")
+        # From the revision itself: its other entries, after ``after``'s index, are wanted.
+        self.task = asyncio.create_task(self._watch(max(after[0], 1)), name="etcd-watch")
 
-    async def read(self, after: int, count: int, wait: float) -> list[tuple[str, Record]]:
+    async def read(self, after: Pos, count: int, wait: float) -> list[tuple[Pos, Record]]:
         if self.compacted or after < self.base:
             # etcd keeps no history that old, or the follower went back (it folded the log
             # again): the entries are read as keys, and the watch starts after them.
-            end = _position(await self.store.end())  # read first: the range holds all up to it
+            end = await self.store.end_pos()  # read first: the range holds all up to it
             got = (await self.store.log_after(after))[:count]
-            rows = [(str(kv.mod_revision), _dec.decode(kv.value)) for kv in got]
+            rows = [(pos, _dec_entry.decode(value).record) for pos, value in got]
             self.compacted = False
-            await self._restart(int(rows[-1][0]) if rows else max(after, end))
+            await self._restart(rows[-1][0] if rows else max(after, end))
             return rows
         while self.buffer and self.buffer[0][0] <= after:
             self.base = self.buffer.popleft()[0]
@@ -487,13 +583,13 @@ class _Tail:
                     await self.arrived.wait()
             if not self.buffer:
                 await self._check(after)
-        return [(str(rev), r) for rev, r in itertools.islice(self.buffer, count)]
+        return list(itertools.islice(self.buffer, count))
 
-    async def _check(self, after: int) -> None:
+    async def _check(self, after: Pos) -> None:
         """Nothing came for a whole wait. If the log's end seen at the wait before is still
         not delivered, the watch is stuck (its member cut off, say): start it again, on the
         next member."""
-        end = _position(await self.store.end())
+        end = await self.store.end_pos()
         overdue, self.expected = self.expected, end
         if overdue > max(self.through, after):
             gateway = self.store.gateway
@@ -520,13 +616,16 @@ class _Tail:
     def _take(self, events: Iterable[dict[str, Any]]) -> bool:
         """Keep the records of a watch answer; False once the buffer is full."""
         for e in events:
+            if e.get("type") == "DELETE":
+                continue
             kv = e.get("kv", {})
-            rev = int(kv.get("mod_revision", 0))
-            if e.get("type") == "DELETE" or rev <= self.through:
+            entry = _dec_entry.decode(unb64(kv.get("value")))
+            pos = (int(kv.get("mod_revision", 0)), entry.i)
+            if pos <= self.through:
                 continue
             if len(self.buffer) >= TAIL:
                 return False
-            self.buffer.append((rev, _dec.decode(unb64(kv.get("value")))))
-            self.through = rev
+            self.buffer.append((pos, entry.record))
+            self.through = pos
             self.arrived.set()
         return True

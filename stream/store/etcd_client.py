@@ -154,7 +154,7 @@ class Gateway:
     ca: str | None = None
     cert: str | None = None
     key: str | None = None
-    #: Called with every call's time to its answer, and with what failed (the outage).
+    #: Called with every call's time to its answer, and with a call no member answered.
     on_answer: Callable[[float], None] | None = None
     on_failure: Callable[[BaseException], None] | None = None
     member: int = 0
@@ -209,8 +209,6 @@ class Gateway:
                 last = err.cause
                 sent = sent or err.sent
                 tries += 1
-                if self.on_failure is not None:
-                    self.on_failure(err.cause)
                 if index == self.member:
                     self.member = (index + 1) % len(self.members)
                 if time.monotonic() - started >= self.budget:
@@ -222,10 +220,13 @@ class Gateway:
                 self.on_answer(time.monotonic() - started)
             return reply, sent
         what = f"{type(last).__name__}: {last}" if last is not None else "no member"
-        if write and sent:
-            raise Unanswered(f"etcd did not answer within {self.budget:.1f} s ({what}): the write "
-                             "may be committed or not")
-        raise Unreachable(f"no etcd member answered within {self.budget:.1f} s ({what})")
+        failure: NotStored = (
+            Unanswered(f"etcd did not answer within {self.budget:.1f} s ({what}): the write may be "
+                       "committed or not") if write and sent else
+            Unreachable(f"no etcd member answered within {self.budget:.1f} s ({what})"))
+        if self.on_failure is not None:  # the cluster, not one member: an outage
+            self.on_failure(failure)
+        raise failure
 
     async def _once(self, index: int, path: str, body: dict[str, Any]) -> dict[str, Any]:
         session = self._session

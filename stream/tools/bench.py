@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import argparse
 
-from . import bench_all, bench_fanout, bench_nodes, bench_public, bench_race
+from . import bench_all, bench_fanout, bench_nodes, bench_public, bench_race, bench_store
 from .bench_replay import bench_replay
 
 
@@ -29,4 +29,6 @@ def run_bench(args: argparse.Namespace) -> int:
         return bench_race.run(args)
     if args.bench == "public":
         return bench_public.run(args)
+    if args.bench == "store":
+        return bench_store.run(args)
     raise SystemExit(f"unknown benchmark {args.bench!r}")  # pragma: no cover

@@ -109,7 +109,7 @@ class EtcdBackend(Backend):
         self.url = etcd_url
 
     def beyond(self, position: str) -> str:
-        return str(int(position) + 1)
+        return f"{int(position.partition('-')[0]) + 1}-0"
 
     def unopened(self) -> Store:
         return EtcdStore(self.url)

@@ -346,6 +346,20 @@ class SharedLogContract(Backend):
 class TestEtcdStore(EtcdBackend, StoreContract, SharedLogContract):
     """The contract on a real three-member cluster."""
 
+    async def test_a_games_waiting_appends_share_a_transaction(self, store: Store) -> None:
+        """Appends of a game that wait while one is in flight go together in the next
+        transaction, in order; different games' go at once."""
+        records = [rec(n, game=f"g{n % 3}", seq=n // 3 + 1) for n in range(120)]
+        await asyncio.gather(*(store.append(r) for r in records))
+        stats = store.stats()
+        assert stats.records == 120
+        assert stats.commits < 30, stats  # 40 appends a game, in a few batches each
+        for g in ("g0", "g1", "g2"):
+            assert await store.game_records(g) == [r for r in records if r.game == g]
+        assert isinstance(store, Followable)
+        positions = [p for p, _ in await store.read_after(START)]
+        assert len(set(positions)) == 120, "every record has its own position"
+
 
 # ----------------------------------------------------------------------- Redis
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import logging
 from collections.abc import AsyncIterator
 
 import pytest
@@ -133,3 +134,33 @@ async def test_status_names_the_member_in_use_and_the_leader(etcd_url: str) -> N
         assert status.commit_seconds is not None and status.commit_seconds > 0
     finally:
         await store.close()
+
+
+async def test_one_member_away_is_no_outage_and_all_away_is_said_once(
+        etcd_url: str, proxy: Proxy, caplog: pytest.LogCaptureFixture) -> None:
+    """A member out of reach while others answer is logged as nothing (the next answers);
+    every member out of reach is said once, then once when etcd answers again."""
+    store = EtcdStore(_through(etcd_url, proxy), budget=1.0)
+    await store.open()
+    try:
+        with caplog.at_level(logging.INFO, logger="arena_stream.store"):
+            proxy.down()
+            await store.append(rec(1))
+            assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+    finally:
+        await store.close()
+    proxy.refuse = False
+    alone = EtcdStore(_through(etcd_url, proxy, alone=True), budget=0.5)
+    await alone.open()
+    try:
+        with caplog.at_level(logging.INFO, logger="arena_stream.store"):
+            proxy.down()
+            for _ in range(3):
+                with pytest.raises(NotStored):
+                    await alone.records()
+            proxy.refuse = False
+            assert len(await alone.records()) == 1
+        said = [(r.levelname, r.getMessage()) for r in caplog.records]
+        assert said == [("ERROR", "etcd unavailable"), ("WARNING", "etcd available again")], said
+    finally:
+        await alone.close()
