@@ -303,23 +303,30 @@ class EtcdStore(Store):
         known dedup key), each record alone, to say which and why."""
         records = [r for r, _ in batch]
         consecutive = all(b.seq == (a.seq or 0) + 1 for a, b in itertools.pairwise(records))
-        if len(records) > 1 and consecutive and await self._txn(records, alone=False):
-            for _, f in batch:
-                f.set_result(None)
-            return
+        resent = False
+        if len(records) > 1 and consecutive:
+            stored, resent = await self._txn(records, alone=False)
+            if stored:
+                for _, f in batch:
+                    f.set_result(None)
+                return
         for r, f in batch:
             try:
                 self._refuse_if_held(r.game)
-                await self._txn([r])
+                await self._txn([r], resent=resent)
             except Exception as err:
                 f.set_exception(err)
                 f.exception()
             else:
                 f.set_result(None)
 
-    async def _txn(self, records: list[Record], *, alone: bool = True) -> bool:
-        """``records`` (one game's, consecutive; or one record) in one transaction. True: stored.
-        Refused: with ``alone`` (one record), raise why; else False (nothing stored)."""
+    async def _txn(self, records: list[Record], *, alone: bool = True,
+                   resent: bool = False) -> tuple[bool, bool]:
+        """``records`` (one game's, consecutive; or one record) in one transaction: whether
+        they were stored, and whether the transaction was sent more than once. Refused: with
+        ``alone`` (one record), raise why; else (False, …), nothing stored. ``resent``: an
+        earlier transaction with this record went unanswered (a batch sent again), so the
+        record found stored as it is, is this node's own."""
         first = records[0]
         game = first.game
         compare: list[dict[str, Any]] = []
@@ -337,7 +344,7 @@ class EtcdStore(Store):
             failure.append(get_op(prefix, prefix_end(prefix), limit=1, descend=True))
         sent = time.perf_counter()
         try:
-            reply, resent = await self.gateway.txn_resent(compare, success, failure)
+            reply, again = await self.gateway.txn_resent(compare, success, failure)
         except Unanswered as err:
             self.failed = "not known"
             raise WriteUnknown(f"{err.detail}; send the same event again with the same id") from None
@@ -348,17 +355,17 @@ class EtcdStore(Store):
         self.outage.ok()
         if reply.get("succeeded"):
             self._committed(took, len(records))
-            return True
+            return True, again
         if not alone:
-            return False
+            return False, again
         r = first
         found = responses(reply)
         known = kvs(found[0])
         if known:
             existing = await self._existing(known[0].value)
-            if resent and existing == r:  # this node's own write, answered the second time
+            if (again or resent) and existing == r:  # this node's own write, answered the second time
                 self._committed(took, 1)
-                return True
+                return True, again
             if game is not None and (existing.game, existing.seq, existing.body) != (r.game, r.seq, r.body):
                 self.stale.add(game)  # what this node built after it is built on another record
             raise DuplicateKey(existing)
