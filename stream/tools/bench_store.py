@@ -32,6 +32,8 @@ from .device_client import Device
 from .harness import EtcdCluster, Processes, ServiceProcess, percentile, setup_game
 
 ARGS = ["--device-rate", "1000", "--device-burst", "1000", "--no-demo"]
+#: Every answer that was not an ack, by its code and detail, over the run.
+WHY: dict[str, int] = {}
 
 
 @dataclass(frozen=True)
@@ -73,6 +75,8 @@ async def _device(url: str, token: str, game: str, prefix: str, until: float,
                 acks.append((time.perf_counter() - t) * 1000)
             else:
                 other[str(reply.get("code"))] = other.get(str(reply.get("code")), 0) + 1
+                why = f"{reply.get('code')}: {reply.get('detail')}"
+                WHY[why] = WHY.get(why, 0) + 1
     finally:
         await d.close()
 
@@ -155,6 +159,8 @@ def _summary(rounds: list[list[Case]], opts: StoreOptions, say: Callable[[str], 
         pairs = zip(by[("sqlite", g)], by[("etcd", g)], strict=True)
         ratios = [e.acked_per_s / s.acked_per_s for s, e in pairs]
         say(f"  {g:>3} games, etcd / SQLite acked/s: {statistics.median(ratios):.2f} x ({min(ratios):.2f} x)")
+    for why, n in sorted(WHY.items(), key=lambda kv: -kv[1]):
+        say(f"  answered {n} times: {why}")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
