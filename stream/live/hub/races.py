@@ -28,8 +28,10 @@ no savepoints.
 Only if something since the first refused event may have changed more than its
 game (a game beginning or ending, the ledger re-derived, a tournament's event;
 ``Engine.rollback``) does the node
-fold the whole log again (``Hub.recover``); so too if the game has not reached
-the other node's entries within ``CATCH_UP_S``.
+fold the whole log again (``Hub.recover``); so too if the game, caught up, has not
+reached the other node's entries within ``CATCH_UP_S``. A catch-up that still waits on
+the store then (for the answers to what it had in flight: a failover, an election) is no
+reason to: the events waiting are answered ``NotStored``, and the catch-up goes on.
 
 **A failed write** (Redis refused it or could not be reached, or its fate is not
 known: a failover) is **settled** the same way, for every game at once
@@ -170,7 +172,9 @@ class Races:
         try:
             await asyncio.wait_for(opened.wait(), CATCH_UP_S)
         except TimeoutError:
-            if not self.readable:  # the follower can't read the log (a failover): it reads on later
+            if not self.readable or game in self.catching:
+                # The follower can't read the log, or the catch-up still waits on the store for
+                # what it had in flight (a failover, an election): both go on when it answers.
                 raise NotStored("this node is catching the game up with the log; send the event "
                                 "again") from None
             log.warning("game not caught up in time; folding the log again", extra={"game": game})

@@ -162,7 +162,8 @@ async def test_a_node_whose_log_follower_stops_is_not_ready_and_says_why(
     ``GET /readyz`` (503, the task and its error), rather than only when it stops."""
     caplog.set_level(logging.INFO)
     async with RunningServer(tmp_path, store=redis_url) as node:
-        assert await node.api("GET", "/readyz") == (200, {"ready": True, "reason": None})
+        status, doc = await node.api("GET", "/readyz")
+        assert (status, doc["ready"], doc["reason"]) == (200, True, None), doc
 
         async def broken(*args: object, **kwargs: object) -> None:
             raise RuntimeError("a read that fails as no read should")
