@@ -229,6 +229,11 @@ def main(argv: list[str] | None = None) -> int:
                    help="play the script X times faster (default %(default)s: real time)")
     m.set_defaults(func=_cmd_simulate)
 
+    from .migrate import importer
+    importer.add_arguments(sub.add_parser(
+        "import", help="load an exported log (GET /api/log) into an empty store, as the service "
+                       "would have written it, and check its fold against the file's replay"))
+
     pf = sub.add_parser("proof", help="the proof suites: kill -9 soak, power loss, hostile input, "
                                       "auth, slow viewers, reconnect storm, Redis faults, failovers")
     pf.add_argument("--full", action="store_true", help="the long sizes (CI runs the bounded ones)")

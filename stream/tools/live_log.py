@@ -1,0 +1,104 @@
+"""Logs as a live service writes them, for the tests and the sizing figures that need one.
+
+A hand-written log (the bundled demo's) names its events as its author chose. The live
+service names each one ``DEVICE/ID`` (the token's subject, and the device's own id:
+docs/protocol-device.md) and writes a ``tick`` (``system:tick:GAME:AT``) whenever a
+deadline falls due (``stream/live/hub/timer.py``). ``as_live`` gives a log those names and
+those ticks: each event is folded in order, and before it, every deadline that falls due
+by its time is ticked, the way the service's timer would have. ``demo_tournament`` is the
+demo's event played as two games, one after the other, then completed: cards, a red, a
+void, box trips, ticks, an obligation from the first game served in the second.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import msgspec
+
+from ..rules import codec
+from ..rules.engine import Engine
+from . import demo
+
+__all__ = ["as_live", "demo_tournament", "jsonl"]
+
+SYSTEM = "system"   # the device name of the service's own events (stream/live/hub/hub.py)
+
+_json = msgspec.json.Encoder()
+
+
+def as_live(events: Iterable[dict[str, Any]],
+            device: Callable[[dict[str, Any]], str]) -> list[dict[str, Any]]:
+    """``events`` (folded in order; none may be refused) as the live service logs them:
+    each named ``DEVICE/N`` (``device(event)`` names its device, ``N`` counts that
+    device's events from 1), voids aimed at the new names, and a tick before each event
+    for every deadline that falls due by its time. Raises ``Refused`` if the fold refuses
+    one."""
+    engine = Engine()
+    counters: dict[str, itertools.count[int]] = {}
+    renamed: dict[str, str] = {}
+    out: list[dict[str, Any]] = []
+
+    def apply(e: dict[str, Any]) -> None:
+        engine.apply(codec.event_from_fields(dict(e)))
+        out.append(e)
+
+    for original in events:
+        at = int(original["at"])
+        while (due := engine.next_deadline()) is not None and due[0] <= at:
+            t, game = due
+            apply({"type": "tick", "id": f"{SYSTEM}:tick:{game}:{t}", "at": t, "game": game})
+        name = device(original)
+        n = next(counters.setdefault(name, itertools.count(1)))
+        e = {**original, "id": f"{name}/{n}"}
+        renamed[original["id"]] = e["id"]
+        if e.get("type") == "void":
+            e["target"] = renamed[e["target"]]
+        apply(e)
+    return out
+
+
+def _demo_device(roles: dict[str, str]) -> Callable[[dict[str, Any]], str]:
+    """A device per official: the committee's laptop for what is not a game's play."""
+    def device(e: dict[str, Any]) -> str:
+        role = roles.get(e["id"])
+        return f"{role}-{e['game']}" if role is not None else "committee"
+    return device
+
+
+def demo_tournament(t0: int = demo.DEMO_T0, *, event: str = demo.EVENT,
+                    games: tuple[str, str] = ("demo-semi", "demo-final"),
+                    complete: bool = True) -> list[dict[str, Any]]:
+    """The demo's event as the live service logs it: its set-up and registrations, the demo
+    game's script played as ``games[0]`` and then, 80 minutes later, as ``games[1]`` (the
+    first game's red card is a suspension the second one serves), then, with ``complete``,
+    ``event.complete``."""
+    first, second = games
+    t1 = t0 + 80 * 60_000
+    setup = demo.setup_events(t0, first, event)
+    second_setup = {**setup[-1], "id": f"{second}-setup", "game": second, "at": t1 - 600_000}
+    roles: dict[str, str] = {}
+    played: list[dict[str, Any]] = []
+    for game, start in ((first, t0), (second, t1)):
+        for role, e in demo.script_events(start, game):
+            roles[e["id"]] = role
+            played.append(e)
+    split = next(i for i, e in enumerate(played) if e["game"] == second)
+    log = [*setup, *played[:split], second_setup, *played[split:]]
+    if complete:
+        log.append({"type": "event.complete", "id": f"{event}-complete", "at": played[-1]["at"] + 60_000,
+                    "event": event})
+    return as_live(log, _demo_device(roles))
+
+
+def jsonl(events: Iterable[dict[str, Any]]) -> bytes:
+    """Events as JSON Lines, one a line (the pinned format's encoding, as ``GET /api/log``
+    writes each record's body)."""
+    return b"".join(codec.encode_event(codec.event_from_fields(dict(e))) + b"\n" for e in events)
+
+
+def encode(e: dict[str, Any]) -> bytes:
+    """One event as a JSON document, as it was given (not re-encoded)."""
+    return _json.encode(e)
