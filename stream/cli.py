@@ -234,6 +234,11 @@ def main(argv: list[str] | None = None) -> int:
         "import", help="load an exported log (GET /api/log) into an empty store, as the service "
                        "would have written it, and check its fold against the file's replay"))
 
+    from .migrate import archive
+    archive.add_arguments(sub.add_parser(
+        "archive", help="move an ended, completed event out of an etcd store into a JSON Lines "
+                        "file that replay reads"))
+
     pf = sub.add_parser("proof", help="the proof suites: kill -9 soak, power loss, hostile input, "
                                       "auth, slow viewers, reconnect storm, Redis faults, failovers")
     pf.add_argument("--full", action="store_true", help="the long sizes (CI runs the bounded ones)")

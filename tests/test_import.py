@@ -9,6 +9,8 @@ the real three-member etcd cluster.
   file itself on ``GET /api/log``.
 * A store that holds records is refused (exit 2), and so is a bad line, naming it, with
   nothing written.
+* Through ``etcds://user:password@…`` with the CA and a client certificate, on a cluster
+  with TLS and etcd's authentication on, it imports the same.
 """
 
 from __future__ import annotations
@@ -28,7 +30,8 @@ from stream.rules import codec
 from stream.store import START, Record
 from stream.store.etcd import EtcdStore
 from stream.store.sqlite import SqliteStore
-from stream.tools.harness import Processes, ServiceProcess
+from stream.tools.harness import EtcdCluster, Processes, ServiceProcess
+from stream.tools.harness.tls import make_tls
 from stream.tools.live_log import demo_tournament, jsonl
 
 from .sinks import Deltas
@@ -170,3 +173,26 @@ def test_a_bad_line_is_refused_by_its_number_with_nothing_written(
         finally:
             await store.close()
     assert asyncio.run(nothing_under_the_prefix()) == (START, 0)
+
+
+def test_import_through_etcds_as_a_user_of_the_prefix(log: Path, tmp_path: Path,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    tls = make_tls(tmp_path / "tls")
+    with Processes(tmp_path / "etcd") as group:
+        cluster = EtcdCluster(tmp_path / "etcd", group=group, tls=tls)
+        cluster.start()
+        for step in (("user", "add", "root", "--new-user-password=root-pw"),
+                     ("user", "add", "arena", "--new-user-password=s3cret"), ("role", "add", "arena"),
+                     ("role", "grant-permission", "arena", "--prefix=true", "readwrite", "moved/"),
+                     ("user", "grant-role", "arena", "arena"), ("auth", "enable")):
+            cluster.ctl(*step)
+        files = ["--etcd-ca", str(tls.ca), "--etcd-cert", str(tls.client_cert),
+                 "--etcd-key", str(tls.client_key)]
+        assert main(["import", str(log), "--store", cluster.url("moved/", user="arena:s3cret"), *files]) == 0
+        out = capsys.readouterr().out
+        assert out.startswith("imported 130 events into etcds://127.0.0.1:") and "s3cret" not in out
+        assert out.endswith(f"state sha256 {file_hash(log)} (equal to the file's replay)\n")
+        assert main(["import", str(log), "--store", cluster.url("moved/", user="arena:wrong"), *files]) == 2
+        assert "authentication failed" in capsys.readouterr().err
+        assert len(cluster.ctl("get", "--prefix", "moved/log/", "--keys-only").split()) == 130
+        cluster.stop()

@@ -16,18 +16,13 @@ import itertools
 from collections.abc import Callable, Iterable
 from typing import Any
 
-import msgspec
-
 from ..rules import codec
 from ..rules.engine import Engine
 from . import demo
 
-__all__ = ["as_live", "demo_tournament", "jsonl"]
+__all__ = ["as_live", "demo_tournament", "jsonl", "owed"]
 
 SYSTEM = "system"   # the device name of the service's own events (stream/live/hub/hub.py)
-
-_json = msgspec.json.Encoder()
-
 
 def as_live(events: Iterable[dict[str, Any]],
             device: Callable[[dict[str, Any]], str]) -> list[dict[str, Any]]:
@@ -70,11 +65,12 @@ def _demo_device(roles: dict[str, str]) -> Callable[[dict[str, Any]], str]:
 
 def demo_tournament(t0: int = demo.DEMO_T0, *, event: str = demo.EVENT,
                     games: tuple[str, str] = ("demo-semi", "demo-final"),
-                    complete: bool = True) -> list[dict[str, Any]]:
+                    complete: bool = True, settle: bool = False) -> list[dict[str, Any]]:
     """The demo's event as the live service logs it: its set-up and registrations, the demo
     game's script played as ``games[0]`` and then, 80 minutes later, as ``games[1]`` (the
-    first game's red card is a suspension the second one serves), then, with ``complete``,
-    ``event.complete``."""
+    first game's red card is a suspension the second one serves; the second's is owed to
+    the team's next game), then, with ``settle``, the committee's rescind of what is still
+    owed, and with ``complete``, ``event.complete``."""
     first, second = games
     t1 = t0 + 80 * 60_000
     setup = demo.setup_events(t0, first, event)
@@ -87,10 +83,23 @@ def demo_tournament(t0: int = demo.DEMO_T0, *, event: str = demo.EVENT,
             played.append(e)
     split = next(i for i, e in enumerate(played) if e["game"] == second)
     log = [*setup, *played[:split], second_setup, *played[split:]]
+    device = _demo_device(roles)
+    at = played[-1]["at"] + 60_000
+    if settle:  # the ids the obligations get once the log is renamed (``as_live`` renames alike)
+        for n, oid in enumerate(owed(as_live(log, device)), 1):
+            log.append({"type": "committee.rescind", "id": f"{event}-rescind-{n}", "at": at,
+                        "obligation": oid, "by": "the committee", "reason": "settled before the archive"})
     if complete:
-        log.append({"type": "event.complete", "id": f"{event}-complete", "at": played[-1]["at"] + 60_000,
-                    "event": event})
-    return as_live(log, _demo_device(roles))
+        log.append({"type": "event.complete", "id": f"{event}-complete", "at": at, "event": event})
+    return as_live(log, device)
+
+
+def owed(log: Iterable[dict[str, Any]]) -> list[str]:
+    """The ids of the obligations still pending once ``log`` is folded."""
+    engine = Engine()
+    for e in log:
+        engine.apply(codec.event_from_fields(dict(e)))
+    return [o.id for obs in engine.book.ledger.values() for o in obs if o.status == "pending"]
 
 
 def jsonl(events: Iterable[dict[str, Any]]) -> bytes:
@@ -98,7 +107,3 @@ def jsonl(events: Iterable[dict[str, Any]]) -> bytes:
     writes each record's body)."""
     return b"".join(codec.encode_event(codec.event_from_fields(dict(e))) + b"\n" for e in events)
 
-
-def encode(e: dict[str, Any]) -> bytes:
-    """One event as a JSON document, as it was given (not re-encoded)."""
-    return _json.encode(e)

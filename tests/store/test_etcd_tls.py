@@ -11,7 +11,8 @@ certificates are made here with ``openssl`` (``stream/tools/harness/tls.py``).
   ``etcds://user:password@…`` appends and reads under its prefix; outside it, a wrong
   password and no user at all are each refused at ``open`` (``StartupRefused``) with etcd's
   reason. A token etcd no longer knows (the members restarted: tokens live in their memory)
-  is taken again by the next call, and ``arena-stream import`` works through the same URL.
+  is taken again by the next call. (``arena-stream import`` through such a URL, with its
+  ``--etcd-*`` files: ``tests/test_import.py``.)
 
 The tests that need authentication come last in this file: the fixture that turns it on
 does so for the rest of the module's cluster.
@@ -24,13 +25,10 @@ from pathlib import Path
 
 import pytest
 
-from stream.cli import main
 from stream.errors import StartupRefused
-from stream.migrate.records import file_hash
 from stream.store.etcd import EtcdStore
 from stream.tools.harness import EtcdCluster, Processes
 from stream.tools.harness.tls import TLSFiles, make_ca, make_tls
-from stream.tools.live_log import demo_tournament, jsonl
 
 from .backends import rec
 
@@ -169,16 +167,4 @@ async def test_a_token_the_members_lost_is_taken_again(
         assert "etcdserver: invalid auth token" in failures
     finally:
         await store.close()
-
-
-def test_import_through_etcds_with_a_user(cluster: EtcdCluster, tls: TLSFiles, authenticated: str,
-                                          tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    log = tmp_path / "export.jsonl"
-    log.write_bytes(jsonl(demo_tournament()))
-    url = cluster.url("arena-p/imported/", user=authenticated)
-    assert main(["import", str(log), "--store", url, "--etcd-ca", str(tls.ca),
-                 "--etcd-cert", str(tls.client_cert), "--etcd-key", str(tls.client_key)]) == 0
-    out = capsys.readouterr().out
-    assert out.startswith("imported 130 events into etcds://127.0.0.1:") and PASSWORD not in out
-    assert out.endswith(f"state sha256 {file_hash(log)} (equal to the file's replay)\n")
 
