@@ -323,6 +323,10 @@ def main(argv: list[str] | None = None) -> int:
     bench_public.add_arguments(bsub.add_parser(
         "public", help="the public pages: spectators on one event socket against single-game viewers, "
                         "memory per spectator, the event page's p99 at 200 requests/s, ack p99 beside it"))
+    from .tools import bench_etcd_size
+    bench_etcd_size.add_arguments(bsub.add_parser(
+        "etcd-size", help="bytes per event in etcd (three members: before and after compaction and "
+                          "defragmentation), a snapshot's size, and how many events a quota holds"))
     b.set_defaults(func=_cmd_bench)
 
     args = p.parse_args(argv)

@@ -20,7 +20,7 @@ from ..rules import codec
 from ..rules.engine import Engine
 from . import demo
 
-__all__ = ["as_live", "demo_tournament", "jsonl", "owed"]
+__all__ = ["as_live", "demo_season", "demo_tournament", "jsonl", "owed"]
 
 SYSTEM = "system"   # the device name of the service's own events (stream/live/hub/hub.py)
 
@@ -71,20 +71,10 @@ def demo_tournament(t0: int = demo.DEMO_T0, *, event: str = demo.EVENT,
     first game's red card is a suspension the second one serves; the second's is owed to
     the team's next game), then, with ``settle``, the committee's rescind of what is still
     owed, and with ``complete``, ``event.complete``."""
-    first, second = games
-    t1 = t0 + 80 * 60_000
-    setup = demo.setup_events(t0, first, event)
-    second_setup = {**setup[-1], "id": f"{second}-setup", "game": second, "at": t1 - 600_000}
     roles: dict[str, str] = {}
-    played: list[dict[str, Any]] = []
-    for game, start in ((first, t0), (second, t1)):
-        for role, e in demo.script_events(start, game):
-            roles[e["id"]] = role
-            played.append(e)
-    split = next(i for i, e in enumerate(played) if e["game"] == second)
-    log = [*setup, *played[:split], second_setup, *played[split:]]
+    log = _demo_event(t0, event, games, roles, registrations=True)
     device = _demo_device(roles)
-    at = played[-1]["at"] + 60_000
+    at = log[-1]["at"] + 60_000
     if settle:  # the ids the obligations get once the log is renamed (``as_live`` renames alike)
         for n, oid in enumerate(owed(as_live(log, device)), 1):
             log.append({"type": "committee.rescind", "id": f"{event}-rescind-{n}", "at": at,
@@ -92,6 +82,39 @@ def demo_tournament(t0: int = demo.DEMO_T0, *, event: str = demo.EVENT,
     if complete:
         log.append({"type": "event.complete", "id": f"{event}-complete", "at": at, "event": event})
     return as_live(log, device)
+
+
+def _demo_event(t0: int, event: str, games: tuple[str, str], roles: dict[str, str], *,
+                registrations: bool) -> list[dict[str, Any]]:
+    """The demo's event before ``as_live``: its set-up (and, with ``registrations``, its teams'
+    and players'), its two games (each event's role kept in ``roles``), not completed."""
+    first, second = games
+    t1 = t0 + 80 * 60_000
+    setup = demo.setup_events(t0, first, event)
+    if not registrations:
+        setup = [setup[0], setup[-1]]
+    second_setup = {**setup[-1], "id": f"{second}-setup", "game": second, "at": t1 - 600_000}
+    played: list[dict[str, Any]] = []
+    for game, start in ((first, t0), (second, t1)):
+        for role, e in demo.script_events(start, game):
+            roles[e["id"]] = role
+            played.append(e)
+    split = next(i for i, e in enumerate(played) if e["game"] == second)
+    return [*setup, *played[:split], second_setup, *played[split:]]
+
+
+def demo_season(events: int, t0: int = demo.DEMO_T0) -> list[dict[str, Any]]:
+    """``events`` of the demo's, one after the other, each completed, as the live service
+    logs them (the teams and players registered once, before the first): about 130 records
+    an event, in the demo's mix of cards, goals, clock events, voids and ticks."""
+    roles: dict[str, str] = {}
+    log: list[dict[str, Any]] = []
+    for k in range(events):
+        start = t0 + k * 4 * 3_600_000
+        one = _demo_event(start, f"cup-{k}", (f"semi-{k}", f"final-{k}"), roles, registrations=k == 0)
+        log += [*one, {"type": "event.complete", "id": f"cup-{k}-complete", "at": one[-1]["at"] + 60_000,
+                       "event": f"cup-{k}"}]
+    return as_live(log, _demo_device(roles))
 
 
 def owed(log: Iterable[dict[str, Any]]) -> list[str]:
