@@ -46,20 +46,21 @@ import secrets
 import sys
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
 from ..errors import ArenaStreamError, NotStored, Refused, StartupRefused
-from ..live.http.committee_api import record_events
 from ..rules import codec
 from ..rules import ledger as lg
 from ..rules.engine import Engine
 from ..rules.face import EngineState
 from ..store import Record
-from ..store.etcd import EtcdStore
 from .records import file_hash, fold
 from .stores import add_store_arguments, store_from, where
+
+if TYPE_CHECKING:
+    from ..store.etcd import EtcdStore
 
 __all__ = ["ArchiveRefused", "Archived", "add_arguments", "archive", "resume", "run"]
 
@@ -205,6 +206,8 @@ def _check_archivable(engine: Engine, events: list[str]) -> set[str]:
 def _split(engine: Engine, records: list[Record], events: set[str],
            games: set[str]) -> tuple[list[Record], list[Record]]:
     """(the file's records, the records deleted), each in log order (the module docstring)."""
+    from ..live.http.committee_api import record_events  # the service's HTTP room: only when used
+
     owners = [record_events(engine, r) for r in records]
     mine = [i for i, e in enumerate(owners) if isinstance(e, frozenset) and e & events]
     last = mine[-1] if mine else -1
@@ -276,8 +279,9 @@ async def archive(store: EtcdStore, events: list[str], out: Path) -> Archived:
     gone = {id(r) for r in deleted}
     kept = [r for r in records if id(r) not in gone]
     teams, players = _registered(deleted)
-    teams -= _registered(kept)[0]
-    players -= _registered(kept)[1]
+    kept_teams, kept_players = _registered(kept)
+    teams -= kept_teams
+    players -= kept_players
     after = _strict_fold(kept)
     before_rest = _rest(engine.state(), chosen, games, teams, players)
     after_rest = _rest(after.state(), chosen, games, teams, players)
@@ -334,6 +338,8 @@ async def resume(store: EtcdStore, out: Path) -> int:
 def run(args: argparse.Namespace) -> int:
     """The command: 0 once archived; 2 if refused (nothing written, nothing deleted); 1 if the
     store failed (the file, once written, holds every record: run it again)."""
+    from ..store.etcd import EtcdStore  # aiohttp and all: only when used
+
     name = where(args.store)
     try:
         store = store_from(args)

@@ -30,7 +30,6 @@ import msgspec
 
 from ..migrate.records import records_of
 from ..store import Record
-from ..store.etcd import EtcdStore
 from .harness import EtcdCluster, Processes
 from .harness.etcd import QUOTA_BYTES, prefix_end
 from .live_log import demo_season, jsonl
@@ -101,6 +100,8 @@ def _compact_and_defrag(cluster: EtcdCluster) -> None:
 
 async def _append(url: str, records: list[Record]) -> float:
     """All of ``records`` through one store: each game's in order, ``AT_ONCE`` games at once."""
+    from ..store.etcd import EtcdStore  # aiohttp and all: only when measuring
+
     by_game: dict[str | None, list[Record]] = defaultdict(list)
     for r in records:
         by_game[r.game].append(r)
