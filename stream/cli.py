@@ -229,6 +229,16 @@ def main(argv: list[str] | None = None) -> int:
                    help="play the script X times faster (default %(default)s: real time)")
     m.set_defaults(func=_cmd_simulate)
 
+    from .migrate import importer
+    importer.add_arguments(sub.add_parser(
+        "import", help="load an exported log (GET /api/log) into an empty store, as the service "
+                       "would have written it, and check its fold against the file's replay"))
+
+    from .migrate import archive
+    archive.add_arguments(sub.add_parser(
+        "archive", help="move an ended, completed event out of an etcd store into a JSON Lines "
+                        "file that replay reads"))
+
     pf = sub.add_parser("proof", help="the proof suites: kill -9 soak, power loss, hostile input, "
                                       "auth, slow viewers, reconnect storm, Redis faults, failovers")
     pf.add_argument("--full", action="store_true", help="the long sizes (CI runs the bounded ones)")
@@ -316,6 +326,10 @@ def main(argv: list[str] | None = None) -> int:
     bench_store.add_arguments(bsub.add_parser(
         "store", help="acked events/s and ack p99 with 50 devices: one node on SQLite against two nodes "
                       "on a three-member etcd cluster, on a few games and on many"))
+    from .tools import bench_etcd_size
+    bench_etcd_size.add_arguments(bsub.add_parser(
+        "etcd-size", help="bytes per event in etcd (three members: before and after compaction and "
+                          "defragmentation), a snapshot's size, and how many events a quota holds"))
     b.set_defaults(func=_cmd_bench)
 
     args = p.parse_args(argv)

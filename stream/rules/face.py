@@ -79,6 +79,18 @@ class Face:
         """The game an accepted event belongs to (None: not a game's, or not accepted)."""
         return self.owner.get(event_id)
 
+    def logged_under(self, e: ev.Event) -> str | None:
+        """The game the log keeps ``e`` under, judged before it is applied (None: not a
+        game's): a game's event (its set-up included) is its game's; a void is its target's
+        game's, or, once applied, its own (a void that removed its target names that game
+        no more). The live service (``Hub``) and ``arena-stream import`` both ask this, so
+        an imported record is filed exactly where the service would have filed it."""
+        if isinstance(e, ev.GameEventBase):
+            return e.game
+        if isinstance(e, ev.Void):
+            return self.owner.get(e.target) or self.owner.get(e.id)
+        return None
+
     def event_type_of(self, event_id: str) -> str | None:
         """The ``type`` of an accepted game event, as the log has it."""
         gid = self.owner.get(event_id)

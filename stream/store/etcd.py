@@ -12,8 +12,9 @@ Layout (``p`` is the URL's prefix, ``arena/`` by default)::
     {p}id/{device}/{client_id}        the dedup key: the key of its record
     {p}head                           rewritten by every append: its mod revision and its value (the
                                       last index) are the log's end
-    {p}snapshot                       the fold up to a position: (position, chunks, SHA-256)
+    {p}snapshot                       the fold up to a position: (position, chunks, SHA-256, archive)
     {p}snapshot/{n}/{i:06}            … its chunks (etcd takes requests of 1.5 MiB at most)
+    {p}archived                       rewritten by every archive (``forget``): the log's archive
     {p}blob/{sha256}                  (content type, data): a file the log names
     {p}token/{n}                      a token issued (MessagePack ``TokenRecord``), in order
     {p}revoked/{jti}                  a revocation: when, by whom, why
@@ -40,6 +41,13 @@ at once until ``reset_after_failure``: nothing is built on it.
 **A resend is harmless.** The client sends a transaction again, to the next member, when
 one is not answered (``etcd_client.Gateway``): if the first was committed, the resend
 finds its own dedup key holding the very same record, and that is the ack.
+
+**Archiving** (``forget``, ``arena-stream archive``) deletes an event's records and their
+dedup keys, in log order, in transactions, and rewrites ``{p}archived``. A snapshot names
+the archive of the log its fold was loaded from (read at ``open``, and again at each
+``load_snapshot``, which comes before every whole load): one made before an archive, or by a
+node that has folded the archived records and not loaded the log since, holds them, and is
+not loaded again. A running node keeps what it folded until it loads the log again.
 
 **Following** (``read_after``): a watch on ``{p}log/`` from a revision, one stream on the
 member in use, resumed from the revision after the last one it delivered when it ends,
@@ -72,6 +80,7 @@ from .etcd_client import (
     Gateway,
     Unanswered,
     created,
+    delete_op,
     exists,
     get_op,
     kvs,
@@ -93,6 +102,7 @@ _enc = msgspec.msgpack.Encoder()
 _dec_token = msgspec.msgpack.Decoder(TokenRecord)
 PAGE = 2000
 BATCH = 60           # a game's appends in one transaction, at most (etcd takes 128 operations)
+FORGET_BATCH = 60    # records deleted in one transaction: two operations each, etcd takes 128
 CHUNK = 512 * 1024   # a snapshot's chunk: well under etcd's 1.5 MiB request
 TAIL = 20_000        # entries the follower's watch holds ahead of the follower, at most
 
@@ -131,6 +141,7 @@ class _Snapshot(msgspec.Struct, array_like=True):
     generation: str
     chunks: int
     sha256: bytes
+    archived: bytes = b""   # the log's archive (``{p}archived``) when its fold was loaded
 
 
 def _name(text: str) -> bytes:
@@ -161,6 +172,8 @@ class EtcdStore(Store):
                                password=parsed.password, deadline=deadline, budget=budget,
                                ca=ca, cert=cert, key=key, on_failure=self.outage.failed)
         self.epoch = ""
+        #: ``{p}archived`` as this node last loaded the log: its snapshots hold that log's fold.
+        self.archived = b""
         self._locks: dict[str, asyncio.Lock] = {}
         self._queues: dict[str, list[tuple[Record, asyncio.Future[None]]]] = {}
         self._inflight = 0
@@ -196,6 +209,7 @@ class EtcdStore(Store):
             raise NotStored(f"etcd at {self.where} is not reachable: {err.detail}") from None
         self.outage.ok()
         self.epoch = got[0].value.decode()
+        self.archived = await self._archived()
         self._open = True
         self._status_task = asyncio.create_task(self._follow_status(), name="etcd-status")
 
@@ -404,6 +418,28 @@ class EtcdStore(Store):
         except Unanswered as err:
             raise NotStored(err.detail) from None
 
+    async def forget(self, records: list[Record], archived: bytes) -> int:
+        """Delete ``records`` (each one's key and dedup key), in their order (an event's set-up
+        first: what a failure midway leaves of it, the fold refuses), in transactions of
+        ``FORGET_BATCH``, then name the log's archive ``archived`` (``{p}archived``). Deleting
+        a key again is harmless. The keys deleted (records and dedup keys)."""
+        deleted = 0
+        ordered = list(records)
+        for i in range(0, len(ordered), FORGET_BATCH):
+            ops = [delete_op(k) for r in ordered[i:i + FORGET_BATCH]
+                   for k in (self._record_key(r), self._id_key(r.device, r.client_id))]
+            try:
+                reply = await self._answer(self.gateway.txn([], ops, []))
+            except Unanswered as err:
+                raise NotStored(err.detail) from None
+            deleted += sum(int(r.get("deleted", 0)) for r in responses(reply))
+        await self._put(self.p + b"archived", archived)
+        return deleted
+
+    async def _archived(self) -> bytes:
+        got = kvs(await self._answer(self.gateway.range(self.p + b"archived")))
+        return got[0].value if got else b""
+
     async def revoke(self, jti: str, at: int, by: str, reason: str) -> None:
         key = self.p + b"revoked/" + _name(jti)
         value = msgspec.json.encode({"at": at, "by": by, "reason": reason})
@@ -511,7 +547,7 @@ class EtcdStore(Store):
         pointer = self.p + b"snapshot"
         old = kvs(await self._answer(self.gateway.range(pointer)))
         await self._put(pointer, _enc.encode(_Snapshot(position, generation, len(chunks),
-                                                       hashlib.sha256(data).digest())))
+                                                       hashlib.sha256(data).digest(), self.archived)))
         if old:  # the one before: no longer named
             before = msgspec.msgpack.decode(old[0].value, type=_Snapshot)
             gone = self.p + b"snapshot/" + before.generation.encode() + b"/"
@@ -519,10 +555,13 @@ class EtcdStore(Store):
                 await self.gateway.delete(gone, prefix_end(gone))
 
     async def load_snapshot(self) -> tuple[str, bytes] | None:
+        self.archived = await self._archived()   # the log this node is about to load
         got = kvs(await self._answer(self.gateway.range(self.p + b"snapshot")))
         if not got:
             return None
         s = msgspec.msgpack.decode(got[0].value, type=_Snapshot)
+        if s.archived != self.archived:
+            return None   # the fold of a log before an archive: it holds what was archived
         base = self.p + b"snapshot/" + s.generation.encode() + b"/"
         data = b"".join(kv.value for kv in await self._range(base))
         if hashlib.sha256(data).digest() != s.sha256:

@@ -21,11 +21,23 @@ the client gave up on it. The caller resends the same transaction (its compares 
 resend harmless: ``etcd.py``) until the budget is spent, then answers ``Unanswered``.
 An answer of etcd's that the request is wrong (``InvalidArgument``), not allowed
 (``PermissionDenied``) or over the quota (``ResourceExhausted``, "database space
-exceeded") is ``EtcdRefused``: not applied.
+exceeded"), or a plain-text HTTP 4xx from a member's gateway, is ``EtcdRefused``: not
+applied.
 
-With ``user:password``, the client authenticates (``/v3/auth/authenticate``) and sends
-the token with every call, again when etcd says it has expired. ``etcds://`` verifies
-the members' certificates against ``ca`` and presents ``cert``/``key`` when given.
+With ``user:password``, the client authenticates (``/v3/auth/authenticate``: one call at
+a time, the others wait for its token) and sends the token with every call. etcd's
+simple tokens live in each member's memory, expire there (``--auth-token-ttl``, 5
+minutes unused) and are gone when the member restarts: a call answered
+``Unauthenticated`` ("invalid auth token") authenticates again and is sent again, and so
+is a watch that ends that way. A wrong password is ``EtcdRefused``.
+
+``etcds://`` verifies the members' certificates against ``ca`` and presents
+``cert``/``key`` when given. A TLS refusal, either way (the member's certificate not
+signed by ``ca``, or the member refusing this client's certificate, or its absence), is
+a setting to change, not an outage: once every member has refused, ``EtcdRefused``
+names what failed, without waiting out the budget. With etcd's authentication on and
+``--client-cert-auth``, etcd 3.4's gateway refuses (HTTP 400) a client certificate that
+carries a Common Name: a node's certificate must have none (docs/deployment.md).
 """
 
 from __future__ import annotations
@@ -49,6 +61,19 @@ SCHEMES = ("etcd", "etcds")
 #: gRPC codes etcd answers with that say the request was not applied and never will be.
 _REFUSED_CODES = {3: "InvalidArgument", 7: "PermissionDenied", 8: "ResourceExhausted"}
 _UNAUTHENTICATED = 16
+
+
+def tls_refusal(err: BaseException) -> str | None:
+    """What refused a connection's TLS (a certificate not verified, by either side), or None:
+    aiohttp's own TLS errors, or an ``ssl.SSLError`` it passed on as the cause of another."""
+    seen: BaseException | None = err
+    for _ in range(4):
+        if seen is None:
+            return None
+        if isinstance(seen, (aiohttp.ClientSSLError, ssl.SSLError)):
+            return str(seen)
+        seen = seen.__cause__
+    return None
 
 
 class Unreachable(NotStored):
@@ -160,6 +185,7 @@ class Gateway:
     member: int = 0
     _session: aiohttp.ClientSession | None = field(default=None, repr=False)
     _token: str | None = field(default=None, repr=False)
+    _auth_lock: asyncio.Lock = field(default_factory=asyncio.Lock, repr=False)
 
     @property
     def address(self) -> str:
@@ -198,19 +224,29 @@ class Gateway:
         """``call``'s answer, and whether the request had been sent before without an answer
         (the answer may then be to a resend of a request that was committed)."""
         started = time.monotonic()
-        sent = False
+        sent: set[int] = set()          # the members that may have read the request
         last: BaseException | None = None
         tries = 0
+        refusals: dict[int, str] = {}   # the members that refused this client's TLS, this call
         while True:
             index = self.member
             try:
                 reply = await self._once(index, path, body)
             except _Retry as err:
                 last = err.cause
-                sent = sent or err.sent
                 tries += 1
+                refused = tls_refusal(err.cause)
+                if refused is not None:  # refused at the handshake: it reads none of this client's requests
+                    refusals[index] = refused
+                    sent.discard(index)
+                elif err.sent and index not in refusals:
+                    sent.add(index)
                 if index == self.member:
                     self.member = (index + 1) % len(self.members)
+                if len(refusals) == len(self.members):
+                    raise EtcdRefused(f"every etcd member refused this client's TLS ({refused or last}): "
+                                      "check the CA (--etcd-ca) and the client certificate and key "
+                                      "(--etcd-cert, --etcd-key)") from None
                 if time.monotonic() - started >= self.budget:
                     break
                 if tries % len(self.members) == 0:  # a whole round failed: a leader is being elected
@@ -218,7 +254,7 @@ class Gateway:
                 continue
             if self.on_answer is not None:
                 self.on_answer(time.monotonic() - started)
-            return reply, sent
+            return reply, bool(sent)
         what = f"{type(last).__name__}: {last}" if last is not None else "no member"
         failure: NotStored = (
             Unanswered(f"etcd did not answer within {self.budget:.1f} s ({what}): the write may be "
@@ -232,24 +268,24 @@ class Gateway:
         session = self._session
         if session is None:
             raise Unreachable("the store is closed")
-        if self.user is not None and self._token is None:
-            await self._authenticate(index)
-        headers = {"Authorization": self._token} if self._token else None
+        token = await self._token_for(index)
+        headers = {"Authorization": token} if token else None
         try:
             async with asyncio.timeout(self.deadline):
                 async with session.post(self._url(index, path), json=body, headers=headers) as resp:
-                    reply: dict[str, Any] = msgspec.json.decode(await resp.read())
+                    raw = await resp.read()
                     status = resp.status
         except aiohttp.ClientConnectorError as err:
             raise _Retry(err, sent=False) from None
-        except (TimeoutError, aiohttp.ClientError, msgspec.DecodeError) as err:
+        except (TimeoutError, aiohttp.ClientError) as err:
             raise _Retry(err, sent=True) from None
+        reply = _decoded(raw, status)
         if status == 200:
             return reply
         code = int(reply.get("code", 0))
         message = str(reply.get("error") or reply.get("message") or f"HTTP {status}")
         if code == _UNAUTHENTICATED and self.user is not None:
-            self._token = None
+            self._forget(token)  # expired, or its member restarted: authenticate again
             raise _Retry(EtcdError(code, message), sent=False)
         if code in _REFUSED_CODES:
             raise EtcdRefused(f"etcd refused the request ({_REFUSED_CODES[code]}): {message}")
@@ -257,19 +293,34 @@ class Gateway:
         # member (or the same, once a leader is elected) may answer.
         raise _Retry(EtcdError(code, message), sent=True)
 
-    async def _authenticate(self, index: int) -> None:
+    async def _token_for(self, index: int) -> str | None:
+        """The token to send (None without a user): the one held, or a new one from member
+        ``index``; calls that need one at the same time wait for the first to get it."""
+        if self.user is None or self._token is not None:
+            return self._token
+        async with self._auth_lock:
+            if self._token is None:
+                self._token = await self._authenticate(index)
+            return self._token
+
+    def _forget(self, token: str | None) -> None:
+        """etcd no longer knows ``token``: the next call authenticates (unless one has already)."""
+        if self._token == token:
+            self._token = None
+
+    async def _authenticate(self, index: int) -> str:
         assert self._session is not None
         try:
             async with asyncio.timeout(self.deadline):
                 async with self._session.post(self._url(index, "/v3/auth/authenticate"),
                                               json={"name": self.user, "password": self.password}) as resp:
-                    reply = msgspec.json.decode(await resp.read())
-        except (TimeoutError, aiohttp.ClientError, msgspec.DecodeError) as err:
+                    reply = _decoded(await resp.read(), resp.status)
+        except (TimeoutError, aiohttp.ClientError) as err:
             raise _Retry(err, sent=False) from None
         if resp.status != 200 or "token" not in reply:
             raise EtcdRefused(f"etcd refused the store's user {self.user!r}: "
                               f"{reply.get('error') or reply.get('message') or resp.status}")
-        self._token = str(reply["token"])
+        return str(reply["token"])
 
     # ------------------------------------------------------------ operations
 
@@ -320,9 +371,8 @@ class Gateway:
         session = self._session
         if session is None:
             raise Unreachable("the store is closed")
-        if self.user is not None and self._token is None:
-            await self._authenticate(self.member)
-        headers = {"Authorization": self._token} if self._token else None
+        token = await self._token_for(self.member)
+        headers = {"Authorization": token} if token else None
         body = {"create_request": {"key": b64(key), "range_end": b64(end),
                                    "start_revision": str(start_revision)}}
         try:
@@ -342,10 +392,27 @@ class Gateway:
                         if line.strip():
                             message: dict[str, Any] = msgspec.json.decode(line)
                             if "error" in message:
-                                raise Unreachable(f"etcd's watch ended: {message['error']}")
+                                error = message["error"]
+                                if isinstance(error, dict) and error.get("grpc_code") == _UNAUTHENTICATED:
+                                    self._forget(token)
+                                raise Unreachable(f"etcd's watch ended: {error}")
                             yield message.get("result", {})
             except (aiohttp.ClientError, msgspec.DecodeError) as err:
                 raise Unreachable(f"etcd's watch ended: {type(err).__name__}: {err}") from None
+
+
+def _decoded(raw: bytes, status: int) -> dict[str, Any]:
+    """A member's answer as JSON. Not JSON: a plain-text HTTP 4xx of its gateway (a request
+    it refuses before etcd sees it) is ``EtcdRefused`` with its text; anything else, an
+    answer cut short, is tried again (the request was sent)."""
+    try:
+        reply = msgspec.json.decode(raw)
+    except msgspec.DecodeError as err:
+        text = raw.decode(errors="replace").strip()[:300]
+        if 400 <= status < 500:
+            raise EtcdRefused(f"etcd's gateway refused the request (HTTP {status}): {text}") from None
+        raise _Retry(err, sent=True) from None
+    return reply if isinstance(reply, dict) else {}
 
 
 class EtcdError(Exception):

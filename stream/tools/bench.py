@@ -31,4 +31,8 @@ def run_bench(args: argparse.Namespace) -> int:
         return bench_public.run(args)
     if args.bench == "store":
         return bench_store.run(args)
+    if args.bench == "etcd-size":
+        from . import bench_etcd_size
+
+        return bench_etcd_size.run(args)
     raise SystemExit(f"unknown benchmark {args.bench!r}")  # pragma: no cover

@@ -193,7 +193,7 @@ def connected(svc: Service, jti: str) -> int:
 # ------------------------------------------------------------------ an event's records
 
 
-def _record_events(engine: Engine, record: Record) -> frozenset[str] | bool:
+def record_events(engine: Engine, record: Record) -> frozenset[str] | bool:
     """The tournament events a record belongs to; ``True`` for one every event shares (a
     registration of a team or player of no event now)."""
     if record.game is not None:
@@ -227,4 +227,4 @@ def event_records(engine: Engine, records: Iterable[Record], event: str) -> list
     eliminations, committee decisions on obligations from its games, its games' schedules),
     the registrations of its teams and players (as they are now: a team or player of several
     events is in each one's), and the registrations of teams and players of no event."""
-    return [r for r in records if (e := _record_events(engine, r)) is True or (e and event in e)]
+    return [r for r in records if (e := record_events(engine, r)) is True or (e and event in e)]

@@ -305,11 +305,7 @@ class Hub:
 
     async def _submit_once(self, *, device: str, official: str, client_id: str,
                            payload_digest: bytes, event: ev.Event, received_at: int) -> pr.Ack:
-        # A game's event (its set-up included), or a void: of its target's game (or, once
-        # applied, its own: a void that removed its target names the game no more).
-        game = (event.game if isinstance(event, ev.GameEventBase) else
-                self.engine.game_of(event.target) or self.engine.game_of(event.id)
-                if isinstance(event, ev.Void) else None)
+        game = self.engine.logged_under(event)  # the game the log files it under (or None)
         shared = self.following  # other nodes write this log too: events race (races.py)
         if shared:
             await self.races.gate(game)

@@ -5,8 +5,8 @@ Processes (``processes``, ``cluster``): ``ServiceProcess`` (``arena-stream serve
 with a port, a data directory, its admin token, extra flags and environment;
 ``start``, ``kill9``, ``stop``, ``restart``), ``RedisProcess`` (AOF, ``appendfsync
 always``; a replica if asked), ``SentinelGroup`` (``sentinel``: a primary, a replica and
-three Sentinels), ``EtcdCluster`` (``etcd``: three etcd members, and the faults and the
-operator's steps on them: kill, restart, pause, replace), ``start_service`` /
+three Sentinels), ``EtcdCluster`` (``etcd``: three etcd members, over TLS with ``tls``'s certificates if
+asked, and the faults and the operator's steps on them: kill, restart, pause, replace), ``start_service`` /
 ``start_redis``, ``Cluster`` (nodes on one Redis), a plain ``Process`` and a ``Processes``
 group that ends every member. Each is bounded: a deadline on every wait, and it dies with
 the thread that started it.

@@ -8,6 +8,11 @@ A member is reached as the tests and the store's users reach it: through its JSO
 (``/v3/kv/put``, ``/v3/kv/range``, ``/v3/maintenance/status``, keys and values in base64)
 and through ``etcdctl`` (``etcdctl``, Debian's ``etcd-client``), the operator's tool.
 
+With ``tls`` (``tls.py``'s files) the members serve their clients and each other over TLS
+only, and take only a client that presents a certificate their CA signed
+(``--client-cert-auth``, ``--peer-client-cert-auth``): the URLs are ``https://`` and
+``etcds://``, and the harness's own calls and ``etcdctl`` present the client certificate.
+
 The faults a test makes: ``kill`` (SIGKILL: a crash), ``restart`` (the same member back
 on its data directory), ``pause``/``resume`` (SIGSTOP/SIGCONT: a member that hangs, or a
 partition seen from the others) and ``replace`` (a member lost for good, with its disk:
@@ -37,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from .processes import HOST, Process, Processes, free_port
+from .tls import TLSFiles
 
 __all__ = ["EtcdCluster", "EtcdError", "EtcdMember", "EtcdProcess", "etcdctl"]
 
@@ -60,13 +66,14 @@ def _program(name: str, package: str) -> str:
     return path
 
 
-def etcdctl(*args: str, endpoints: str | None = None, timeout: float = 15.0, stderr: bool = False) -> str:
+def etcdctl(*args: str, endpoints: str | None = None, timeout: float = 15.0, stderr: bool = False,
+            tls: TLSFiles | None = None) -> str:
     """``ETCDCTL_API=3 etcdctl --endpoints=ENDPOINTS ARGS`` (no ``--endpoints`` without
-    ``endpoints``: ``snapshot status``, ``snapshot restore``): its stdout (and its stderr
-    after it, with ``stderr``: ``endpoint health`` prints there), or EtcdError with its
-    stderr. Bounded: killed after ``timeout`` s."""
+    ``endpoints``: ``snapshot status``, ``snapshot restore``; with ``tls``, the CA and the
+    client certificate): its stdout (and its stderr after it, with ``stderr``: ``endpoint
+    health`` prints there), or EtcdError with its stderr. Bounded: killed after ``timeout`` s."""
     where = [] if endpoints is None else [f"--endpoints={endpoints}"]
-    argv = [_program("etcdctl", "etcd-client"), *where, *args]
+    argv = [_program("etcdctl", "etcd-client"), *where, *(tls.etcdctl_flags() if tls else []), *args]
     try:
         done = subprocess.run(argv, env={**os.environ, "ETCDCTL_API": "3"}, capture_output=True,
                               text=True, timeout=timeout, check=False)
@@ -128,8 +135,10 @@ class EtcdMember:
     and its JSON gateway (``put``, ``get``, ``range``)."""
 
     def __init__(self, name: str, data_dir: Path, client_port: int, peer_port: int, *, log: Path,
-                 initial_cluster: str) -> None:
+                 initial_cluster: str, tls: TLSFiles | None = None) -> None:
         self.name, self.data_dir = name, data_dir
+        self.tls = tls
+        self._context = None if tls is None else tls.client_context()
         self.client_port, self.peer_port = client_port, peer_port
         #: The ``--initial-cluster`` it starts with: its cluster's, or the line ``etcdctl
         #: member add`` printed for it (a replacement). Read only while its data directory is empty.
@@ -141,12 +150,16 @@ class EtcdMember:
         return f"EtcdMember({self.name!r}, client {self.client_port}, peer {self.peer_port})"
 
     @property
+    def scheme(self) -> str:
+        return "http" if self.tls is None else "https"
+
+    @property
     def client_url(self) -> str:
-        return f"http://{HOST}:{self.client_port}"
+        return f"{self.scheme}://{HOST}:{self.client_port}"
 
     @property
     def peer_url(self) -> str:
-        return f"http://{HOST}:{self.peer_port}"
+        return f"{self.scheme}://{HOST}:{self.peer_port}"
 
     @property
     def endpoint(self) -> str:
@@ -161,7 +174,7 @@ class EtcdMember:
         req = urllib.request.Request(f"{self.client_url}/v3/{path}", data=json.dumps(body).encode(),
                                      method="POST", headers={"Content-Type": "application/json"})
         try:
-            with urllib.request.urlopen(req, timeout=timeout) as r:
+            with urllib.request.urlopen(req, timeout=timeout, context=self._context) as r:
                 answer: dict[str, Any] = json.load(r)
         except urllib.error.HTTPError as e:
             raise EtcdError(f"{self.name} /v3/{path}: {e.code} {e.read().decode(errors='replace')}") from e
@@ -196,7 +209,7 @@ class EtcdMember:
     def healthy(self) -> bool:
         """Whether it serves: ``/health`` says true (a leader, and a read through Raft answered)."""
         try:
-            with urllib.request.urlopen(f"{self.client_url}/health", timeout=1) as r:
+            with urllib.request.urlopen(f"{self.client_url}/health", timeout=1, context=self._context) as r:
                 return bool(json.load(r).get("health") == "true")
         except (OSError, ValueError):
             return False
@@ -209,7 +222,8 @@ class EtcdCluster:
     (``initial_cluster``, ``token``) before ``start``."""
 
     def __init__(self, work: Path, *, size: int = 3, group: Processes, heartbeat_ms: int = 100,
-                 election_ms: int = 1000, extra_args: Sequence[str] = (), name: str = "etcd") -> None:
+                 election_ms: int = 1000, extra_args: Sequence[str] = (), name: str = "etcd",
+                 tls: TLSFiles | None = None) -> None:
         if any(a.startswith("--unsafe-no-fsync") for a in extra_args):
             raise ValueError("fsync stays on: an acked write must survive a power cut")
         self.program = _program("etcd", "etcd-server")
@@ -217,14 +231,19 @@ class EtcdCluster:
         work.mkdir(parents=True, exist_ok=True)   # the members' logs; etcd makes each data directory
         self.heartbeat_ms, self.election_ms = heartbeat_ms, election_ms
         self.extra_args = list(extra_args)
+        #: With TLS: clients and peers over TLS only, each presenting a certificate of the CA.
+        self.tls = tls
+        scheme = "http" if tls is None else "https"
         #: ``--initial-cluster-token``: unique, so that no member of another cluster joins this one.
         self.token = f"{name}-{secrets.token_hex(6)}"
         ports = _distinct_ports(2 * size)
         names = [f"{name}-{i}" for i in range(1, size + 1)]
         #: ``--initial-cluster``: every member's name and peer URL.
-        self.initial_cluster = ",".join(f"{n}=http://{HOST}:{ports[2 * i + 1]}" for i, n in enumerate(names))
+        self.initial_cluster = ",".join(f"{n}={scheme}://{HOST}:{ports[2 * i + 1]}"
+                                        for i, n in enumerate(names))
         self.members = [EtcdMember(n, work / n, ports[2 * i], ports[2 * i + 1], log=work / f"{n}.log",
-                                   initial_cluster=self.initial_cluster) for i, n in enumerate(names)]
+                                   initial_cluster=self.initial_cluster, tls=tls)
+                        for i, n in enumerate(names)]
         for m in self.members:
             group.add(m.process)
 
@@ -233,9 +252,15 @@ class EtcdCluster:
         """``127.0.0.1:P1,127.0.0.1:P2,…``: every member's client address."""
         return ",".join(m.endpoint for m in self.members)
 
-    def url(self, prefix: str) -> str:
-        """The store's URL: every member, and the key prefix its data lives under."""
-        return f"etcd://{self.endpoints}/{prefix}"
+    def url(self, prefix: str, *, user: str | None = None) -> str:
+        """The store's URL: every member, and the key prefix its data lives under (``etcds://``
+        with TLS; ``user``: ``user:password`` to authenticate as)."""
+        scheme = "etcd" if self.tls is None else "etcds"
+        return f"{scheme}://{user + '@' if user else ''}{self.endpoints}/{prefix}"
+
+    def ctl(self, *args: str, endpoints: str | None = None, timeout: float = 15.0) -> str:
+        """``etcdctl`` on the cluster's members (or ``endpoints``), with its TLS files."""
+        return etcdctl(*args, endpoints=endpoints or self.endpoints, timeout=timeout, tls=self.tls)
 
     def command(self, m: EtcdMember) -> list[str]:
         """``m``'s command line, as docs/deployment.md gives it (with free ports on loopback)."""
@@ -247,7 +272,16 @@ class EtcdCluster:
                 "--heartbeat-interval", str(self.heartbeat_ms), "--election-timeout", str(self.election_ms),
                 "--pre-vote", "--logger", "zap", "--log-level", "warn",
                 "--auto-compaction-mode", "revision", "--auto-compaction-retention", "10000",
-                "--quota-backend-bytes", str(QUOTA_BYTES), *self.extra_args]
+                "--quota-backend-bytes", str(QUOTA_BYTES), *self._tls_args(), *self.extra_args]
+
+    def _tls_args(self) -> list[str]:
+        t = self.tls
+        if t is None:
+            return []
+        return ["--cert-file", str(t.server_cert), "--key-file", str(t.server_key), "--client-cert-auth",
+                "--trusted-ca-file", str(t.ca), "--peer-cert-file", str(t.server_cert),
+                "--peer-key-file", str(t.server_key), "--peer-client-cert-auth",
+                "--peer-trusted-ca-file", str(t.ca)]
 
     # ------------------------------------------------------------ lifecycle
 
@@ -282,6 +316,30 @@ class EtcdCluster:
         self._prepare_restart(m, initial_cluster)
         self._spawn(m)
         await asyncio.to_thread(self._until_serving, [m], time.monotonic() + DEADLINE_S)
+
+    def restart_all(self) -> None:
+        """Every member stopped, then started again on its data directory, until each serves
+        (``/health``, which asks no token: it holds with etcd's authentication on): what a
+        member keeps only in memory, its authentication tokens, is gone."""
+        self._stop_then_spawn()
+        self._until_serving(self.members, time.monotonic() + DEADLINE_S)
+
+    async def arestart_all(self) -> None:
+        """``restart_all`` for a coroutine: spawned from the event loop's thread, waited for off it."""
+        await asyncio.to_thread(self._stop_each)
+        self._stop_then_spawn(stopped=True)
+        await asyncio.to_thread(self._until_serving, self.members, time.monotonic() + DEADLINE_S)
+
+    def _stop_each(self) -> None:
+        for m in self.members:
+            m.process.stop()
+
+    def _stop_then_spawn(self, *, stopped: bool = False) -> None:
+        if not stopped:
+            self._stop_each()
+        for m in self.members:
+            self._prepare_restart(m, None)
+            self._spawn(m)
 
     def stop(self) -> None:
         """End every member, the followers first (each hands nothing over), then the
@@ -318,13 +376,14 @@ class EtcdCluster:
         self.kill(m)
         self.leader(DEADLINE_S / 2)   # if it led, a request would wait on it until etcdctl's timeout
         others = ",".join(o.endpoint for o in self.members if o is not m)
-        member_id = member_ids(etcdctl("member", "list", endpoints=others)).get(m.name)
+        member_id = member_ids(self.ctl("member", "list", endpoints=others)).get(m.name)
         if member_id is not None:
-            etcdctl("member", "remove", member_id, endpoints=others)
+            self.ctl("member", "remove", member_id, endpoints=others)
         shutil.rmtree(m.data_dir, ignore_errors=True)
-        initial = self.member_add(m.name, m.peer_url, others, deadline)
+        initial = self.member_add(m.name, m.peer_url, others, deadline, tls=self.tls)
         new = EtcdMember(m.name, m.data_dir, m.client_port, m.peer_port,
-                         log=m.process.log or self.work / f"{m.name}.log", initial_cluster=initial)
+                         log=m.process.log or self.work / f"{m.name}.log", initial_cluster=initial,
+                         tls=self.tls)
         new.state = "existing"
         self.members[self.members.index(m)] = new
         self.group.add(new.process)
@@ -333,13 +392,14 @@ class EtcdCluster:
         return new
 
     @staticmethod
-    def member_add(name: str, peer_url: str, endpoints: str, deadline: float) -> str:
+    def member_add(name: str, peer_url: str, endpoints: str, deadline: float, *,
+                   tls: TLSFiles | None = None) -> str:
         """``etcdctl member add NAME --peer-urls=URL``: the ``ETCD_INITIAL_CLUSTER`` it printed.
         Tried again while the cluster answers "unhealthy cluster": etcd adds a member only
         once every member left has been connected to the others for 5 s."""
         while True:
             try:
-                out = etcdctl("member", "add", name, f"--peer-urls={peer_url}", endpoints=endpoints)
+                out = etcdctl("member", "add", name, f"--peer-urls={peer_url}", endpoints=endpoints, tls=tls)
             except EtcdError as e:
                 if "unhealthy cluster" not in str(e) or time.monotonic() > deadline:
                     raise
