@@ -105,7 +105,7 @@ def _dump_and_cancel(out: TextIO) -> None:
 
 _REDIS_FIXTURES = {"redis_url", "redis_server", "sentinel_group", "redis"}
 _REDIS_STARTS = ("RedisServer(", "SentinelGroup(", "redis_url", "sentinel_group")
-_ETCD_FIXTURES = {"etcd_cluster", "etcd_url"}
+_ETCD_FIXTURES = {"etcd_cluster", "etcd_url", "etcd"}
 _ETCD_STARTS = ("EtcdCluster(", "etcd_cluster", "etcd_url")
 
 
