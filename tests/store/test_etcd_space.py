@@ -24,7 +24,7 @@ from stream.tools.harness import EtcdCluster, EtcdMember, Processes
 
 from ..docs_text import section as doc_section
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.etcd]
 
 EVENTS = 5_000
 GAMES = 100          # appends of different games go at once; a game's, one after another
