@@ -11,8 +11,8 @@
 #   still satisfies pyproject.toml and adds only what changed there.
 #
 # The resolution is universal: one lock for every Python from 3.11.0 on, with markers
-# where a dependency needs one (redis needs async-timeout before Python 3.11.3, the
-# version Debian 12 ships). It is made by `uv pip compile` at the test lock's own pin of
+# where a dependency needs one (aiohttp and icalendar need typing-extensions before
+# Python 3.13). It is made by `uv pip compile` at the test lock's own pin of
 # uv, in a throwaway virtual environment, so that every refresh is made by the same
 # tool; this machine's pip configuration (extra indexes, local wheel folders) is not
 # read: the hashes are the index's own, the ones a fresh machine downloads. A refresh is

@@ -158,9 +158,7 @@ def main(argv: list[str] | None = None) -> int:
     s.add_argument("--store", default="sqlite",
                    help="sqlite (default); for several nodes, etcd://[user:password@]host:port"
                         "[,host:port...]/PREFIX (the etcd members' client addresses, and the key "
-                        "prefix; etcds:// for TLS); or a redis:// URL (redis://[:password@]host:6379/0)"
-                        " or, through Sentinel, redis+sentinel://[:password@]host:port[,host:port...]/"
-                        "SERVICE[?db=N] (the Sentinels, and the name they monitor the primary by)")
+                        "prefix; etcds:// for TLS, with --etcd-ca, --etcd-cert and --etcd-key)")
     s.add_argument("--etcd-deadline-ms", type=int, default=Config().etcd_deadline_ms, metavar="MS",
                    help="each call to an etcd member waits this long, then the next member is asked "
                         "(default %(default)s: about half etcd's election timeout)")
@@ -172,17 +170,8 @@ def main(argv: list[str] | None = None) -> int:
     s.add_argument("--etcd-cert", default="", metavar="PEM",
                    help="etcds://: this node's client certificate (with --etcd-key)")
     s.add_argument("--etcd-key", default="", metavar="PEM", help="etcds://: its private key")
-    s.add_argument("--redis-replicas", type=int, default=None, metavar="N",
-                   help="acknowledge an event only once N Redis replicas confirm it too, and every "
-                        "replica the primary has online if more (WAITAOF 1 N on Redis 7.2+, else "
-                        "WAIT N with each replica checked for appendfsync always); default 1 on a "
-                        "redis+sentinel:// store, 0 on redis://")
-    s.add_argument("--redis-wait-ms", type=int, default=Config().redis_wait_ms, metavar="MS",
-                   help="how long an ack waits for the replicas (default %(default)s); past that "
-                        "the event is answered 'unknown': send it again")
     s.add_argument("--unsafe-store", action="store_true",
-                   help="allow a store that could lose acked events: a Redis (or, with replicas, "
-                        "a replica) without AOF fsync always, or --sqlite-synchronous NORMAL")
+                   help="allow a store that could lose acked events: --sqlite-synchronous NORMAL")
     s.add_argument("--sqlite-synchronous", choices=["FULL", "NORMAL"], default="FULL",
                    help="SQLite's synchronous setting (default FULL). NORMAL does not fsync "
                         "each commit, so a power cut can lose acked events: refused without "
@@ -201,8 +190,8 @@ def main(argv: list[str] | None = None) -> int:
                    help="events each device may send in a burst (default %(default)s)")
     demo = s.add_mutually_exclusive_group()
     demo.add_argument("--demo", action="store_true",
-                      help="play the demo game: the default on SQLite; on etcd or Redis (shared by "
-                           "every node) the demo is off unless asked for, on one node")
+                      help="play the demo game: the default on SQLite; on etcd (shared by every "
+                           "node) the demo is off unless asked for, on one node")
     demo.add_argument("--no-demo", action="store_true", help="don't play the demo game")
     s.add_argument("--demo-speed", type=float, default=demo_script.DEFAULT_SPEED, metavar="X",
                    help="play the demo game's script X times faster (default %(default)s: real time, "
@@ -240,7 +229,7 @@ def main(argv: list[str] | None = None) -> int:
                         "file that replay reads"))
 
     pf = sub.add_parser("proof", help="the proof suites: kill -9 soak, power loss, hostile input, "
-                                      "auth, slow viewers, reconnect storm, Redis faults, failovers")
+                                      "auth, slow viewers, reconnect storm, the store's outage, failovers")
     pf.add_argument("--full", action="store_true", help="the long sizes (CI runs the bounded ones)")
     pf.add_argument("--report", type=Path, help="also write every suite's figures as JSON lines")
     pf.add_argument("pytest_args", nargs="*", help="more pytest arguments (after --), e.g. -k soak")
@@ -259,7 +248,7 @@ def main(argv: list[str] | None = None) -> int:
     bf.add_argument("--idle-viewers", type=int, default=10_000,
                     help="idle viewers opened to measure memory (fewer if the machine refuses)")
     bf.add_argument("--nodes", type=int, default=1, choices=[1, 2],
-                    help="1: the service on SQLite; 2: that, and a two-node cluster on one Redis "
+                    help="1: the service on SQLite; 2: that, and two nodes on three etcd members "
                          "(device on node A, viewers on A and B) in the same run")
     bf.add_argument("--rounds", type=int, default=5,
                     help="load rounds per server and condition, interleaved, fresh processes each; "
@@ -303,7 +292,7 @@ def main(argv: list[str] | None = None) -> int:
     ba.add_argument("--seconds", type=float, default=20.0, help="how long the device sends")
     ba.add_argument("--idle-viewers", type=int, default=10_000, help="idle viewers, for memory")
     ba.add_argument("--nodes", type=int, default=2, choices=[1, 2],
-                    help="2: also the cross-node p99 on a two-node Redis cluster")
+                    help="2: also the cross-node p99 on two nodes on three etcd members")
     ba.add_argument("--rounds", type=int, default=5,
                     help="fan-out load rounds per server and condition (the median and the worst)")
     ba.add_argument("--devices", type=int, default=50, help="concurrent devices for group commit")
@@ -315,7 +304,8 @@ def main(argv: list[str] | None = None) -> int:
     add_saturation_arguments(ba)
     from .tools import bench_nodes, bench_public, bench_race, bench_store
     bench_nodes.add_arguments(bsub.add_parser(
-        "nodes", help="two nodes on one Redis, each node and Redis restarted at random while devices "
+        "nodes", help="two nodes on three etcd members, each node and the etcd leader restarted at "
+                       "random while devices "
                        "send to both: gaps, repeats, lost acks, live = replay"))
     bench_race.add_arguments(bsub.add_parser(
         "race", help="two devices of one game on two nodes racing for its seq, against both on one "

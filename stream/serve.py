@@ -33,7 +33,7 @@ log = logging.getLogger("arena_stream.serve")
 
 def demo_wanted(args: argparse.Namespace) -> bool:
     """Whether to play the demo game: on SQLite unless ``--no-demo``; on a shared store
-    (etcd, Redis) only with ``--demo``, since every node started on it would play one into the
+    (etcd) only with ``--demo``, since every node started on it would play one into the
     one log its viewers all see."""
     if args.demo or args.no_demo:
         return bool(args.demo)
@@ -45,8 +45,7 @@ def config_from(args: argparse.Namespace) -> Config:
                   origins=list(args.origin), demo=demo_wanted(args), demo_speed=args.demo_speed,
                   unsafe_store=args.unsafe_store, device_rate=args.device_rate,
                   device_burst=args.device_burst, heartbeat=args.heartbeat,
-                  sqlite_synchronous=args.sqlite_synchronous, redis_replicas=args.redis_replicas,
-                  redis_wait_ms=args.redis_wait_ms, etcd_deadline_ms=args.etcd_deadline_ms,
+                  sqlite_synchronous=args.sqlite_synchronous, etcd_deadline_ms=args.etcd_deadline_ms,
                   etcd_budget_ms=args.etcd_budget_ms, etcd_ca=args.etcd_ca, etcd_cert=args.etcd_cert,
                   etcd_key=args.etcd_key, freeze_heap=True, public_url=args.public_url,
                   public_pages=args.public_pages)
@@ -134,7 +133,7 @@ def serve(args: argparse.Namespace) -> int:
     except StartupRefused as err:
         print(f"arena-stream: {err.detail}", file=sys.stderr)
         return 2
-    except NotStored as err:  # the store can't be reached at start-up (Redis down): say so, no traceback
+    except NotStored as err:  # the store can't be reached at start-up (etcd down): say so, no traceback
         print(f"arena-stream: can't start: {err.detail}", file=sys.stderr)
         return 1
     return 0

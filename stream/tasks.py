@@ -6,9 +6,9 @@ House rules:
 - Every task the service starts is held, and cancelled and awaited when its owner stops:
   nothing is fire-and-forget.
 - Stopping waits a bounded time (``stop``). A task still running then has had its
-  cancellation swallowed by a library under it (redis-py can lose one that lands as a
-  reply arrives: redis/redis-py#2028): it is logged with its stack, and the stop goes on
-  without it, so a node always stops.
+  cancellation swallowed by a library under it (a client library can lose one that lands
+  as a reply arrives): it is logged with its stack, and the stop goes on without it, so a
+  node always stops.
 - A long-lived task's call into such a library goes through ``detached``: the call runs in
   a task of its own, so cancelling the caller takes effect at once, whatever the library
   does with it; the call ends by itself and its outcome is retrieved.

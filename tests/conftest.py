@@ -25,7 +25,7 @@ from typing import TextIO
 import pytest
 
 from stream.live.ops.loops import default_loop
-from stream.tools.harness import EtcdCluster, Processes, SentinelGroup, Viewer
+from stream.tools.harness import EtcdCluster, Processes, Viewer
 
 
 def pytest_asyncio_loop_factories(config: pytest.Config, item: pytest.Item
@@ -103,9 +103,7 @@ def _dump_and_cancel(out: TextIO) -> None:
 # `bash tests/run.sh --quick` runs the tests marked none of them). ``slow`` is set by the
 # tests themselves, where they take more than a few seconds.
 
-_REDIS_FIXTURES = {"redis_url", "redis_server", "sentinel_group", "redis"}
-_REDIS_STARTS = ("RedisServer(", "SentinelGroup(", "redis_url", "sentinel_group")
-_ETCD_FIXTURES = {"etcd_cluster", "etcd_url"}
+_ETCD_FIXTURES = {"etcd_cluster", "etcd_url", "etcd"}
 _ETCD_STARTS = ("EtcdCluster(", "etcd_cluster", "etcd_url")
 
 
@@ -117,8 +115,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.browser)
         if "proof" in parts:
             item.add_marker(pytest.mark.proof)
-        if _REDIS_FIXTURES & fixtures or _starts(item, _REDIS_STARTS):
-            item.add_marker(pytest.mark.redis)
         if _ETCD_FIXTURES & fixtures or _starts(item, _ETCD_STARTS):
             item.add_marker(pytest.mark.etcd)
 
@@ -133,17 +129,6 @@ def _starts(item: pytest.Item, needles: tuple[str, ...]) -> bool:
     except (OSError, TypeError):
         return False
     return any(s in source for s in needles)
-
-
-@pytest.fixture(scope="module")
-def sentinel_group(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SentinelGroup]:
-    """A primary, its replica and three Sentinels (real processes, durable settings) for the
-    module, ended when it is done."""
-    work = tmp_path_factory.mktemp("sentinel")
-    with Processes(work) as processes:
-        group = SentinelGroup(work, group=processes)
-        group.start()
-        yield group
 
 
 @pytest.fixture(scope="module")

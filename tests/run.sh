@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Install everything the tests need, then run every test: lint, types, pytest.
 # Usage: bash tests/run.sh [--quick] [pytest args]
-#   --quick   the quick lane: every test but those marked slow, browser, redis, etcd or proof
+#   --quick   the quick lane: every test but those marked slow, browser, etcd or proof
 #             (a few minutes, for working on one part); the full run is the README's and CI's
 #
 # What it installs, each said before it is done:
@@ -10,9 +10,9 @@
 #     environment; with none active, into ./.venv, which it creates if it is not there
 #     (the README's first command makes the same one).
 #   * Debian packages, only those missing: chromium (the browser tests; Playwright
-#     downloads no browser of its own), redis-server and redis-sentinel (the Redis
-#     store and its high-availability tests), etcd-server and etcd-client (etcd and
-#     etcdctl: the etcd store's three-member cluster and its operations' tests),
+#     downloads no browser of its own), etcd-server and etcd-client (etcd and
+#     etcdctl: the etcd store's three-member cluster, the multi-node tests and the
+#     operations' tests),
 #     nodejs and npm (the Node peer of `arena-stream bench all`), valgrind (callgrind
 #     counts the benchmarks' instructions where perf cannot), python3-venv (if ./.venv
 #     must be made without it).
@@ -45,8 +45,6 @@ py="$venv/bin/python"
 # ------------------------------------------------------------------ Debian packages
 missing=()
 command -v chromium >/dev/null || missing+=(chromium)
-command -v redis-server >/dev/null || missing+=(redis-server)
-command -v redis-sentinel >/dev/null || missing+=(redis-sentinel)
 command -v etcd >/dev/null || missing+=(etcd-server)
 command -v etcdctl >/dev/null || missing+=(etcd-client)
 command -v node >/dev/null || missing+=(nodejs)
@@ -92,8 +90,8 @@ say "lint: ruff, deptry (every import declared in pyproject.toml), mypy --strict
 "$py" -m deptry .
 "$py" -m mypy
 if [ "$quick" = yes ]; then
-    say "the quick lane: pytest -m 'not (slow or browser or redis or etcd or proof)'"
-    "$py" -m pytest -m "not (slow or browser or redis or etcd or proof)" "$@"
+    say "the quick lane: pytest -m 'not (slow or browser or etcd or proof)'"
+    "$py" -m pytest -m "not (slow or browser or etcd or proof)" "$@"
     exit 0
 fi
 "$py" -m pytest "$@"

@@ -1,5 +1,5 @@
 """A ``Sink`` for a hub built in a test (``stream/live/hub/feeds.py``): each delta it shows goes
-to ``publish``; the rest (a new game, a reset, a roster, notices) goes nowhere: the test
+to ``publish``; the rest (a new game, a roster, notices) goes nowhere: the test
 watches the deltas."""
 
 from __future__ import annotations
@@ -14,9 +14,6 @@ class Deltas:
         self.publish = publish
 
     def new_game(self, game: str, arena: str, event: str, snapshot: Frames, roster: Frames) -> None:
-        pass
-
-    def reset_game(self, game: str, reason: str, snapshot: Frames, roster: Frames) -> None:
         pass
 
     def publish_roster(self, game: str, frames: Frames) -> None:

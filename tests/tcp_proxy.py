@@ -1,8 +1,8 @@
-"""A TCP proxy on loopback in front of a real server (redis-server), that cuts a
-connection at the one moment a test needs:
+"""A TCP proxy on loopback in front of a real server (an etcd member, the service), that
+cuts a connection at the one moment a test needs:
 
-* ``cut_after(marker)``: the next bytes from a client that hold ``marker`` (a
-  Redis command's name, say ``b"EVAL"``) go to the server, and so does the rest of
+* ``cut_after(marker)``: the next bytes from a client that hold ``marker`` (an etcd
+  call's path, say ``b"/v3/kv/txn"``) go to the server, and so does the rest of
   what that client sends; when the server's answer starts to come back, it is
   dropped and the connection is closed on both sides. The server ran the command;
   the client never hears so. With ``hold``, the answer is held that long first (a
@@ -17,6 +17,7 @@ connection at the one moment a test needs:
   open one (a server out of reach), until ``refuse`` is unset.
 
 Each cut happens once (``cut`` is set when it has). Runs in the test's event loop.
+``through(url, proxy)``: an etcd store's URL whose one member is the proxy's.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 
+from stream.store.etcd_client import parse_url
 from stream.tools.harness import HOST
 
 
@@ -40,10 +42,6 @@ class Proxy:
         self._clients: set[asyncio.StreamWriter] = set()
         self._server: asyncio.Server | None = None
         self._tasks: set[asyncio.Task[None]] = set()
-
-    @property
-    def url(self) -> str:
-        return f"redis://{HOST}:{self.port}/0"
 
     async def start(self) -> Proxy:
         self._server = await asyncio.start_server(self._client, HOST, self.port)
@@ -148,3 +146,9 @@ class Proxy:
             client.write(data)
             await client.drain()
         client.close()
+
+
+def through(url: str, proxy: Proxy) -> str:
+    """``url`` (an ``etcd://`` URL) with one member only, the proxy's: a store that reaches
+    etcd through the proxy alone, so that a cut, or ``down``, takes the whole store away."""
+    return f"etcd://{HOST}:{proxy.port}/{parse_url(url).prefix}"

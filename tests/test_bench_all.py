@@ -59,8 +59,8 @@ def test_bench_all_quick_prints_every_row_and_writes_the_report(tmp_path: Path) 
             m = re.search(rf"^{row}\s+not measured: node not found", table, re.M)
         if m is None and row.startswith("viewer p99 vs Node") and shutil.which("npm") is None:
             m = re.search(rf"^{row}\s+not measured: npm not found", table, re.M)
-        if m is None and row.startswith("cross-node") and shutil.which("redis-server") is None:
-            m = re.search(rf"^{row}\s+not measured: redis-server not found", table, re.M)
+        if m is None and row.startswith("cross-node") and shutil.which("etcd") is None:
+            m = re.search(rf"^{row}\s+not measured: etcd not found", table, re.M)
         if row in NOT_IN_QUICK:
             m = re.search(rf"^{row}\s+not measured: --quick \(arena-stream bench instructions counts them\)",
                           table, re.M)
@@ -105,7 +105,7 @@ def test_bench_all_quick_prints_every_row_and_writes_the_report(tmp_path: Path) 
     assert md.startswith("# Performance\n")
     assert "an older table" not in md and md.endswith("\n\n" + apart)
     assert "`arena-stream bench all --quick --out " in md
-    for key in ("CPU", "cores", "memory", "kernel", "Python", "SQLite", "redis-server", "Node"):
+    for key in ("CPU", "cores", "memory", "kernel", "Python", "SQLite", "etcd", "Node"):
         assert re.search(rf"^\| {key} \| \S", md, re.M), key
     assert re.search(r"^\| figure \| measured \| goal \| \|$", md, re.M)
     for row in ROWS:

@@ -268,7 +268,7 @@ def test_bench_alls_saturation_cell_and_verdict() -> None:
 
 
 def test_bench_fanout_two_nodes_prints_the_cross_node_line() -> None:
-    """``--nodes 2``: the single node and a two-node Redis cluster in one run; every viewer
+    """``--nodes 2``: the single node and two nodes on an etcd cluster in one run; every viewer
     on node B gets every delta, once, in seq order."""
     res = subprocess.run(
         [sys.executable, "-m", "stream", "bench", "fanout", "--nodes", "2", "--viewers", "20",

@@ -85,7 +85,7 @@ def test_replay_hash_is_the_digest_of_the_state_document() -> None:
 @pytest.mark.slow
 def test_proof_runs_the_proof_suites() -> None:
     out = run("proof", "--", "--collect-only", "-q", check=True).stdout
-    for suite in ("test_kill_soak.py", "test_redis_faults.py", "test_sentinel_failover.py"):
+    for suite in ("test_kill_soak.py", "test_store_faults.py", "test_etcd_failover.py"):
         assert f"tests/proof/{suite}::" in out, out[-2000:]
 
 
@@ -337,18 +337,18 @@ def test_secret_key_is_made_durably_and_an_empty_one_is_refused(tmp_path: Path) 
         load_secret(tmp_path)
 
 
-REDIS = "redis://127.0.0.1:6379/0"
+ETCD = "etcd://127.0.0.1:12379,127.0.0.1:22379,127.0.0.1:32379/arena"
 
 
 @pytest.mark.parametrize(("argv", "demo_on"), [
     ([], True), (["--no-demo"], False), (["--demo"], True),
-    (["--store", REDIS], False), (["--store", REDIS, "--demo"], True),
-    (["--store", REDIS, "--no-demo"], False),
+    (["--store", ETCD], False), (["--store", ETCD, "--demo"], True),
+    (["--store", ETCD, "--no-demo"], False),
 ])
-def test_the_demo_plays_on_sqlite_unless_refused_and_on_redis_only_if_asked(
+def test_the_demo_plays_on_sqlite_unless_refused_and_on_etcd_only_if_asked(
         argv: list[str], demo_on: bool, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every node on one Redis would play its own demo into the one log: there it is off
-    unless ``--demo`` (docs/deployment.md, "Two nodes by hand")."""
+    """Every node on one etcd cluster would play its own demo into the one log: there it is
+    off unless ``--demo`` (docs/deployment.md, "Two nodes by hand")."""
     seen: list[argparse.Namespace] = []
 
     def serve(args: argparse.Namespace) -> int:
@@ -366,12 +366,12 @@ def test_demo_and_no_demo_together_are_refused(capsys: pytest.CaptureFixture[str
     assert exit_.value.code == 2 and "not allowed with argument" in capsys.readouterr().err
 
 
-def test_serve_on_a_redis_that_is_not_there_says_so_without_a_traceback(tmp_path: Path) -> None:
-    r = run("serve", "--store", f"redis://127.0.0.1:{free_port()}/0", "--data", str(tmp_path / "d"),
-            "--port", str(free_port()))
+def test_serve_on_an_etcd_that_is_not_there_says_so_without_a_traceback(tmp_path: Path) -> None:
+    r = run("serve", "--store", f"etcd://127.0.0.1:{free_port()}/arena", "--data", str(tmp_path / "d"),
+            "--port", str(free_port()), "--etcd-budget-ms", "500")
     assert r.returncode == 1, r
     last = r.stderr.splitlines()[-1]
-    assert last.startswith("arena-stream: can't start: Redis at redis://127.0.0.1:"), r.stderr
+    assert last.startswith("arena-stream: can't start: etcd at etcd://127.0.0.1:"), r.stderr
     assert "is not reachable" in r.stderr and "Traceback" not in r.stderr, r.stderr
 
 

@@ -13,7 +13,6 @@ PACKAGE = Path(__file__).resolve().parent.parent / "stream"
 ALLOWED_PRIVATE = {
     ("stream/live/http/documents/asyncapi_doc.py", "pr._Frame"),     # the service's own protocol module
     ("stream/rules/engine.py", "fork._takes"),        # an Engine copying one of its own
-    ("stream/store/redis_connect.py", "parts._replace"),  # a named tuple's public method
 }
 
 

@@ -13,8 +13,8 @@ from stream import tasks
 
 
 async def _swallows_cancel(ended: asyncio.Event, *, for_s: float = 3600.0) -> str:
-    """Like a library call that loses a cancellation landing as its reply arrives
-    (redis/redis-py#2028): it catches the ``CancelledError`` and carries on."""
+    """Like a library call that loses a cancellation landing as its reply arrives: it
+    catches the ``CancelledError`` and carries on."""
     try:
         await asyncio.sleep(for_s)
     except asyncio.CancelledError:

@@ -94,7 +94,7 @@ class Update:
     notices: list[Notice] = field(default_factory=list)   # a delta's notices
     patch: list[pr.Patch] = field(default_factory=list)   # a delta's patch (already applied to ``view``)
     reset: bool = False               # a snapshot that replaces what you had (see ``reason``)
-    reason: str | None = None         # "resume_unavailable", "slow", "history_replaced"
+    reason: str | None = None         # "resume_unavailable", "slow"
     resumed: bool = False             # the first update after a reconnect
     recent: list[Notice] = field(default_factory=list)    # a snapshot's latest notices
 

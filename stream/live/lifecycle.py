@@ -1,7 +1,6 @@
-"""The service's life beside its handlers: the store its settings name, the tasks that run
-while it serves (the deadline timer, the heartbeat to viewers, the loop-stall probe, the
-follower of other nodes' writes, revocations made on other nodes), and the reload of a
-history the operator accepted."""
+"""The service's life beside its handlers: the store its settings name, and the tasks that
+run while it serves (the deadline timer, the heartbeat to viewers, the loop-stall probe,
+the follower of other nodes' writes, revocations made on other nodes)."""
 
 from __future__ import annotations
 
@@ -34,17 +33,6 @@ def make_store(config: Config) -> Store:
             raise StartupRefused(f"sqlite_synchronous={config.sqlite_synchronous} can lose acknowledged "
                              "events at a power cut: it needs unsafe_store (--unsafe-store)")
         return SqliteStore(config.data_dir / "arena.sqlite", synchronous=config.sqlite_synchronous)
-    if config.store.startswith(("redis://", "rediss://", "unix://", "redis+sentinel://")):
-        from ..store.redis import RedisStore
-        from ..store.redis_connect import is_sentinel, parse_sentinel_url
-
-        if is_sentinel(config.store):
-            try:
-                parse_sentinel_url(config.store)
-            except ValueError as err:
-                raise StartupRefused(f"the store's Sentinel URL: {err}") from None
-        return RedisStore(config.store, unsafe=config.unsafe_store, replicas=config.redis_replicas,
-                          wait_ms=config.redis_wait_ms)
     if config.store.startswith(("etcd://", "etcds://")):
         from ..store.etcd import EtcdStore
 
@@ -54,8 +42,7 @@ def make_store(config: Config) -> Store:
                              cert=config.etcd_cert or None, key=config.etcd_key or None)
         except ValueError as err:
             raise StartupRefused(f"the store's etcd URL: {err}") from None
-    raise StartupRefused(f"unknown store {config.store!r}: use sqlite, an etcd:// URL, a redis:// "
-                         "or a redis+sentinel:// URL")
+    raise StartupRefused(f"unknown store {config.store!r}: use sqlite, or an etcd:// (etcds://) URL")
 
 
 async def revocations(svc: Service, every: float = 2.0) -> None:

@@ -39,11 +39,6 @@ class TokenBucket:
         return True
 
 
-def _held(hub: Hub, kind: str) -> float:
-    hold = hub.store.hold
-    return 1.0 if hold is not None and hold.kind == kind else 0.0
-
-
 class Service:
     KEY: web.AppKey[Service] = web.AppKey("service")
 
@@ -83,8 +78,6 @@ class Service:
         self.metrics.failed_writes.labels(outcome="reloaded").set_function(
             lambda: hub.races.settle_reloads)
         self.metrics.reloads.set_function(lambda: hub.reloads)
-        self.metrics.diverged.set_function(lambda: _held(hub, "diverged"))
-        self.metrics.unsafe.set_function(lambda: _held(hub, "unsafe"))
 
     # ----------------------------------------------------------------- tokens
 

@@ -1,7 +1,7 @@
 """The store contract: an append-only log with its dedup keys, durable on return.
 
 The log is the truth; the service's state is a fold over it. Every backend
-(SQLite here, Redis for several nodes) passes the same contract tests
+(SQLite for one machine, etcd for several nodes) passes the same contract tests
 (``tests/store/test_contract.py``).
 
 * ``append(record)`` returns only once the record **and its dedup key**
@@ -16,11 +16,6 @@ The log is the truth; the service's state is a fold over it. Every backend
 * ``save_snapshot(position, blob)`` / ``load_snapshot()`` keep one snapshot:
   the fold up to a position, cached (``stream/live/hub/snapshot.py``). It is never the
   truth and is not made durable ahead of anything: losing it costs a full fold.
-* ``hold``: why the store takes no append until something outside it changes (its
-  history is in question, or its server could lose what it acks), or None;
-  ``accept(by, reason)``: the operator takes the history the store holds now as the
-  log (a new ``epoch``); ``on_replaced(reason)`` is called when that happens, on any
-  node. Only the Redis store ever holds.
 * ``put_blob(digest, content_type, data)`` / ``get_blob(digest)``: small files the log
   names by their SHA-256 (a team's logo), durable on return like an append (so an event
   that names one is never committed before it); storing one again is harmless.
@@ -30,13 +25,13 @@ The log is the truth; the service's state is a fold over it. Every backend
 * ``status()``: a store on a cluster (etcd): the member in use, the leader, the Raft term
   and the recent commit time, as last found; None on one machine.
 * ``on_commit(seconds)``, ``on_durable(seconds)``: called, when set, with how long each
-  transaction took alone (SQLite's ``COMMIT``, which is its fsync; a Redis batch's round
-  trip, the AOF's fsync and the replicas' confirmation included), and how long each
+  transaction took alone (SQLite's ``COMMIT``, which is its fsync; an etcd transaction's
+  round trip, the members' fsyncs included), and how long each
   append took from its call to durable (its wait for the transaction included): what
   the disk and the store's queue add to an ack (``/metrics``; docs/performance.md).
 
 Each of these is one face, a protocol of its own (``Log``, ``Snapshots``, ``Tokens``,
-``Blobs``, ``HistoryControl``; ``Followable`` for a log several nodes share): a caller
+``Blobs``; ``Followable`` for a log several nodes share): a caller
 names the face it uses. ``Store`` is all of them, with ``open``, ``close`` and ``stats``.
 """
 
@@ -109,15 +104,6 @@ class SeqTaken(NotStored):
         self.current = current
 
 
-class Hold(msgspec.Struct, frozen=True, kw_only=True):
-    """Why a store takes no append: ``diverged`` (its history is in question) or ``unsafe``
-    (its server could lose an acked write); since when (s, Unix time)."""
-
-    kind: str
-    reason: str
-    since: float
-
-
 class StoreStatus(msgspec.Struct, frozen=True, kw_only=True):
     """A store on a cluster, as the node last found it (``GET /readyz``, ``/metrics``): the
     member this node talks to, the cluster's leader as that member names it (None: no
@@ -133,18 +119,6 @@ class StoreStatus(msgspec.Struct, frozen=True, kw_only=True):
     checked_at: int | None = None  # ms, Unix time: when the member last answered
 
 
-class Accepted(msgspec.Struct, frozen=True, kw_only=True):
-    """The operator took the history the store holds as the log: its new epoch, the one
-    before, who, when (ms) and why, and what had to be made to agree with the log."""
-
-    epoch: str
-    previous: str
-    by: str
-    at: int
-    reason: str
-    repaired: dict[str, int]
-
-
 class StoreStats(msgspec.Struct, frozen=True, kw_only=True):
     """What a store has written since it was opened: transactions (one fsync each) and the
     records they held (``commits`` < ``records``: appends shared a commit). On SQLite a
@@ -158,8 +132,8 @@ class StoreStats(msgspec.Struct, frozen=True, kw_only=True):
 #
 # A store serves several callers, each through one face: the fold and the hub read and
 # append the log, the snapshot cache keeps a fold, the tokens' routes keep tokens, the
-# logo routes keep blobs, the operator settles the history. A caller names the face it
-# needs; ``Store`` is all of them, and every backend is a ``Store``.
+# logo routes keep blobs. A caller names the face it needs; ``Store`` is all of them, and
+# every backend is a ``Store``.
 
 
 class Log(Protocol):
@@ -243,38 +217,14 @@ class Blobs(Protocol):
         """(content type, data) of the blob under ``digest``, or None."""
 
 
-class HistoryControl(Protocol):
-    """Whether the store takes appends, and the operator's word when its history is in question."""
-
-    #: Called with the operator's reason when the history was replaced (``accept``, on any node).
-    on_replaced: Callable[[str], None] | None
-
-    @property
-    @abc.abstractmethod
-    def hold(self) -> Hold | None:
-        """Why no append is taken until something outside the store changes, or None."""
-
-    @abc.abstractmethod
-    async def accept(self, by: str, reason: str) -> Accepted:
-        """Take the history held now as the log (only while ``hold`` is ``diverged``)."""
-
-
-class Store(Log, Snapshots, Tokens, Blobs, HistoryControl):
+class Store(Log, Snapshots, Tokens, Blobs):
     """An append-only event log with dedup keys, and what it keeps beside it; see the
     module docstring. A backend opens and closes, and counts what it commits."""
 
     epoch: str = ""
-    on_replaced: Callable[[str], None] | None = None
     #: Each transaction's time alone, and each append's from its call to durable (seconds).
     on_commit: Callable[[float], None] | None = None
     on_durable: Callable[[float], None] | None = None
-
-    @property
-    def hold(self) -> Hold | None:
-        return None
-
-    async def accept(self, by: str, reason: str) -> Accepted:
-        raise NotStored("this store has no history in question")
 
     def readmit(self, game: str) -> None:
         """A store that never raises ``SeqTaken`` has nothing to do."""

@@ -13,7 +13,7 @@ log = logging.getLogger("arena_stream.store")
 class Outage:
     """The store's server failing, said the way an operator can use: once when it starts (with the
     reason), then at most every ``every`` seconds while it lasts (with how long and how
-    many calls failed), and once when Redis answers again; never a traceback, since an
+    many calls failed), and once when it answers again; never a traceback, since an
     outage is expected. ``clock`` is for the tests."""
 
     def __init__(self, where: str, every: float = 30.0,

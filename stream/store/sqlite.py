@@ -414,7 +414,7 @@ def _append_run(conn: sqlite3.Connection, run: list[tuple[Any, asyncio.Future[An
     appends fail, each with its reason). No savepoint guards the executemany (why: the
     module's docstring). A refused
     seq makes its game ``stale``: its later appends were built on the refused one, and
-    fail too, until the service has reloaded the log (as on Redis)."""
+    fail too, until the service has reloaded the log (as on etcd)."""
     if stale:
         for record, fut in run:
             if record.game in stale:

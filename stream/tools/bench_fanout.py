@@ -5,11 +5,10 @@ One process tree, one run, bounded in time, and it stops by itself:
 
 * **the service**, ``python -m stream serve --no-demo`` on a free port, one node
   on its SQLite store;
-* with ``--nodes 2``, also **a two-node cluster**: a ``redis-server`` on a free
-  port (AOF, ``appendfsync always``) and two service nodes on it, sharing one data
-  directory (one ``secret.key``). The device talks to node A; viewers are spread
-  round-robin over A and B, so the viewers on B see every event cross-node, through
-  Redis and B's follower;
+* with ``--nodes 2``, also **a two-node cluster**: three etcd members on free ports
+  and two service nodes on them, sharing one data directory (one ``secret.key``). The
+  device talks to node A; viewers are spread round-robin over A and B, so the viewers
+  on B see every event cross-node, through etcd and B's follower;
 * **a bare websockets server** (``python -m stream.tools.fanout_bench.peers``): for each
   device message, ``websockets.broadcast`` to every viewer and an ack: the
   transport's own limit, with frames padded to the service's mean delta size;

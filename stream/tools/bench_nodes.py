@@ -1,11 +1,11 @@
-"""``arena-stream bench nodes``: two nodes on one Redis, restarted under a steady stream,
+"""``arena-stream bench nodes``: two nodes on one etcd cluster, restarted under a steady stream,
 driven from outside through the documented protocols (docs/protocol.md); does any
 viewer ever see a gap?
 
 Each of ``--runs`` runs starts afresh, in its own directory:
 
-* a ``redis-server`` with ``appendonly yes`` and ``appendfsync always``, and two
-  ``arena-stream serve`` nodes on it (``stream/tools/harness``: ``Cluster``);
+* three etcd members (fsync on every write, as etcd always does), and two
+  ``arena-stream serve`` nodes on them (``stream/tools/harness``: ``Cluster``);
 * a game set up through the HTTP API, its clock started by a timekeeper's device;
 * ``--devices`` officials' devices (``harness.Officials``: the handheld's protocol,
   every event resent with the same id until acked, moving to the other node when
@@ -13,11 +13,12 @@ Each of ``--runs`` runs starts afresh, in its own directory:
   both nodes take events for the one game at once and race for its ``seq``;
 * ``--viewers`` scoreboards on each node (``harness.ResumingViewer``), each resuming
   with ``since`` and ``epoch`` on whichever node is up;
-* for ``--seconds``, restarts at random moments: node A, node B and ``redis-server``
-  each at least once, more when the run is long, each one a SIGKILL or a clean stop
-  (SIGTERM), down for a random while, then started again on its own directory. At
-  most one is down at a time. Run ``k`` is seeded with ``--seed + k``: ``--seed`` that
-  number with ``--runs 1`` plays the same faults again.
+* for ``--seconds``, restarts at random moments: node A, node B and etcd (the member
+  that leads at that moment: the cluster elects another) each at least once, more when
+  the run is long, each one a SIGKILL or a clean stop (SIGTERM), down for a random
+  while, then started again on its own directory. At most one is down at a time. Run
+  ``k`` is seeded with ``--seed + k``: ``--seed`` that number with ``--runs 1`` plays
+  the same faults again.
 
 Then the devices stop, both nodes catch up, every viewer catches up, and the run is
 checked: every acked event is in the log once, in its device's order, nothing is there
@@ -56,7 +57,7 @@ from .harness import (
 )
 
 GAME = "nodes"
-TARGETS = ("node-a", "node-b", "redis")
+TARGETS = ("node-a", "node-b", "etcd")
 
 __all__ = ["Fault", "NodesOptions", "RunResult", "add_arguments", "bench_nodes", "main", "one_run", "plan",
            "run", "summary"]
@@ -76,8 +77,9 @@ class NodesOptions:
 class Fault:
     """``target`` goes down ``at`` seconds into the run (``how``: ``kill``, SIGKILL, or
     ``stop``, SIGTERM and a clean exit) and is started again ``down`` seconds later; or
-    as soon as the one before it is over. As it happened: ``began`` (seconds into the run)
-    and ``out`` (seconds from then until it was ready again)."""
+    as soon as the one before it is over. As it happened: ``began`` (seconds into the run),
+    ``out`` (seconds from then until it was ready again) and, for ``etcd``, ``member``: the
+    member that led then, the one taken down."""
 
     at: float
     target: str
@@ -85,11 +87,13 @@ class Fault:
     down: float
     began: float = -1.0
     out: float = -1.0
+    member: str = ""
 
     def __str__(self) -> str:
+        target = f"{self.target} ({self.member}, the leader)" if self.member else self.target
         if self.began < 0:
-            return f"{self.target} {self.how} at {self.at:.1f} s (not reached)"
-        return f"{self.target} {self.how} at {self.began:.1f} s, ready again {self.out:.1f} s later"
+            return f"{target} {self.how} at {self.at:.1f} s (not reached)"
+        return f"{target} {self.how} at {self.began:.1f} s, ready again {self.out:.1f} s later"
 
 
 def plan(seed: int, seconds: float) -> list[Fault]:
@@ -179,14 +183,22 @@ def _readiness(node: ServiceProcess) -> str:
         return f"unreachable ({err})"
 
 
-async def _fault(process: Process, fault: Fault, start: float) -> None:
+async def _fault(cluster: Cluster, fault: Fault, start: float) -> None:
     fault.began = time.monotonic() - start
+    member = None
+    if fault.target == "etcd":
+        member = await asyncio.to_thread(cluster.etcd.leader)
+        fault.member = member.name
+        process: Process = member.process
+    else:
+        process = cluster.nodes[TARGETS.index(fault.target)]
     if fault.how == "kill":
         await asyncio.to_thread(process.kill9)
     else:
         await process.astop()
     await asyncio.sleep(fault.down)
-    await process.astart()  # the same directory: its AOF, or the node catching up from Redis
+    # The same directory: the member catches up from the leader, the node from the log.
+    await (process.astart() if member is None else cluster.etcd.arestart(member))
     fault.out = time.monotonic() - start - fault.began
 
 
@@ -199,7 +211,6 @@ async def one_run(workdir: Path, index: int, seed: int, opts: NodesOptions) -> R
     async with Processes(workdir) as group:
         cluster = Cluster(workdir, args=["--device-rate", "1000", "--device-burst", "1000"], group=group)
         a, b = cluster.nodes
-        processes: dict[str, Process] = {"node-a": a, "node-b": b, "redis": cluster.redis}
         try:
             await cluster.astart()
             tokens = await setup_game(a.http, a.admin, game=GAME, devices=opts.devices, device_prefix="ump")
@@ -219,7 +230,7 @@ async def one_run(workdir: Path, index: int, seed: int, opts: NodesOptions) -> R
             start = time.monotonic()
             for fault in result.faults:
                 await asyncio.sleep(max(0.0, start + fault.at - time.monotonic()))
-                await _fault(processes[fault.target], fault, start)
+                await _fault(cluster, fault, start)
             await asyncio.sleep(max(1.0, start + opts.seconds - time.monotonic()))
             await officials.finish(within=120)
             rows = await asyncio.to_thread(game_log, a.http, GAME)  # the log, as the store holds it
@@ -320,10 +331,10 @@ def run(args: argparse.Namespace) -> int:
     if min(opts.runs, opts.devices, opts.viewers) < 1 or opts.seconds < 4 or opts.rate <= 0:
         raise SystemExit("bench nodes: --runs, --devices and --viewers must be positive, --rate too, "
                          "and --seconds at least 4")
-    print(f"bench nodes: {opts.runs} runs of {opts.seconds:g} s, seed {opts.seed}: redis-server "
-          f"(appendfsync always) and two nodes; {opts.devices} devices at {opts.rate:g} events/s on both "
-          f"nodes, {opts.viewers} viewers per node; node A, node B and redis-server restarted at "
-          "random", flush=True)
+    print(f"bench nodes: {opts.runs} runs of {opts.seconds:g} s, seed {opts.seed}: three etcd members "
+          f"and two nodes; {opts.devices} devices at {opts.rate:g} events/s on both nodes, "
+          f"{opts.viewers} viewers per node; node A, node B and the etcd leader restarted at random",
+          flush=True)
     results = asyncio.run(bench_nodes(opts, out=lambda line: print(line, flush=True)))
     for line in summary(results):
         print(line, flush=True)

@@ -1,7 +1,7 @@
 """``arena-stream bench race``: two officials' devices of one game on two nodes.
 
-One ``redis-server`` (``appendfsync always``) and two ``arena-stream serve``
-nodes on it (``stream/tools/harness``: ``Cluster``). Each round plays two
+Three etcd members and two ``arena-stream serve`` nodes on them
+(``stream/tools/harness``: ``Cluster``). Each round plays two
 cases, moments apart, in an order that alternates from round to round:
 
 * **one node**: both devices send to node A;
@@ -124,8 +124,8 @@ def run(args: argparse.Namespace) -> int:
     if opts.rounds < 1 or opts.seconds <= 0 or opts.rate <= 0:
         raise SystemExit("bench race: --rounds, --seconds and --rate must be positive")
     print(f"bench race: {opts.rounds} rounds; one game, two devices at {opts.rate:g} events/s each for "
-          f"{opts.seconds:g} s: both on node A, or one on each of two nodes (redis-server, appendfsync "
-          "always)", flush=True)
+          f"{opts.seconds:g} s: both on node A, or one on each of two nodes (on three etcd members)",
+          flush=True)
     rounds = asyncio.run(bench_race(opts, lambda line: print(line, flush=True)))
     return 0 if all(two.not_stored == 0 for _, two in rounds) else 1
 

@@ -44,7 +44,7 @@ class DeviceError(Exception):
 
 
 class Device:
-    """One handheld. ``url`` may list several nodes of one service (on Redis):
+    """One handheld. ``url`` may list several nodes of one service (on etcd):
     when a node can't be reached (or doesn't answer within ``wait_s``) the device
     closes its socket there, moves on to the next, and resends its pending event
     (same id, so never twice). ``clock`` is the device's own clock (ms), what its

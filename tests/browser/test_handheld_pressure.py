@@ -322,7 +322,7 @@ async def test_a_clock_stopped_too_long_after_a_whistle_is_called(server: Server
 
 
 WAKE = """
-window.__wake = { requests: 0, releases: 0, sentinels: [] };
+window.__wake = { requests: 0, releases: 0, locks: [] };
 Object.defineProperty(Navigator.prototype, "wakeLock", { configurable: true, get() { return {
   request: async (type) => {
     window.__wake.requests += 1;
@@ -330,7 +330,7 @@ Object.defineProperty(Navigator.prototype, "wakeLock", { configurable: true, get
     s.type = type; s.released = false;
     s.release = async () => { if (s.released) return; s.released = true; window.__wake.releases += 1;
       s.dispatchEvent(new Event("release")); };
-    window.__wake.sentinels.push(s);
+    window.__wake.locks.push(s);
     return s;
   } }; } });
 """
@@ -353,7 +353,7 @@ async def test_the_screen_is_kept_awake_while_the_game_is_live(server: Server, h
     # the page hidden (the browser lets the lock go), then shown again: asked for again
     await page.evaluate("""() => {
       Object.defineProperty(document, "visibilityState", { configurable: true, get: () => "hidden" });
-      window.__wake.sentinels.at(-1).release();
+      window.__wake.locks.at(-1).release();
       document.dispatchEvent(new Event("visibilitychange"));
     }""")
     await expect(body).to_have_attribute("data-wake-lock", "released")

@@ -1,8 +1,10 @@
 """Static checks of deploy/: Docker can't run on the development and CI machines, so
 no image is built and no container started. Instead every deploy file is linted or
 parsed here and checked against the service itself: the flags against the real
-``arena-stream serve`` parser, the Redis configurations against a real redis-server
-and the store's own durability check, the paths against where the app looks."""
+``arena-stream serve`` parser, the etcd members' flags (each one's reason given beside
+it) and their TLS run for real on loopback with the certificates deploy/etcd-certs.sh
+makes and the store reaching them as the nodes do, the paths against where the app
+looks."""
 
 from __future__ import annotations
 
@@ -17,17 +19,16 @@ import re
 import shlex
 import shutil
 import socket
+import ssl
 import subprocess
 import sys
-import time
-from collections.abc import Iterator
+import urllib.request
 from pathlib import Path
 from typing import Any
 
 import crossplane  # type: ignore[import-untyped]
 import kubernetes_validate  # type: ignore[import-untyped]
 import pytest
-import redis.asyncio as aioredis
 import yaml
 from dockerfile_parse import DockerfileParser  # type: ignore[import-untyped]
 
@@ -39,9 +40,9 @@ from stream.live.http import pages
 from stream.live.ops.config import Config
 from stream.serve import config_from
 from stream.store import Record
-from stream.store.redis import RedisStore
-from stream.store.redis_connect import parse_sentinel_url
-from stream.tools.harness import Processes
+from stream.store.etcd import EtcdStore
+from stream.store.etcd_client import parse_url
+from stream.tools.harness import Process, Processes
 
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
@@ -49,10 +50,23 @@ K8S = DEPLOY / "k8s"
 DOCKERFILE = DEPLOY / "Dockerfile"
 COMPOSE = DEPLOY / "compose.yaml"
 NGINX = DEPLOY / "nginx.conf"
-REDIS_CONF = DEPLOY / "redis.conf"
-REPLICA_CONF = DEPLOY / "redis-replica.conf"
-SENTINEL_CONF = DEPLOY / "sentinel.conf"
-SENTINELS = ("sentinel-1", "sentinel-2", "sentinel-3")
+CERTS_SCRIPT = DEPLOY / "etcd-certs.sh"
+MEMBERS = ("etcd-1", "etcd-2", "etcd-3")
+#: Every etcd member's flags, in compose and in Kubernetes, and what each must say (None:
+#: present, a switch): the reasons are in deploy/compose.yaml, beside each.
+MEMBER_FLAGS: dict[str, str | None] = {
+    "--pre-vote": None, "--heartbeat-interval": "100", "--election-timeout": "1000",
+    "--quota-backend-bytes": str(8 * 1024**3),
+    "--client-cert-auth": None, "--peer-client-cert-auth": None,
+}
+#: Flags that must be there with a value (checked apart: file paths, URLs, compaction).
+MEMBER_VALUES = ("--auto-compaction-mode", "--auto-compaction-retention", "--cert-file", "--key-file",
+                 "--trusted-ca-file", "--peer-cert-file", "--peer-key-file", "--peer-trusted-ca-file",
+                 "--listen-client-urls", "--advertise-client-urls", "--listen-peer-urls",
+                 "--initial-advertise-peer-urls", "--initial-cluster", "--name", "--data-dir")
+#: In etcd-1's command in deploy/compose.yaml, a comment right above each of these says why.
+EXPLAINED = ("--listen-client-urls", "--listen-peer-urls", "--initial-cluster", "--heartbeat-interval",
+             "--pre-vote", "--auto-compaction-mode", "--quota-backend-bytes")
 UNIT = DEPLOY / "arena-stream.service"
 ENV_FILE = DEPLOY / "arena-stream.env"
 README = ROOT / "README.md"
@@ -121,19 +135,40 @@ def compose() -> dict[str, Any]:
     return doc[0]
 
 
-def redis_directives(text: str) -> dict[str, str]:
-    """A redis.conf as {directive: arguments} (the last occurrence wins, as in Redis); a
-    Sentinel's ``sentinel X`` directives as ``"sentinel x"``."""
-    out: dict[str, str] = {}
-    for line in text.splitlines():
-        line = line.strip()
-        if line and not line.startswith("#"):
-            key, _, value = line.partition(" ")
-            if key.lower() == "sentinel":
-                sub, _, value = value.strip().partition(" ")
-                key = f"sentinel {sub}"
-            out[key.lower()] = value.strip().strip('"')
+def member_flags(argv: list[str]) -> dict[str, str | None]:
+    """An etcd command line's flags: ``--flag=value`` and ``--flag value`` as {flag: value},
+    a switch as {flag: None}."""
+    out: dict[str, str | None] = {}
+    words = [str(w) for w in argv]
+    for i, word in enumerate(words):
+        if not word.startswith("--"):
+            continue
+        name, eq, value = word.partition("=")
+        if eq:
+            out[name] = value
+        elif i + 1 < len(words) and not words[i + 1].startswith("--"):
+            out[name] = words[i + 1]
+        else:
+            out[name] = None
     return out
+
+
+def check_member_flags(flags: dict[str, str | None], where: str) -> None:
+    """What every member must run with, wherever it is deployed."""
+    for flag, value in MEMBER_FLAGS.items():
+        assert flag in flags, f"{where}: {flag} missing"
+        assert flags[flag] == value, f"{where}: {flag} {flags[flag]!r}, not {value!r}"
+    for flag in MEMBER_VALUES:
+        assert flags.get(flag), f"{where}: {flag} missing"
+    assert flags["--auto-compaction-mode"] in ("periodic", "revision"), where
+    for flag in ("--listen-client-urls", "--advertise-client-urls", "--listen-peer-urls",
+                 "--initial-advertise-peer-urls"):
+        assert str(flags[flag]).startswith("https://"), f"{where}: {flag} is not TLS"
+    peers = dict(item.split("=", 1) for item in str(flags["--initial-cluster"]).split(","))
+    assert len(peers) == 3 and all(u.startswith("https://") for u in peers.values()), where
+    assert peers.get(str(flags["--name"])) == flags["--initial-advertise-peer-urls"], (
+        f"{where}: its own peer URL in --initial-cluster")
+    assert not any(f.startswith("--unsafe") for f in flags), f"{where}: fsync stays on"
 
 
 def dockerfile() -> DockerfileParser:
@@ -399,14 +434,17 @@ def test_every_serve_flag_used_in_deploy_files_exists(monkeypatch: pytest.Monkey
         parse_serve(used[where], monkeypatch)
 
 
-def test_the_cluster_command_lines_mean_a_redis_cluster(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_cluster_command_lines_mean_an_etcd_cluster_over_tls(monkeypatch: pytest.MonkeyPatch) -> None:
     argvs = {f"compose {n}": compose_node_argv(n) for n in NODES}
     argvs["k8s"] = [str(a) for a in deployment_container()["args"]]
     for where, argv in argvs.items():
         args = parse_serve(argv, monkeypatch)
         config = config_from(args)
-        assert config.store.startswith(("redis://", "redis+sentinel://")), where
-        assert isinstance(stream_app.make_store(config), RedisStore), where
+        url = parse_url(config.store)
+        assert url.tls and len(url.members) == 3, f"{where}: etcds:// and every member"
+        assert config.etcd_ca and config.etcd_cert and config.etcd_key, (
+            f"{where}: the CA, and the client certificate the members require")
+        assert isinstance(stream_app.make_store(config), EtcdStore), where
         assert not config.unsafe_store, f"{where}: never --unsafe-store in a shipped file"
         assert not config.demo, where
         assert config.host == "0.0.0.0" and config.port == 8080, where
@@ -428,65 +466,68 @@ def test_compose_matches_the_compose_spec() -> None:
 def test_compose_services(monkeypatch: pytest.MonkeyPatch) -> None:
     doc = compose()
     services = doc["services"]
-    assert set(services) >= {*NODES, "redis", "redis-replica", *SENTINELS, "nginx"}
+    assert set(services) >= {*NODES, *MEMBERS, "nginx"}
 
     secrets = doc["secrets"]
     for name in NODES:
         node = services[name]
         args = parse_serve(compose_node_argv(name), monkeypatch)
-        where = parse_sentinel_url(args.store)  # through the Sentinels, so a failover is followed
-        assert where.sentinels == tuple((s, 26379) for s in SENTINELS), f"{name}: every Sentinel"
-        monitor = redis_directives(SENTINEL_CONF.read_text())["sentinel monitor"].split()
-        assert where.service == monitor[0], f"{name}: the service name the Sentinels monitor"
-        # Both nodes get the same secret file, where the service reads it: DATA/secret.key.
-        [secret] = node["secrets"]
-        assert secret["source"] in secrets
-        assert secret["target"] == f"{args.data}/secret.key"
+        url = parse_url(args.store)
+        assert url.tls and url.members == tuple((m, 2379) for m in MEMBERS), f"{name}: every member, TLS"
+        # Both nodes get the same secret file, where the service reads it: DATA/secret.key;
+        # and etcd's CA and the nodes' client certificate, where --etcd-* names them.
+        mounted = {(s["source"], s.get("target")) if isinstance(s, dict) else (s, None)
+                   for s in node["secrets"]}
+        assert ("arena_secret", f"{args.data}/secret.key") in mounted
+        for path in (args.etcd_ca, args.etcd_cert, args.etcd_key):
+            source = Path(path).name
+            assert path == f"/run/secrets/{source}" and (source, None) in mounted, f"{name}: {path}"
+            made = (COMPOSE.parent / secrets[source]["file"]).resolve()
+            assert made.parent == DEPLOY / "etcd-tls", f"{name}: {path} is deploy/etcd-certs.sh's"
         assert "ports" not in node, f"{name}: only nginx is published"
         test = " ".join(node["healthcheck"]["test"])
         assert "/readyz" in test or "/healthz" in test
-        assert all(node["depends_on"][s]["condition"] == "service_healthy"
-                   for s in ("redis", "redis-replica", *SENTINELS))
+        assert all(node["depends_on"][m]["condition"] == "service_healthy" for m in MEMBERS)
         build = node["build"]
         assert (COMPOSE.parent / build["context"] / build["dockerfile"]).resolve() == DOCKERFILE
     assert len({services[n]["secrets"][0]["source"] for n in NODES}) == 1, "one secret, both nodes"
 
     secret_file = (COMPOSE.parent / secrets["arena_secret"]["file"]).resolve()
     assert secret_file.parent.name == "secrets"
-    assert "secrets/" in (DEPLOY / ".gitignore").read_text().split(), "never commit secret.key"
+    ignored = (DEPLOY / ".gitignore").read_text().split()
+    assert "secrets/" in ignored and "etcd-tls/" in ignored, "never commit secret.key nor a key"
 
-    redis = services["redis"]
-    assert redis["image"].split(":")[0] == "redis" and redis["image"].split(":")[1].startswith("7")
-    conf_target = redis["command"][1]
-    mounts = {v.split(":")[1]: v.split(":")[0] for v in redis["volumes"]}
-    assert (COMPOSE.parent / mounts[conf_target]).resolve() == REDIS_CONF
-    assert "/data" in mounts, "Redis keeps its AOF and snapshots on a volume"
-    assert redis["healthcheck"]["test"]
+    # Three members, each its own volume and its own certificate, with every flag it needs.
+    volumes, images = set(), set()
+    for name in MEMBERS:
+        member = services[name]
+        image, _, tag = member["image"].partition(":")
+        assert image == "quay.io/coreos/etcd" and re.fullmatch(r"v3\.[56]\.\d+", tag), member["image"]
+        images.add(member["image"])
+        assert member["command"][0] == "etcd"
+        flags = member_flags(member["command"])
+        check_member_flags(flags, f"compose {name}")
+        assert flags["--name"] == name and flags["--initial-cluster-state"] == "new"
+        assert flags["--advertise-client-urls"] == f"https://{name}:2379"
+        mounts = {v.split(":")[1]: v.split(":")[0] for v in member["volumes"]}
+        volumes.add(mounts[str(flags["--data-dir"])])
+        made = {flag: (COMPOSE.parent / mounts[str(flags[flag])]).resolve().relative_to(DEPLOY).as_posix()
+                for flag in ("--cert-file", "--key-file", "--trusted-ca-file", "--peer-cert-file",
+                             "--peer-key-file", "--peer-trusted-ca-file")}
+        assert made == {"--cert-file": f"etcd-tls/{name}.pem", "--key-file": f"etcd-tls/{name}-key.pem",
+                        "--trusted-ca-file": "etcd-tls/ca.pem", "--peer-cert-file": f"etcd-tls/{name}.pem",
+                        "--peer-key-file": f"etcd-tls/{name}-key.pem",
+                        "--peer-trusted-ca-file": "etcd-tls/ca.pem"}, name
+        assert "health" in member["healthcheck"]["test"]
+    assert len(volumes) == len(MEMBERS) and len(images) == 1, "each member its own volume; one etcd"
 
-    # The replica: redis.conf's settings and a replicaof naming the primary's service.
-    replica = services["redis-replica"]
-    assert replica["image"] == redis["image"]
-    conf_target = replica["command"][1]
-    mounts = {v.split(":")[1]: v.split(":")[0] for v in replica["volumes"]}
-    assert (COMPOSE.parent / mounts[conf_target]).resolve() == REPLICA_CONF
-    replica_conf = redis_directives(REPLICA_CONF.read_text())
-    assert (COMPOSE.parent / mounts[replica_conf["include"]]).resolve() == REDIS_CONF
-    assert replica_conf["replicaof"] == "redis 6379" and "/data" in mounts
-    # Three Sentinels on deploy/sentinel.conf, each on its own volume (it rewrites its file),
-    # two of them to agree on a failure.
-    monitor = redis_directives(SENTINEL_CONF.read_text())["sentinel monitor"].split()
-    assert monitor[1:] == ["redis", "6379", "2"]
-    volumes = set()
-    for name in SENTINELS:
-        sentinel = services[name]
-        mounts = {v.split(":")[1]: v.split(":")[0] for v in sentinel["volumes"]}
-        [conf] = [t for t in mounts if t.endswith("sentinel.conf")]
-        assert (COMPOSE.parent / mounts[conf]).resolve() == SENTINEL_CONF
-        assert conf in " ".join(sentinel["entrypoint"]) and "redis-sentinel /data/sentinel.conf" in \
-            " ".join(sentinel["entrypoint"])
-        volumes.add(mounts["/data"])
-        assert "26379" in sentinel["healthcheck"]["test"]
-    assert len(volumes) == len(SENTINELS), "each Sentinel its own volume"
+    # The reason for each flag, beside it (etcd-1's command; the others are the same).
+    lines = COMPOSE.read_text().splitlines()
+    start = lines.index("  etcd-1:")
+    block = lines[start:lines.index("  etcd-2:")]
+    for flag in EXPLAINED:
+        [at] = [i for i, line in enumerate(block) if line.strip().split("=")[0] == f"- {flag}"]
+        assert block[at - 1].strip().startswith("#"), f"compose etcd-1: no comment says why {flag}"
 
     nginx = services["nginx"]
     assert not nginx["image"].endswith(":latest") and ":" in nginx["image"]
@@ -555,7 +596,7 @@ def test_nginx_proxies_websockets_to_both_nodes() -> None:
             f"{key} {timeout}: well above the service's {heartbeat:g} s heartbeat")
 
 
-# ------------------------------------------------------------------ Redis
+# ------------------------------------------------------------------ etcd and its TLS
 
 
 def _free_port() -> int:
@@ -564,133 +605,113 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _k8s_redis_conf() -> str:
-    conf: str = k8s_one("ConfigMap", "redis-config")["data"]["redis.conf"]
-    return conf
+@pytest.fixture(scope="module")
+def certs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """deploy/etcd-certs.sh run as the compose file's header says, into a directory of the test's."""
+    out = tmp_path_factory.mktemp("etcd-tls") / "etcd-tls"
+    run = subprocess.run(["bash", str(CERTS_SCRIPT), str(out), "30"], capture_output=True, text=True,
+                         timeout=120, check=False)
+    assert run.returncode == 0, run.stdout + run.stderr
+    return out
 
 
-@pytest.fixture
-def redis_with(tmp_path: Path) -> Iterator[Any]:
-    procs: list[subprocess.Popen[bytes]] = []
+def _openssl(*args: str) -> str:
+    return subprocess.run(["openssl", *args], capture_output=True, text=True, timeout=30,
+                          check=True).stdout
 
-    def start(conf: Path) -> str:
-        if shutil.which("redis-server") is None:
-            pytest.fail("redis-server is not installed (tests/run.sh installs it)")
-        port = _free_port()
-        work = tmp_path / f"redis-{port}"
-        work.mkdir()
-        # The file as shipped, but for where it writes (Redis changes to `dir` as it reads
-        # the line, so that line is replaced) and where it listens (overridden after it).
-        copy = work / "redis.conf"
-        copy.write_text(re.sub(r"(?m)^dir .*$", f"dir {work}", conf.read_text()))
-        proc = subprocess.Popen(["redis-server", str(copy), "--port", str(port), "--bind", "127.0.0.1",
-                                 "--protected-mode", "yes"],
-                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-        procs.append(proc)
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            if proc.poll() is not None:
-                out = proc.stdout.read().decode() if proc.stdout else ""
-                pytest.fail(f"redis-server refused {conf.name}:\n{out}")
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=0.2) as s:
-                    s.sendall(b"PING\r\n")
-                    if s.recv(16).startswith(b"+PONG"):
-                        return f"redis://127.0.0.1:{port}/0"
-            except OSError:
-                time.sleep(0.05)
-        pytest.fail("redis-server did not start")
 
-    yield start
-    for proc in procs:
-        proc.terminate()
+def test_the_certificate_script_makes_what_the_members_and_nodes_need(certs: Path) -> None:
+    again = subprocess.run(["bash", str(CERTS_SCRIPT), str(certs)], capture_output=True, text=True,
+                           timeout=30, check=False)
+    assert again.returncode != 0 and "exists" in again.stderr, "a second run never replaces the CA"
+    for name, usage, names in [*((m, "TLS Web Server Authentication, TLS Web Client Authentication",
+                                  (f"DNS:{m}", f"DNS:etcd-{int(m[-1]) - 1}.etcd", "DNS:localhost",
+                                   "IP Address:127.0.0.1")) for m in MEMBERS),
+                               ("node", "TLS Web Client Authentication", ())]:
+        cert = certs / f"{name}.pem"
+        assert "OK" in _openssl("verify", "-CAfile", str(certs / "ca.pem"), str(cert)), name
+        text = _openssl("x509", "-in", str(cert), "-noout", "-text")
+        eku = text.split("X509v3 Extended Key Usage:", 1)[1].splitlines()[1].strip()
+        assert eku == usage, f"{name}: {eku}"
+        for n in names:
+            assert n in text, f"{name}: its names lack {n}"
+        assert oct((certs / f"{name}-key.pem").stat().st_mode & 0o777) == "0o400", f"{name}-key.pem"
+    k8s = (K8S / "etcd.yaml").read_text()
+    for m in MEMBERS:  # the Kubernetes Secret maps each pod to the certificate that names it
+        pod = f"etcd-{int(m[-1]) - 1}"
+        assert f"--from-file={pod}.pem=deploy/etcd-tls/{m}.pem" in k8s, pod
+
+
+class EtcdMemberProcess(Process):
+    """A member as deploy/compose.yaml runs it, on loopback: ready once it serves over TLS."""
+
+    def __init__(self, name: str, argv: list[str], port: int, certs: Path) -> None:
+        super().__init__(name, argv, ready_timeout=30)
+        self.port, self.certs = port, certs
+
+    def ready(self) -> bool:
+        context = ssl.create_default_context(cafile=str(self.certs / "ca.pem"))
+        context.load_cert_chain(str(self.certs / "node.pem"), str(self.certs / "node-key.pem"))
         try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+            with urllib.request.urlopen(f"https://127.0.0.1:{self.port}/health", timeout=1,
+                                        context=context) as r:
+                return bool(json.load(r).get("health") == "true")
+        except (OSError, ValueError):
+            return False
 
 
-@pytest.mark.parametrize("which", ["deploy/redis.conf", "k8s ConfigMap redis-config"])
-async def test_redis_config_is_accepted_by_redis_and_by_the_store(which: str, redis_with: Any,
-                                                                   tmp_path: Path) -> None:
-    if which == "deploy/redis.conf":
-        conf = REDIS_CONF
-    else:
-        conf = tmp_path / "redis.conf"
-        conf.write_text(_k8s_redis_conf())
-    directives = redis_directives(conf.read_text())
-    assert directives["appendonly"] == "yes" and directives["appendfsync"] == "always"
-    assert directives.get("maxmemory-policy", "noeviction") == "noeviction"
-    assert directives["dir"] == "/data"
-
-    store = RedisStore(redis_with(conf))  # not unsafe: open() refuses a lossy Redis
-    await store.open()
-    try:
-        conf_now = await store.redis.config_get("maxmemory-policy")
-        assert conf_now == {"maxmemory-policy": "noeviction"}
-    finally:
-        await store.close()
-
-
-async def test_the_sentinel_set_up_runs_and_the_store_acks_through_it(redis_with: Any,
-                                                                      tmp_path: Path) -> None:
-    """deploy/redis.conf (the primary), deploy/redis-replica.conf and three Sentinels on
-    deploy/sentinel.conf, as real processes (only the addresses and directories changed):
-    the store connects through the Sentinels, its checks pass (the replica's fsync too), and
-    an ack comes once the replica has the record."""
-    primary_url = redis_with(REDIS_CONF)
-    primary_port = int(primary_url.rsplit(":", 1)[1].split("/")[0])
-    base = tmp_path / "base.conf"  # redis.conf as the replica includes it (its dir set below)
-    base.write_text(re.sub(r"(?m)^dir .*$", "", REDIS_CONF.read_text()))
-    replica = tmp_path / "redis-replica.conf"
-    replica.write_text(re.sub(r"(?m)^include .*$", f"include {base}\ndir /data",
-                              REPLICA_CONF.read_text()).replace("replicaof redis 6379",
-                                                                f"replicaof 127.0.0.1 {primary_port}"))
-    replica_port = int(redis_with(replica).rsplit(":", 1)[1].split("/")[0])
-    with Processes(tmp_path) as processes:
-        sentinels = []
-        for i in range(3):
-            work = tmp_path / f"sentinel-{i}"
-            work.mkdir()
-            port = _free_port()
-            conf = SENTINEL_CONF.read_text().replace("port 26379", f"port {port}\nbind 127.0.0.1")
-            conf = conf.replace("dir /data", f"dir {work}").replace(
-                "sentinel monitor arena redis 6379 2", f"sentinel monitor arena 127.0.0.1 {primary_port} 2")
-            (work / "sentinel.conf").write_text(conf)
-            sentinels.append(port)
-            processes.spawn(f"sentinel-{i}", str(work / "sentinel.conf"),
-                            program=shutil.which("redis-sentinel") or "redis-sentinel")
-        url = "redis+sentinel://" + ",".join(f"127.0.0.1:{p}" for p in sentinels) + "/arena"
-        store = RedisStore(url, prefix="deploy:")
-        deadline = time.monotonic() + 20
-        while True:  # until the Sentinels answer with the primary
-            try:
-                await store.open()
-                break
-            except NotStored:
-                await store.close()
-                assert time.monotonic() < deadline, "the Sentinels never named the primary"
-                await asyncio.sleep(0.2)
+@pytest.mark.etcd
+async def test_the_members_tls_runs_and_the_store_reaches_it_as_the_nodes_do(
+        certs: Path, tmp_path: Path) -> None:
+    """The three members on deploy/compose.yaml's command lines, as real processes (the local
+    etcd; only the addresses, the directories and the certificates' paths changed): they
+    form their cluster over TLS, the store reaches them with etcds:// and the nodes' client
+    certificate and acks an append; without a client certificate no member takes the
+    connection."""
+    etcd = shutil.which("etcd")
+    if etcd is None:
+        pytest.fail("etcd is not installed (tests/run.sh installs it)")
+    services = compose()["services"]
+    ports = {m: (_free_port(), _free_port()) for m in MEMBERS}
+    initial = ",".join(f"{m}=https://127.0.0.1:{peer}" for m, (_, peer) in ports.items())
+    local = {"--listen-client-urls": "https://127.0.0.1:{client}",
+             "--advertise-client-urls": "https://127.0.0.1:{client}",
+             "--listen-peer-urls": "https://127.0.0.1:{peer}",
+             "--initial-advertise-peer-urls": "https://127.0.0.1:{peer}",
+             "--initial-cluster": initial, "--data-dir": "{work}",
+             "--cert-file": "{cert}", "--peer-cert-file": "{cert}", "--key-file": "{key}",
+             "--peer-key-file": "{key}", "--trusted-ca-file": "{ca}", "--peer-trusted-ca-file": "{ca}"}
+    with Processes(tmp_path) as group:
+        members = []
+        for name, (client, peer) in ports.items():
+            given = member_flags(services[name]["command"])
+            where = {"client": client, "peer": peer, "work": tmp_path / name, "cert": certs / f"{name}.pem",
+                     "key": certs / f"{name}-key.pem", "ca": certs / "ca.pem"}
+            argv = [etcd]
+            for flag, value in given.items():
+                value = local[flag].format(**where) if flag in local else value
+                argv.append(flag if value is None else f"{flag}={value}")
+            member = group.add(EtcdMemberProcess(name, argv, client, certs))
+            member.spawn()
+            members.append(member)
+        for member in members:
+            await asyncio.to_thread(member.wait_ready)
+        endpoints = ",".join(f"127.0.0.1:{client}" for client, _ in ports.values())
+        store = EtcdStore(f"etcds://{endpoints}/arena", ca=str(certs / "ca.pem"),
+                          cert=str(certs / "node.pem"), key=str(certs / "node-key.pem"))
+        await store.open()
         try:
-            assert store.replicas == 1
             record = Record(game="g1", seq=1, device="d", client_id="c1", official="", digest=b"x" * 16,
                             received_at=1, body=b"{}")
             await store.append(record)
-            on_replica = aioredis.Redis(host="127.0.0.1", port=replica_port)
-            try:
-                assert len(await on_replica.xrange("deploy:log") or []) == 1, "acked: the replica has it"
-            finally:
-                await on_replica.aclose()
+            assert await store.records() == [record]
         finally:
             await store.close()
-
-
-def test_both_redis_configs_agree() -> None:
-    a = redis_directives(REDIS_CONF.read_text())
-    b = redis_directives(_k8s_redis_conf())
-    for key in ("appendonly", "appendfsync", "maxmemory-policy", "dir", "save", "aof-use-rdb-preamble"):
-        assert a.get(key) == b.get(key), f"{key}: deploy/redis.conf and deploy/k8s/redis.yaml differ"
+        # No client certificate: refused (--client-cert-auth), never "stored".
+        bare = EtcdStore(f"etcds://{endpoints}/arena", ca=str(certs / "ca.pem"), budget=1.0)
+        with pytest.raises(NotStored):
+            await bare.open()
+        await bare.close()
 
 
 # ------------------------------------------------------------------ systemd
@@ -740,7 +761,7 @@ def test_k8s_manifests_match_the_kubernetes_schemas() -> None:
                       key=lambda v: tuple(int(x) for x in v.split(".")))
     docs = k8s_docs()
     assert {d["kind"] for d in docs} >= {"Deployment", "Service", "PodDisruptionBudget", "Secret",
-                                         "StatefulSet", "ConfigMap"}
+                                         "StatefulSet", "NetworkPolicy"}
     for version in (versions[0], versions[-1]):
         for doc in docs:
             try:
@@ -785,10 +806,18 @@ def test_k8s_deployment(monkeypatch: pytest.MonkeyPatch) -> None:
     assert "secret.key" in example.get("data", example.get("stringData", {}))
     assert "emptyDir" in volumes[mounts[str(args.data)]["name"]], "the rest of /data is scratch"
 
-    # The store's host is the Redis Service in redis.yaml.
-    host = args.store.split("://", 1)[1].split("/")[0].split(":")[0]
-    redis_service = k8s_one("Service", host)
-    assert any(p["port"] == 6379 for p in redis_service["spec"]["ports"])
+    # The store: every pod of etcd.yaml's StatefulSet, through its headless Service, over TLS
+    # with the CA and the client certificate of the Secret etcd.yaml's header makes.
+    sts = k8s_one("StatefulSet", "etcd")
+    service = k8s_one("Service", sts["spec"]["serviceName"])
+    url = parse_url(args.store)
+    assert url.tls and url.members == tuple(
+        (f"etcd-{i}.{service['metadata']['name']}", 2379) for i in range(sts["spec"]["replicas"]))
+    assert any(p["port"] == 2379 for p in service["spec"]["ports"])
+    for path in (args.etcd_ca, args.etcd_cert, args.etcd_key):
+        mount = mounts[str(Path(path).parent)]
+        assert volumes[mount["name"]]["secret"]["secretName"] == "etcd-node-tls", path
+        assert f"--from-file={Path(path).name}=" in (K8S / "etcd.yaml").read_text(), path
 
 
 def test_k8s_service_and_pdb_select_the_pods() -> None:
@@ -799,7 +828,7 @@ def test_k8s_service_and_pdb_select_the_pods() -> None:
     ports = {p["name"]: p["containerPort"] for p in deployment_container()["ports"]}
     for port in service["spec"]["ports"]:
         assert port["targetPort"] in ports or port["targetPort"] in ports.values()
-    pdb = k8s_one("PodDisruptionBudget")
+    pdb = k8s_one("PodDisruptionBudget", "arena-stream")
     assert pdb["spec"]["minAvailable"] == 1
     assert pdb["spec"]["selector"]["matchLabels"].items() <= labels.items()
 
@@ -814,19 +843,30 @@ def test_k8s_secret_example_cannot_be_applied_as_is() -> None:
         base64.b64decode(placeholder, validate=True)
 
 
-def test_k8s_redis_is_durable() -> None:
-    sts = k8s_one("StatefulSet", "redis")
+def test_k8s_etcd_is_three_durable_members_on_tls() -> None:
+    sts = k8s_one("StatefulSet", "etcd")
     spec = sts["spec"]
-    assert spec["replicas"] == 1 and spec["volumeClaimTemplates"]
+    assert spec["replicas"] == 3 and spec["podManagementPolicy"] == "Parallel"
     claim = spec["volumeClaimTemplates"][0]["metadata"]["name"]
     [container] = spec["template"]["spec"]["containers"]
+    assert container["image"] == compose()["services"]["etcd-1"]["image"], "the same etcd as compose"
+    assert container["command"][0] == "etcd"
+    flags = member_flags(container["command"])
+    check_member_flags({k: v if v is None else v.replace("$(POD_NAME)", "etcd-0") for k, v in flags.items()},
+                       "k8s etcd (its pod etcd-0)")
+    in_compose = member_flags(compose()["services"]["etcd-1"]["command"])
+    for flag in ("--auto-compaction-mode", "--auto-compaction-retention", "--initial-cluster-token"):
+        assert flags[flag] == in_compose[flag], f"k8s etcd {flag}: as in compose"
+    assert flags["--initial-cluster"] == ",".join(
+        f"etcd-{i}=https://etcd-{i}.{spec['serviceName']}:2380" for i in range(3))
     mounts = {m["name"]: m["mountPath"] for m in container["volumeMounts"]}
-    assert mounts[claim] == redis_directives(_k8s_redis_conf())["dir"]
+    assert str(flags["--data-dir"]).startswith(mounts[claim] + "/"), "the data on the member's own volume"
     volumes = {v["name"]: v for v in spec["template"]["spec"]["volumes"]}
-    [config_volume] = [n for n, v in volumes.items() if "configMap" in v]
-    assert volumes[config_volume]["configMap"]["name"] == "redis-config"
-    assert container["command"] == ["redis-server", f"{mounts[config_volume]}/redis.conf"]
-    assert not container["image"].endswith(":latest")
+    [tls] = [n for n, v in volumes.items() if "secret" in v]
+    assert volumes[tls]["secret"]["secretName"] == "etcd-members-tls"
+    assert str(flags["--cert-file"]) == f"{mounts[tls]}/$(POD_NAME).pem"
+    assert k8s_one("PodDisruptionBudget", "etcd")["spec"]["minAvailable"] == 2, "a majority stays up"
+    assert k8s_one("Service", spec["serviceName"])["spec"]["publishNotReadyAddresses"] is True
 
 
 # ------------------------------------------------------------------ docs/deployment.md
@@ -837,6 +877,7 @@ def test_the_deployment_page() -> None:
     assert "](docs/deployment.md)" in readme, "README: a link to the deployment page"
     assert "requirements/serve.lock" in readme and "bash tests/run.sh" in readme
     assert "<!-- sizing figures: filled from bench runs -->" in deployment
-    for needle in ("appendfsync always", "--unsafe-store", "secret.key", ".backup",
+    for needle in ("etcds://", "deploy/etcd-certs.sh", "--quota-backend-bytes", "--unsafe-store",
+                   "secret.key", ".backup",
                    "/api/log", "/api/tokens/revoke", "tests/deploy/test_deploy_files.py"):
         assert needle in deployment, needle

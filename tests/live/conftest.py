@@ -1,13 +1,16 @@
 """A real service on loopback for each test: aiohttp in this process, a real
 SQLite file in a temporary directory, real WebSocket clients. (The service as a
-subprocess, redis-server, the viewer and the devices: ``stream.tools.harness``.)"""
+subprocess, etcd, the viewer and the devices: ``stream.tools.harness``.) The ``etcd``
+fixture is a cluster of the test's own (three members), for a test that stops it."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import os
+import signal
 import time
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,14 +24,13 @@ from stream.live.app import build_app
 from stream.live.ops.config import Config
 from stream.live.service import Service
 from stream.live.viewers.front_door import FrontServer
-from stream.tools.harness import Device, Viewer, free_port
+from stream.tools.harness import Device, EtcdCluster, Processes, Viewer, free_port
 
-from ..redis_server import RedisServer
 from ..rules.script import AWAY, HOME
 from ..sdk import sdk
 
-__all__ = ["Raw", "RunningServer", "Server", "Viewer", "admin_device", "eventually",
-           "free_port", "game_setup_body", "server", "view_after"]
+__all__ = ["Raw", "RunningServer", "Server", "Viewer", "admin_device", "etcd", "eventually",
+           "free_port", "game_setup_body", "metric", "server", "store_down", "view_after"]
 
 
 def game_setup_body(game: str = "g1", *, sides: tuple[str, str] | None = None,
@@ -210,23 +212,31 @@ async def eventually(check: Any, timeout: float = 5.0) -> None:
         await asyncio.sleep(0.01)
 
 
-@pytest.fixture(scope="module")
-def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A real ``redis-server`` for one test module (its tests share it; prefixes keep them apart)."""
-    srv = RedisServer(tmp_path_factory.mktemp("redis"))
-    srv.start()
-    try:
-        yield srv.url
-    finally:
-        srv.stop()
+async def metric(server: Server, name: str) -> float:
+    """The value of the sample ``name`` (with its labels, if any) on the server's ``/metrics``."""
+    status, text = await server.api("GET", "/metrics")
+    assert status == 200
+    return float(next(line.split()[-1] for line in str(text).splitlines() if line.startswith(name + " ")))
 
 
 @pytest.fixture
-async def redis(tmp_path: Path) -> AsyncIterator[RedisServer]:
-    """A real ``redis-server`` of the test's own, that the test may stop and start again."""
-    srv = RedisServer(tmp_path / "redis")
-    await srv.astart()
-    try:
-        yield srv
-    finally:
-        await srv.astop()
+async def etcd(tmp_path: Path) -> AsyncIterator[EtcdCluster]:
+    """Three etcd members of the test's own (real processes, the production settings), that
+    the test may stop, kill and start again; ended after it, the followers first."""
+    work = tmp_path / "etcd"
+    async with Processes(work) as group:
+        cluster = EtcdCluster(work, group=group)
+        await cluster.astart()
+        try:
+            yield cluster
+        finally:
+            await cluster.astop()
+
+
+def store_down(cluster: EtcdCluster) -> None:
+    """Every member killed at once (SIGKILL to each, then each reaped; their data kept, as a
+    power cut leaves it): the store is down. ``cluster.astart()`` brings it back."""
+    for m in cluster.members:
+        os.kill(m.process.pid, signal.SIGKILL)
+    for m in cluster.members:
+        cluster.kill(m)

@@ -1,4 +1,4 @@
-"""A viewer worker for the failover proof (``test_sentinel_failover.py``): many
+"""A viewer worker for the failover proof (``test_etcd_failover.py``): many
 scoreboards in one process (``stream.tools.harness.ResumingViewer``), each following one
 game on the nodes it is given and resuming, with ``since`` and ``epoch``, on whichever
 is up.

@@ -174,8 +174,9 @@ def test_the_scope_table_is_whole_and_agrees_with_the_role_table() -> None:
             plays = MAY_SEND[role] - set(WRITES)
             assert (may(col, "play", "write") != "none") == bool(plays), col
     assert may("anonymous", "play", "write") == "none"
-    # Nobody but an unscoped admin accepts the store's history; the ledger is public, written by no route.
-    assert [c for c in SCOPE_ROLES if may(c, "store", "write") != "none"] == ["admin"]
+    # No route writes the store (the log is written by the events themselves); the ledger is
+    # public, written by no route.
+    assert {may(c, "store", "write") for c in SCOPE_ROLES} == {"none"}
     assert {SCOPE_TABLE[(c, "obligations")] for c in SCOPE_ROLES} == {("public", "none")}
 
 
@@ -218,7 +219,7 @@ ROUTE_ROWS: dict[str, tuple[str, str] | None] = {
     "GET /logos/{sha}": None,
     "GET /api/players": ("players", "read"), "POST /api/players": ("players", "write"),
     "GET /api/players/{player}": ("players", "read"), "GET /api/rosters/template.csv": None,
-    "POST /api/rosters/import": ("teams", "write"), "POST /api/admin/store/accept": ("store", "write"),
+    "POST /api/rosters/import": ("teams", "write"),
     "GET /scoreboard": None, "GET /overlay": None, "GET /handheld": None, "GET /committee": None,
     "GET /overlay/control": None, "GET /clients/{filename}": None,
     "GET /games/{game}/report": ("games", "read"), "GET /games/{game}/report.json": ("games", "read"),
@@ -843,8 +844,6 @@ def committee_cells(jtis: dict[str, str]) -> list[Cell]:
             Cell("store", "read", target, "the state's digest", "GET", "/api/state"),
             Cell("public", "read", target, "the event's public page", "GET", f"/events/{ev}"),
             Cell("public", "read", target, "the event's public data", "GET", f"/api/public/events/{ev}"),
-            Cell("store", "write", target, "the store's history accepted", "POST", "/api/admin/store/accept",
-                 {"reason": "x"}),
         ]
     return out
 
@@ -963,7 +962,7 @@ async def test_a_committee_s_cells_against_its_own_event_and_another(tmp_path: P
                     problem = problem or (f"a refused write changed the store: log {len(before[0])} -> "
                                           f"{len(after[0])} rows, tokens {before[1]} -> {after[1]}, "
                                           f"revoked {before[2]} -> {after[2]}")
-                if cell.action == "write" and cell.via == "http" and cell.resource != "store":
+                if cell.action == "write" and cell.via == "http":
                     controls.append(cell)
             wrote = len(after[0]) - len(before[0])
             matrix.record("committee", cell.name(), expect, outcome if code is None else f"{outcome} {code}",

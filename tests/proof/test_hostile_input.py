@@ -298,13 +298,13 @@ def server_errors(caplog: pytest.LogCaptureFixture) -> list[str]:
 
 # ------------------------------------------------------------- the service
 
-_sentinel = itertools.count(1)
+_marks = itertools.count(1)
 
 
 async def answers(raw: Raw, msgpack: bool = False, timeout: float = 10.0) -> list[dict[str, Any]]:
     """Everything answered before the pong to a ping sent now (heartbeats aside),
     or up to the close: the answers to what was sent before."""
-    mark = 7_000_000 + next(_sentinel)
+    mark = 7_000_000 + next(_marks)
     ping = {"type": "ping", "device_time": mark}
     out: list[dict[str, Any]] = []
     with contextlib.suppress(Exception):  # already closed: the close is in the answers

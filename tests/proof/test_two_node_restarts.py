@@ -1,8 +1,9 @@
-"""Proof 7, restarts: ``arena-stream bench nodes`` in small. Two nodes on one durable
-``redis-server``; officials' devices send to both nodes at once for one game (the nodes
+"""Proof 7, restarts: ``arena-stream bench nodes`` in small. Two nodes on one etcd cluster
+(three members); officials' devices send to both nodes at once for one game (the nodes
 race for its ``seq``) and move over when theirs is down; viewers on both nodes resume with
-``since``/``epoch`` on whichever is up; node A, node B and Redis are each restarted at
-least once per run, SIGKILLed or stopped cleanly, at seeded random moments.
+``since``/``epoch`` on whichever is up; node A, node B and etcd (the member leading at
+that moment) are each restarted at least once per run, SIGKILLed or stopped cleanly, at
+seeded random moments.
 
 Each run: every acked event logged once, in its device's order, nothing unsent; no viewer
 saw a gap or a repeat, and all caught up; each node's live state equals a fresh replay of
@@ -29,7 +30,7 @@ async def test_two_nodes_restarted_at_random_show_no_gap(tmp_path: Path, figures
     assert len(results) == opts.runs
     for r in results:
         assert r.log is not None, "\n".join(r.lines())
-        assert {f.target for f in r.faults} == {"node-a", "node-b", "redis"}, r.faults
+        assert {f.target for f in r.faults} == {"node-a", "node-b", "etcd"}, r.faults
         assert all(f.began >= 0 and f.out > 0 for f in r.faults), "every restart happened"
         assert r.acked > 0 and all(r.acked_on), f"both nodes took events: {r.acked_on}"
         assert (r.log.lost, r.log.doubled, r.log.unsent) == (0, 0, 0), "\n".join(r.lines())

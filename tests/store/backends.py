@@ -2,17 +2,16 @@
 append. Nothing of the service: the store's tests and the service's (the hub's snapshot on
 every store, ``tests/live/hub/test_snapshot_stores.py``) both use them.
 
-A test class inherits one backend (``SqliteBackend``, ``RedisBackend``, ``SentinelBackend``)
-and a set of tests written against ``Backend``: ``open_store`` (a fresh store on fresh
-storage), ``reopen`` (a new instance on the same storage, as after a restart), ``unopened``
-(the same, not opened yet) and ``beyond`` (a position past a given one); the ``store``
-fixture is an open one, closed after the test. Redis needs a fixture ``redis_url`` (a
-real redis-server for the module), Sentinel ``sentinel_group``.
+A test class inherits one backend (``SqliteBackend``, ``EtcdBackend``) and a set of tests
+written against ``Backend``: ``open_store`` (a fresh store on fresh storage), ``reopen`` (a
+new instance on the same storage, as after a restart), ``unopened`` (the same, not opened
+yet) and ``beyond`` (a position past a given one); the ``store`` fixture is an open one,
+closed after the test. etcd needs the fixture ``etcd_url`` (a real three-member cluster for
+the module, a key prefix of the test's own: tests/conftest.py).
 """
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -21,9 +20,7 @@ import pytest
 
 from stream.store import Record, Store
 from stream.store.etcd import EtcdStore
-from stream.store.redis import RedisStore
 from stream.store.sqlite import SqliteStore
-from stream.tools.harness import SentinelGroup
 
 
 def rec(n: int, *, game: str | None = "g1", seq: int | None = None, device: str = "d1",
@@ -74,30 +71,6 @@ class SqliteBackend(Backend):
 
     def unopened(self) -> Store:
         return SqliteStore(self.path)
-
-
-class RedisBackend(Backend):
-    @pytest.fixture(autouse=True)
-    def _server(self, redis_url: str) -> None:
-        self.url = redis_url
-        self.prefix = f"t{uuid.uuid4().hex[:8]}:"
-
-    def beyond(self, position: str) -> str:
-        return f"{int(position.partition('-')[0]) + 1}-0"
-
-    def unopened(self) -> Store:
-        return RedisStore(self.url, prefix=self.prefix)
-
-
-class SentinelBackend(RedisBackend):
-    """Through Sentinel (a primary, its replica, three Sentinels), every ack waiting for the
-    replica (``replicas`` 1, the default on such a URL)."""
-
-    @pytest.fixture(autouse=True)
-    def _server(self, sentinel_group: SentinelGroup) -> None:
-        self.group = sentinel_group
-        self.url = sentinel_group.url
-        self.prefix = f"s{uuid.uuid4().hex[:8]}:"
 
 
 class EtcdBackend(Backend):

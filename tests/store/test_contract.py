@@ -1,5 +1,5 @@
 """One contract, every backend: what ``stream.store.Store`` promises, run
-against a real SQLite file, a real redis-server on loopback and Redis through Sentinel.
+against a real SQLite file and a real three-member etcd cluster on loopback.
 
 Each backend's test class inherits ``StoreContract`` and its backend
 (``tests/store/backends.py``). What the service makes of a snapshot on each store (a
@@ -11,13 +11,11 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-from pathlib import Path
 
 import msgspec
 import pytest
-import redis.asyncio as aioredis
 
-from stream.errors import NotStored, StartupRefused
+from stream.errors import NotStored
 from stream.store import (
     START,
     DuplicateKey,
@@ -29,12 +27,9 @@ from stream.store import (
     TokenRecord,
     entry_key,
 )
-from stream.store.redis import RedisStore
 from stream.store.sqlite import SqliteStore
-from stream.tools.harness import HOST
 
-from ..redis_server import RedisServer
-from .backends import Backend, EtcdBackend, RedisBackend, SentinelBackend, SqliteBackend, rec, row
+from .backends import Backend, EtcdBackend, SqliteBackend, rec, row
 
 
 class StoreContract(Backend):
@@ -359,55 +354,3 @@ class TestEtcdStore(EtcdBackend, StoreContract, SharedLogContract):
         assert isinstance(store, Followable)
         positions = [p for p, _ in await store.read_after(START)]
         assert len(set(positions)) == 120, "every record has its own position"
-
-
-# ----------------------------------------------------------------------- Redis
-
-
-class TestRedisStore(RedisBackend, StoreContract, SharedLogContract):
-    async def test_pipelined_appends_share_a_round_trip(self, store: Store) -> None:
-        """Appends of different games share a pipelined batch (one AOF fsync for many);
-        a game's appends go one batch after another, in order."""
-        assert isinstance(store, RedisStore)
-        records = [rec(n, game=f"g{n % 10}", seq=n // 10 + 1) for n in range(300)]
-        await asyncio.gather(*(store.append(r) for r in records))
-        stats = store.stats()
-        assert stats.records == 300
-        assert stats.commits <= 40  # 30 per game, 10 games a batch
-        assert await store.game_records("g3") == [r for r in records if r.game == "g3"]
-
-
-async def test_redis_that_could_lose_acked_events_is_refused(tmp_path: Path) -> None:
-    srv = RedisServer(tmp_path / "lossy", fsync="everysec")
-    srv.start()
-    try:
-        store = RedisStore(srv.url, prefix="x:")
-        with pytest.raises(StartupRefused, match="appendfsync"):
-            await store.open()
-        await store.close()
-        unsafe = RedisStore(srv.url, prefix="x:", unsafe=True)
-        await unsafe.open()
-        await unsafe.append(rec(1))
-        assert len(await unsafe.records()) == 1
-        await unsafe.close()
-    finally:
-        srv.stop()
-
-
-# ----------------------------------------------------------------------- Redis through Sentinel
-
-
-class TestSentinelStore(SentinelBackend, TestRedisStore):
-    """The same contract through Sentinel, with every ack waiting for the replica."""
-
-    async def test_an_ack_comes_once_the_replica_has_the_write(self, store: Store) -> None:
-        assert isinstance(store, RedisStore) and store.replicas == 1
-        replica = aioredis.Redis(host=HOST, port=self.group.replica.port)
-        try:
-            for n in range(1, 21):
-                await store.append(rec(n))
-                # Read on the replica the moment the ack is given: it is there already.
-                got = await replica.xrange(self.prefix + "log", "-", "+") or []
-                assert len(got) == n, f"acked record {n} is not on the replica yet"
-        finally:
-            await replica.aclose()

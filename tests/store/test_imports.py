@@ -86,7 +86,7 @@ def test_the_store_imports_neither_the_service_nor_the_engine() -> None:
 def test_the_store_tests_reach_nothing_of_the_service() -> None:
     tests = sorted((ROOT / "tests" / "store").glob("*.py"))
     modules = reached(tests)
-    assert "stream.store.redis" in modules and "stream.store.sqlite" in modules
+    assert "stream.store.etcd" in modules and "stream.store.sqlite" in modules
     assert importers_of("stream.live", modules) == []
 
 
@@ -96,6 +96,6 @@ def test_the_scan_sees_the_service_where_it_is_imported() -> None:
     probe = "from ..live.hub.hub import Hub\ndef f():\n    from stream.live.hub import snapshot\n"
     seen = imports_in(probe, "stream.store")
     assert {"stream.live.hub.hub", "stream.live.hub", "stream.live.hub.snapshot"} <= seen
-    assert imports_in("from . import redis", "stream.store") >= {"stream.store", "stream.store.redis"}
+    assert imports_in("from . import etcd", "stream.store") >= {"stream.store", "stream.store.etcd"}
     service = reached([ROOT / "tests" / "live" / "hub" / "test_snapshot.py"])
     assert "stream.live.hub.hub" in service and "tests.live.conftest" in service

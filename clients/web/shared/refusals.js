@@ -83,7 +83,6 @@ function refusalReasons() {
     too_large: ["the file is too large (64 KiB at most)", "el archivo es demasiado grande (64 KiB como máximo)"],
     unsupported_media: ["the file is not a PNG, JPEG, WebP or GIF image", "el archivo no es una imagen PNG, JPEG, WebP o GIF"],
     invalid_csv: ["some rows of the file can't be imported", "algunas filas del archivo no se pueden importar"],
-    not_diverged: ["there is nothing to accept", "no hay nada que aceptar"],
   };
   return REASONS;
 }

@@ -210,24 +210,8 @@ class Fanout:
             self._pumping = True
             asyncio.get_running_loop().call_soon(self._pump)
 
-    def reset_game(self, game: str, reason: str, snapshot: Frames, roster: Frames) -> None:
-        """The history ``game``'s viewers follow was replaced: what is queued for them of it is
-        dropped, and each is sent ``snapshot`` (with ``reset: true`` and ``reason``), from
-        which deltas go on, then ``roster``."""
-        targets = tuple(self.topics.get(game, ()))
-        self._pending = deque((t, i, item) for t, i, item in self._pending if item[1] != game)
-        frames, seq = snapshot, snapshot.msg.seq
-        for w in targets:
-            if w.backlog:
-                w.backlog = deque(item for item in w.backlog if item[1] != game)
-            w.sent[game] = seq
-            self._put(w, (_FRAME, game, -1, frames))
-            self._put(w, (_FRAME, game, -1, roster))
-            if game in w.graphics:   # (what was queued of it went with the rest)
-                self._put(w, (_FRAME, game, -1, self.graphics.frames(game)))
-
     def _pump(self) -> None:
-        if not self._pending:  # (dropped by reset_game)
+        if not self._pending:
             self._pumping = False
             return
         targets, start, item = self._pending[0]

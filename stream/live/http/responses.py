@@ -66,7 +66,7 @@ def filename(name: str) -> str:
 
 @web.middleware
 async def store_unavailable(request: web.Request, handler: Handler) -> web.StreamResponse:
-    """A store that can't answer (Redis down, or back a moment ago) makes any HTTP route a
+    """A store that can't answer (etcd down, or back a moment ago) makes any HTTP route a
     503 a client can act on, never a 500 with a traceback: a ``Problem`` with the store's
     code (``not_stored``; ``unknown`` for a write it can't tell landed) and Retry-After."""
     try:

@@ -20,15 +20,13 @@ async def healthz(request: web.Request) -> web.Response:
 
 
 async def readyz(request: web.Request) -> web.Response:
-    """Ready once the log is loaded, while it is not being reloaded, while the store takes
-    writes and while every task the node serves with runs (``reason``: why not: the store's
-    hold says what the operator can do; a stopped task, which one and its error). On etcd,
-    ``store`` says which member the node talks to, the leader and the commit time."""
+    """Ready once the log is loaded, while it is not being reloaded and while every task the
+    node serves with runs (``reason``: why not; a stopped task, which one and its error). On
+    etcd, ``store`` says which member the node talks to, the leader and the commit time."""
     svc = request.app[Service.KEY]
     hub = svc.hub
-    hold = hub.store.hold
-    reason = (svc.stopped if svc.stopped is not None else hold.reason if hold is not None
-              else "loading the log" if not hub.ready else "reloading the log" if hub.recovering else None)
+    reason = (svc.stopped if svc.stopped is not None else "loading the log" if not hub.ready
+              else "reloading the log" if hub.recovering else None)
     return send(api_types.Ready(ready=reason is None, reason=reason, store=hub.store.status()),
                 200 if reason is None else 503)
 
@@ -41,11 +39,11 @@ async def metrics(request: web.Request) -> web.Response:
 
 ROUTES = (
     get("/healthz", healthz, op("healthz", "Liveness", "health", {"200": json_doc("Health", "alive")})),
-    get("/readyz", readyz, op("readyz", "Readiness: the log is loaded, not being reloaded, and the store "
-                              "takes writes", "health",
+    get("/readyz", readyz, op("readyz", "Readiness: the log is loaded and not being reloaded, and every "
+                              "task the node serves with runs", "health",
                               {"200": json_doc("Ready", "ready"),
-                               "503": json_doc("Ready", "loading or reloading the log, or the store takes no "
-                                                        "writes (`reason` says why and what to do)")})),
+                               "503": json_doc("Ready", "loading or reloading the log, or a task of the "
+                                                        "node stopped (`reason` says which)")})),
     get("/metrics", metrics, op("metrics", "Prometheus metrics", "health",
                                 {"200": text("Prometheus text exposition format")})),
     get("/ws/device", device_ws, ws_upgrade("device", "officials' handhelds")),

@@ -100,9 +100,6 @@ class Sink(Protocol):
         """A game of ``event`` was set up in ``arena``: the viewers of its arena and of its
         event follow it from this snapshot."""
 
-    def reset_game(self, game: str, reason: str, snapshot: Frames, roster: Frames) -> None:
-        """The history a game's viewers follow was replaced: they start again from this."""
-
     def publish_roster(self, game: str, frames: Frames) -> None:
         """A game's roster changed."""
 
@@ -121,16 +118,8 @@ class Feeds(dict[str, GameFeed]):
         self.published: dict[str, int] = {}  # the last seq shown to this node's viewers
         self._loaded = False                 # reset() has run: publication has a start
         self.generation = 0                  # the fold shown (``Hub.generation``, given by reset)
-        self._restart: str | None = None     # the next load restarts publication (the reason)
         # Games someone waits on to move (``reached``): set, and dropped, when they do.
         self._moved: dict[str, asyncio.Event] = {}
-
-    def restart(self, reason: str) -> None:
-        """The next load is of a history that replaces the one shown (the operator accepted
-        what the store holds): publication starts again from it, as at the first load, and
-        every viewer of each game it holds is sent a snapshot with ``reset: true`` and
-        ``reason`` (``Sink.reset_game``), from which deltas go on."""
-        self._restart = reason
 
     def reset(self, engine: Engine, seqs: dict[str, int], generation: int) -> None:
         """After a load: every game as the fold left it; deltas before it are not held.
@@ -141,27 +130,18 @@ class Feeds(dict[str, GameFeed]):
         this node's publication starts: nobody watches yet, and a viewer starts from it (a
         snapshot, or the deltas ``ensure_history`` folds again), so all it folded counts as
         published. After a later load (``Hub.recover``), ``publish_missed`` publishes what
-        it folded beyond that, a game this node had not seen from its first ``seq``. After
-        ``restart``, the load is a start again."""
-        restart, self._restart = self._restart, None
+        it folded beyond that, a game this node had not seen from its first ``seq``."""
         self.generation = generation
         self._wake()
-        first = not self._loaded or restart is not None
+        first = not self._loaded
         self._loaded = True
         held = {gid: feed.roster for gid, feed in self.items() if feed.roster is not None}
         self.clear()
-        if restart is not None:
-            self.published.clear()
         for gid in engine.game_ids():
             seq = seqs.get(gid, 0)
             self[gid] = GameFeed(seq=seq, view=engine.view(gid), base=LOADED, first_seq=seq + 1,
                                  complete=False)
             self.published.setdefault(gid, seq if first else 0)
-        if restart is not None:
-            for gid in self:  # (a snapshot, then the roster)
-                self._sink.reset_game(gid, restart, self.snapshot(gid, reset=True, reason=restart),
-                                      self.roster(gid))
-            return
         for gid, before in held.items():  # the rosters viewers hold, as the log has them now
             if gid in self:
                 self._changed(gid, before)

@@ -1,4 +1,4 @@
-"""With several nodes on one Redis log: fold, in log order, what the other nodes
+"""With several nodes on one log (etcd): fold, in log order, what the other nodes
 write, and show it to this node's viewers with the same sequence numbers.
 
 An entry of another node at a ``seq`` this node has used for an event of its own
@@ -58,7 +58,6 @@ async def _caught_up(hub: Hub, r: Record) -> bool:
 async def _read(store: Followable, tail: str) -> list[tuple[str, Record]]:
     """The entries after ``tail``, waiting up to a second for one. Cancelling the follower
     (the node shutting down, ``app.py``) leaves the read itself alone, to end within its
-    second: redis-py can swallow a cancellation that lands as a blocking read's reply
-    arrives, and the task then never ends (as in redis/redis-py#2028), nor the shutdown
-    that awaits it."""
+    second: a client library can swallow a cancellation that lands as a blocking read's
+    reply arrives, and the task then never ends, nor the shutdown that awaits it."""
     return await detached(store.read_after(tail, block_ms=1000))

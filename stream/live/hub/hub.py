@@ -40,7 +40,6 @@ from ...rules import game as gm
 from ...rules.engine import Engine
 from ...rules.text import render
 from ...store import START, DuplicateKey, Followable, Record, SeqTaken, Store, entry_key
-from ...tasks import stop
 from ..wire import protocol as pr
 from .dedup import Key, Known, Logged, Taken
 from .feeds import Feeds, Pending, Sink
@@ -61,10 +60,6 @@ class Hub:
         self.engine = Engine()
         self._seqs: dict[str, int] = {}          # each game's last seq in the fold
         self.feeds = Feeds(store, lambda: self.engine, sink)   # what viewers are sent, and where
-        # The operator accepted the history the store holds (here or on another node): the
-        # log is folded again from it, and every viewer starts again (``history_replaced``).
-        store.on_replaced = self._history_replaced
-        self._replacing: set[asyncio.Task[None]] = set()
         self._keys: dict[Key, Known] = {}         # what a retry of each event is answered with
         self.snapshots = SnapshotCache(store)
         self._tail = START                        # the last log entry folded (followable stores)
@@ -413,30 +408,11 @@ class Hub:
         """Let every commit in flight finish, write a snapshot, then close the store."""
         if self._inflight:
             await asyncio.gather(*self._inflight, return_exceptions=True)
-        await stop(self._replacing)
         await self.races.close()
         await self.snapshots.close()
         if self.ready and not self.recovering:
             await self.snapshots.save_at_close(self.position, self._applied, self._capture)
         await self.store.close()
-
-    def _history_replaced(self, reason: str) -> None:
-        """The store's history was replaced: fold the new one, once any reload under way (which
-        may have read the old one) is done; ``replaced`` waits for it."""
-        self.feeds.restart("history_replaced")
-
-        async def reload() -> None:
-            while self.recovering:
-                await self.recovered()
-            await self.recover()
-
-        task = asyncio.get_running_loop().create_task(reload(), name="reload-accepted-history")
-        self._replacing.add(task)
-        task.add_done_callback(self._replacing.discard)
-
-    async def replaced(self) -> None:
-        """Wait until the history last accepted is folded and shown (at once if none is pending)."""
-        await asyncio.gather(*self._replacing)
 
     async def recovered(self) -> None:
         """Wait until the reload after a failed commit has finished (at once if it has)."""

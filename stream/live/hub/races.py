@@ -33,8 +33,8 @@ reached the other node's entries within ``CATCH_UP_S``. A catch-up that still wa
 the store then (for the answers to what it had in flight: a failover, an election) is no
 reason to: the events waiting are answered ``NotStored``, and the catch-up goes on.
 
-**A failed write** (Redis refused it or could not be reached, or its fate is not
-known: a failover) is **settled** the same way, for every game at once
+**A failed write** (the store refused it or could not be reached, or its fate is not
+known: no etcd member answered within the call's budget) is **settled** the same way, for every game at once
 (``failed``): the store takes no append after a failed one until told, so every
 event of this node in flight fails behind it. New events wait at the gate and the
 follower pauses; once every append in flight is answered, each game's unconfirmed

@@ -17,8 +17,7 @@ class Config(msgspec.Struct, kw_only=True):
     data_dir: Path = Path("arena-data")
     host: str = "127.0.0.1"
     port: int = 8080
-    store: str = "sqlite"                  # or an etcd:// (etcds://) URL, or a redis:// or
-                                           # redis+sentinel:// URL
+    store: str = "sqlite"                  # or an etcd:// (etcds://) URL, for several nodes
     origins: list[str] = []                # browser Origins allowed besides the service's own
     public_watch: bool = True              # viewers need no token (scoreboards, stream pages)
     public_pages: bool = True              # the tournament in public: /, /events/..., /teams/...
@@ -39,9 +38,6 @@ class Config(msgspec.Struct, kw_only=True):
     compress: bool = False                 # permessage-deflate, only if the operator asks for it
     unsafe_store: bool = False             # allow a store that could lose acked events
     sqlite_synchronous: str = "FULL"       # NORMAL only with unsafe_store: a power cut loses acks
-    redis_replicas: int | None = None      # replicas that confirm a write before its ack (None: 1
-                                           # through Sentinel, 0 on a redis:// URL)
-    redis_wait_ms: int = 1000              # how long an ack waits for them
     etcd_deadline_ms: int = 500            # each call to an etcd member (about half its election
                                            # timeout); then the next member is asked
     etcd_budget_ms: int = 3000             # a call's whole time across members; then a write is

@@ -42,22 +42,18 @@ class Metrics:
         self.broadcasts = Counter("arena_broadcasts_total", "Updates published to viewers", registry=r)
         self.commits = Gauge("arena_store_commits", "Store transactions committed", registry=r)
         self.committed = Gauge("arena_store_records", "Records committed", registry=r)
-        self.diverged = Gauge("arena_store_diverged", "1 while the store's history is in question and "
-                              "no write is taken (docs/reliability.md)", registry=r)
-        self.unsafe = Gauge("arena_store_unsafe", "1 while the store's Redis could lose an acked write "
-                            "and no write is taken", registry=r)
         self.races = Gauge("arena_seq_races_lost", "Seq races lost to another node, by how they were "
                            "settled: caught_up (one game's tail) or reloaded (the whole log)",
                            ["outcome"], registry=r)
         self.failed_writes = Gauge("arena_failed_writes_settled", "Failed writes (not stored, or not "
-                                   "known: Redis down, a failover) settled with several nodes, by how: "
+                                   "known: the store down, a failover) settled with several nodes, by how: "
                                    "taken_back (each game's unconfirmed events) or reloaded (the whole "
                                    "log)", ["outcome"], registry=r)
         self.reloads = Gauge("arena_log_reloads", "Folds of the whole log since the start, for any "
                              "reason", registry=r)
         self.commit_seconds = Histogram(
             "arena_store_commit_seconds", "Each store transaction alone: SQLite's COMMIT (its fsync), or "
-            "a Redis batch's round trip (the AOF's fsync and the replicas' confirmation included)",
+            "an etcd transaction's round trip (the members' fsyncs included)",
             registry=r, buckets=_STORE_BUCKETS)
         self.durable_seconds = Histogram(
             "arena_store_durable_seconds", "Each append, from its call to durable (its wait for the "

@@ -325,8 +325,8 @@ class WatchSession:
         self.task = asyncio.create_task(self._resume(sub), name="watch-resume")
 
     def _store_unavailable(self, game: str, reason: str) -> None:
-        """What the viewer's resume needs is in the log, which can't be read now (Redis down, a
-        failover): it reconnects with backoff and resumes, exactly, once it can
+        """What the viewer's resume needs is in the log, which can't be read now (the store down,
+        no majority of its members up): it reconnects with backoff and resumes, exactly, once it can
         (docs/protocol-viewer.md, "Resume")."""
         _store_down.setdefault(self.svc, _StoreDownLog())(game, reason)
         self.closer.close_soon(pr.CloseCode.GOING_AWAY, b"store unavailable")

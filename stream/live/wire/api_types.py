@@ -19,7 +19,7 @@ from ...rules.ledger import Obligation
 from ...rules.rosters import GameRoster, PlayerEntry, TeamEntry
 from ...rules.tournaments import Tournament
 from ...rules.view import GameView, HandicapView, Score
-from ...store import Accepted, StoreStatus
+from ...store import StoreStatus
 from . import auth
 from . import protocol as pr
 from .public_types import EventPage, Front, TeamPage
@@ -202,21 +202,6 @@ class Ready(msgspec.Struct, kw_only=True):
     store: StoreStatus | None = None
 
 
-class AcceptRequest(msgspec.Struct, kw_only=True):
-    """``POST /api/admin/store/accept``: why the operator accepts the history the store holds."""
-
-    reason: Annotated[str, msgspec.Meta(min_length=1, max_length=500)]
-
-
-class StoreAccepted(Accepted, frozen=True, kw_only=True):
-    """``POST /api/admin/store/accept``: the history the store holds is the log now: its new
-    ``epoch``, the one before, who, when (ms) and why, what was made to agree with the log
-    (``repaired``: game counters, dedup keys and game entries beyond the log's end), and the
-    games this node reloaded."""
-
-    games: int
-
-
 class TeamDocument(msgspec.Struct, kw_only=True):
     """``GET /api/teams/{team}``: the team's current registration and every revision, oldest first."""
 
@@ -271,6 +256,6 @@ class RosterImported(msgspec.Struct, kw_only=True):
 #: Every request and response shape, for the generated documents.
 SHAPES: tuple[type, ...] = (TokenRequest, TokenIssued, RevokeRequest, GameSummary, GameDocument, Problem,
                             Revoked, Health, Ready, PlayerObligations, GamePreview, StateDigest,
-                            AcceptRequest, StoreAccepted, PairingRequest, Pairing, TokenInfo, EventListed,
+                            PairingRequest, Pairing, TokenInfo, EventListed,
                             TeamDocument, PlayerDocument, LogoStored, InvalidCsv, RosterImported,
                             CommitteeDecision, Bracket, Front, EventPage, TeamPage)

@@ -180,7 +180,7 @@ WatchIn = Union[Auth, Subscribe, Ping, Graphics]
 
 class Snapshot(_Frame, tag="snapshot", kw_only=True, frozen=True):
     """Everything a display needs, as of ``seq``. ``reset`` true: drop what
-    you had (``reason`` says why: ``resume_unavailable``, ``slow``, ``history_replaced``)."""
+    you had (``reason`` says why: ``resume_unavailable``, ``slow``)."""
 
     game: str
     seq: int

@@ -80,9 +80,9 @@ def machine() -> dict[str, str]:
             if line.startswith("MemTotal:"):
                 mem = f"{int(line.split()[1]) / 2**20:.1f} GiB"
                 break
-    redis = run_version(["redis-server", "--version"])
-    if redis.startswith("Redis server v="):
-        redis = redis.split("v=", 1)[1].split()[0]
+    etcd = run_version(["etcd", "--version"])
+    if etcd.startswith("etcd Version:"):
+        etcd = etcd.split(":", 1)[1].split()[0]
     try:
         usable = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
@@ -95,7 +95,7 @@ def machine() -> dict[str, str]:
         "kernel": f"{platform.system()} {platform.release()}",
         "Python": f"{platform.python_implementation()} {platform.python_version()}",
         "SQLite": sqlite3.sqlite_version,
-        "redis-server": redis,
+        "etcd": etcd,
         "Node": run_version(["node", "--version"]),
     }
 

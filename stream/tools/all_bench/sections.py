@@ -79,7 +79,7 @@ async def fanout_section(b: Bench) -> None:
         ws_module, note = await asyncio.to_thread(ensure_node_ws)
         print(f"  Node ws peer: {note}", flush=True)
         nodes = opts.nodes
-        if nodes > 1 and shutil.which("redis-server") is None:
+        if nodes > 1 and shutil.which("etcd") is None:
             nodes = 1
         fig = await bench_fanout(opts.fanout(nodes=nodes, node_ws=ws_module))
         if frames_failed(fig):
@@ -150,7 +150,7 @@ async def fanout_section(b: Bench) -> None:
             row(FAN_ROWS[11], f"{fmt(r)}× median ({fmt(fig['cross_p99_ms'])} vs {fmt(fig['svc_p99_ms'])} ms);"
                 f" worst {fmt(fig['cross_ratio_worst'])}×", ok(r, lambda x: x <= 1.5))
         else:
-            why = "redis-server not found" if opts.nodes > 1 else "--nodes 1"
+            why = "etcd not found" if opts.nodes > 1 else "--nodes 1"
             report.not_measured(FAN_ROWS[11], GOAL[FAN_ROWS[11]], why)
         if opts.sat_rounds < 1:
             report.not_measured(FAN_ROWS[12], GOAL[FAN_ROWS[12]], "--sat-rounds 0")

@@ -282,7 +282,7 @@ def cluster_summary(opts: FanoutOptions, urls: list[str], rounds: list[LoadResul
         return sum(int(getattr(x, what)) for x in results)
 
     print()
-    print(f"cluster: {len(urls)} nodes on one redis-server (AOF, appendfsync always), the device on "
+    print(f"cluster: {len(urls)} nodes on three etcd members, the device on "
           f"node A, viewers round-robin over them ({a_rounds[0].viewers} on A, {b_rounds[0].viewers} on "
           f"B); median and worst of {len(rounds)} round(s), quiet; lost/dup/out of order over all rounds")
     print(f"{'':26}{'p50 ms':>8}{'p99 ms':>8}{'worst p99':>10}{'lost':>6}{'dup':>5}{'order':>6}")
@@ -298,8 +298,8 @@ def cluster_summary(opts: FanoutOptions, urls: list[str], rounds: list[LoadResul
     print(f"{'cross-node p99 ratio':25}{fmt(ratio):>6}   worst {fmt(worst_ratio):>6}   (cross-node p99 / "
           f"single-node p99; goal <= 1.5)")
     print(f"{'node A p99 ratio':25}{fmt(a_ratio):>6}   (node A p99 / single-node p99; for reference)")
-    print(f"{'cluster ack p99':25}{fmt(ack_p99)} ms  (device on node A, Redis appendfsync always; "
-          f"for reference)")
+    print(f"{'cluster ack p99':25}{fmt(ack_p99)} ms  (device on node A, an etcd commit on two of three "
+          f"members; for reference)")
     print(f"{'cluster idle viewers':25}not measured (only for --nodes 1)", flush=True)
     return {
         "cluster_a_p50_ms": median_of(a_rounds, p50), "cluster_a_p99_ms": a_p99,

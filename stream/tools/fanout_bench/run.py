@@ -81,7 +81,7 @@ async def bench_fanout(opts: FanoutOptions) -> dict[str, float]:
 
 async def start_node(group: Processes, name: str, data: Path, *, store: str | None = None,
                      extra: Sequence[str] = ()) -> ServiceProcess:
-    """A service node on ``data`` (and on ``store``, a redis:// URL, if given), ready."""
+    """A service node on ``data`` (and on ``store``, an etcd:// URL, if given), ready."""
     node = group.service(data, name=name, store=store, args=extra)
     await node.astart()
     return node
@@ -89,13 +89,13 @@ async def start_node(group: Processes, name: str, data: Path, *, store: str | No
 
 async def start_cluster(group: Processes, n: int,
                         sockets: int) -> tuple[Cluster, list[str], float]:
-    """A redis-server and ``n`` service nodes on it, sharing one data directory; the bench
-    game set up on node A and followed by the others, warmed up with a device on A and a
-    viewer on the last node. (the cluster, device tokens, mean delta bytes.)"""
+    """Three etcd members and ``n`` service nodes on them, sharing one data directory; the
+    bench game set up on node A and followed by the others, warmed up with a device on A and
+    a viewer on the last node. (the cluster, device tokens, mean delta bytes.)"""
     try:
         cluster = Cluster(group.workdir, n, group=group)
     except FileNotFoundError:
-        raise SystemExit("bench fanout: --nodes 2 needs redis-server on the PATH") from None
+        raise SystemExit("bench fanout: --nodes 2 needs etcd on the PATH (Debian's etcd-server)") from None
     await cluster.astart()
     a = cluster.nodes[0]
     tokens = await setup_game(a.http, a.admin, devices=sockets)
@@ -161,11 +161,13 @@ async def _run(group: Processes, opts: FanoutOptions, nofile: int) -> dict[str, 
     cluster: list[ServiceProcess] = []
     cluster_servers: list[Process] = []
     cluster_tokens: list[str] = []
+    nodes: Cluster | None = None
     if opts.nodes > 1:
         nodes, cluster_tokens, cluster_delta = await start_cluster(group, opts.nodes, sockets)
-        cluster, cluster_servers = nodes.nodes, [*nodes.nodes, nodes.redis]
-        print(f"  cluster: redis-server on port {nodes.redis.port} (AOF, appendfsync always) and "
-              f"{len(cluster)} nodes on it sharing one data directory; the device on node A, viewers "
+        cluster = nodes.nodes
+        cluster_servers = [*cluster, *(m.process for m in nodes.etcd.members)]
+        print(f"  cluster: three etcd members on {nodes.etcd.endpoints} and "
+              f"{len(cluster)} nodes on them sharing one data directory; the device on node A, viewers "
               f"round-robin over {', '.join(node_label(i) for i in range(len(cluster)))}; delta "
               f"{cluster_delta:.0f} bytes on average (device on A, viewer on "
               f"{node_label(len(cluster) - 1)})", flush=True)
@@ -239,8 +241,10 @@ async def _run(group: Processes, opts: FanoutOptions, nofile: int) -> dict[str, 
               f"p50 {fmt(percentile(commits, 0.5))} ms p99 {fmt(percentile(commits, 0.99))} ms; "
               f"load average now {os.getloadavg()[0]:.2f}", flush=True)
         commit_rounds.append(commits)
-    for server in cluster_servers:  # the nodes, then redis-server
-        await server.astop(5.0)
+    if nodes is not None:  # the nodes, then the etcd members
+        for node in cluster:
+            await node.astop(5.0)
+        await nodes.etcd.astop()
 
     # The saturation ladders, last: each server a fresh process for each of its ladders.
     ladders: dict[str, list[Ladder]] = {}

@@ -1,15 +1,14 @@
-"""The harness: service, ``redis-server`` and ``etcd`` processes on loopback, and the
-clients the tests and the benchmarks drive them with.
+"""The harness: service and ``etcd`` processes on loopback, and the clients the tests and
+the benchmarks drive them with.
 
-Processes (``processes``, ``cluster``): ``ServiceProcess`` (``arena-stream serve``
-with a port, a data directory, its admin token, extra flags and environment;
-``start``, ``kill9``, ``stop``, ``restart``), ``RedisProcess`` (AOF, ``appendfsync
-always``; a replica if asked), ``SentinelGroup`` (``sentinel``: a primary, a replica and
-three Sentinels), ``EtcdCluster`` (``etcd``: three etcd members, over TLS with ``tls``'s certificates if
-asked, and the faults and the operator's steps on them: kill, restart, pause, replace), ``start_service`` /
-``start_redis``, ``Cluster`` (nodes on one Redis), a plain ``Process`` and a ``Processes``
-group that ends every member. Each is bounded: a deadline on every wait, and it dies with
-the thread that started it.
+Processes (``processes``, ``etcd``, ``cluster``): ``ServiceProcess`` (``arena-stream
+serve`` with a port, a data directory, its admin token, extra flags and environment;
+``start``, ``kill9``, ``stop``, ``restart``), ``EtcdCluster`` (``etcd``: three etcd
+members, over TLS with ``tls``'s certificates if asked, and the faults and the
+operator's steps on them: kill, restart, pause, replace), ``start_service``,
+``Cluster`` (nodes on an ``EtcdCluster``), a plain ``Process`` and a ``Processes`` group
+that ends every member. Each is bounded: a deadline
+on every wait, and it dies with the thread that started it.
 
 Clients (``clients``, ``viewers``, ``workers``): ``Viewer`` (one watch socket that
 keeps its frames), ``TimedViewer`` (a Sans-I/O viewer stamping frames as they
@@ -47,14 +46,10 @@ from .processes import (
     HOST,
     Process,
     Processes,
-    RedisProcess,
     ServiceProcess,
     free_port,
-    redis_answers,
-    start_redis,
     start_service,
 )
-from .sentinel import SentinelGroup, SentinelProcess
 from .tail import Sampler, SlowSecond, round_stall, slow_seconds
 from .viewers import CaughtUp, TimedViewer, open_viewers, stdin_lines
 from .workers import LineWorkers, LoadResult, ViewerWorkers, analyse, workers_for
@@ -62,15 +57,15 @@ from .workers import LineWorkers, LoadResult, ViewerWorkers, analyse, workers_fo
 __all__ = [
     "GAME", "HOST", "Burst", "CaughtUp", "Cluster", "Device", "DeviceError", "DevicePool", "EtcdCluster",
     "EtcdError", "EtcdMember", "EventStream",
-    "LineWorkers", "LoadResult", "LogTally", "Officials", "Process", "Processes", "RedisProcess",
-    "ResumingViewer", "Sampler", "SentinelGroup", "SentinelProcess", "ServiceProcess", "SlowSecond",
+    "LineWorkers", "LoadResult", "LogTally", "Officials", "Process", "Processes",
+    "ResumingViewer", "Sampler", "ServiceProcess", "SlowSecond",
     "TimedViewer", "Viewer",
     "ViewerWorkers", "ack_buckets", "ack_histogram",
     "analyse", "cpu_seconds", "free_port", "game_log", "histogram_p99_bound", "lag_of", "loop_lag",
     "metric", "node_hashes",
-    "open_files", "open_viewers", "percentile", "raise_nofile", "redis_answers", "replay_hash",
+    "open_files", "open_viewers", "percentile", "raise_nofile", "replay_hash",
     "round_stall", "scrape",
     "setup_game", "slow_seconds",
-    "start_redis", "start_service", "stdin_lines", "summed", "tally", "vm_rss_kib", "wait_for_game",
+    "start_service", "stdin_lines", "summed", "tally", "vm_rss_kib", "wait_for_game",
     "workers_for",
 ]

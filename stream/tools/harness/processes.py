@@ -1,4 +1,5 @@
-"""Child processes on loopback: the service, ``redis-server`` and any helper program.
+"""Child processes on loopback: the service, etcd's members (``etcd.py``) and any helper
+program.
 
 Every process here
 
@@ -24,7 +25,6 @@ import ctypes
 import json
 import os
 import queue
-import shutil
 import signal
 import socket
 import subprocess
@@ -39,8 +39,7 @@ from typing import Any, TypeVar
 
 HOST = "127.0.0.1"
 
-__all__ = ["HOST", "Process", "Processes", "RedisProcess", "ServiceProcess", "free_port", "start_redis",
-           "start_service"]
+__all__ = ["HOST", "Process", "Processes", "ServiceProcess", "free_port", "start_service"]
 
 
 def free_port() -> int:
@@ -241,7 +240,7 @@ class Process:
 
 class ServiceProcess(Process):
     """``python -m stream serve --no-demo`` on loopback: ``data`` its data directory,
-    ``store`` a ``redis://`` URL (else SQLite in ``data``), ``args`` more ``serve``
+    ``store`` an ``etcd://`` URL (else SQLite in ``data``), ``args`` more ``serve``
     flags, ``env`` more environment. Ready when ``/readyz`` answers 200. Started again
     on the same ``data`` it is a restart: same log, same secret, same admin token."""
 
@@ -304,51 +303,6 @@ class ServiceProcess(Process):
             return json.load(r)
 
 
-class RedisProcess(Process):
-    """A ``redis-server`` on loopback, in ``workdir``, durable as the service requires:
-    AOF with ``appendfsync`` ``fsync`` (``always`` unless a test wants a lossy one), no
-    RDB snapshots; a replica of ``replicaof`` if given. Ready when it answers PING.
-    ``kill9`` then ``start`` is a crash and a recovery from the AOF."""
-
-    def __init__(self, workdir: Path, port: int | None = None, *, fsync: str = "always",
-                 log: Path | None = None, name: str = "redis", ready_timeout: float = 30.0,
-                 replicaof: tuple[str, int] | None = None, extra: Sequence[str] = ()) -> None:
-        program = shutil.which("redis-server")
-        if program is None:
-            raise FileNotFoundError("redis-server is not installed (tests/run.sh installs it)")
-        super().__init__(name, [program], log=log, ready_timeout=ready_timeout)
-        self.workdir, self.port, self.fsync = workdir, port or free_port(), fsync
-        self.replicaof = replicaof   # (host, port) of its primary: started as a replica
-        self.extra = list(extra)     # more settings, as command-line flags
-
-    @property
-    def url(self) -> str:
-        return f"redis://{HOST}:{self.port}/0"
-
-    def command(self) -> list[str]:
-        replica = ["--replicaof", self.replicaof[0], str(self.replicaof[1])] if self.replicaof else []
-        return [*self.argv, "--port", str(self.port), "--bind", HOST, "--dir", str(self.workdir),
-                "--appendonly", "yes", "--appendfsync", self.fsync, "--save", "", "--protected-mode", "yes",
-                *replica, *self.extra]
-
-    def spawn(self) -> None:
-        self.workdir.mkdir(parents=True, exist_ok=True)
-        super().spawn()
-
-    def ready(self) -> bool:
-        return redis_answers(self.port)
-
-
-def redis_answers(port: int) -> bool:
-    """Whether a Redis server (or Sentinel) on loopback ``port`` answers a PING."""
-    try:
-        with socket.create_connection((HOST, port), timeout=0.5) as s:
-            s.sendall(b"PING\r\n")
-            return s.recv(16).startswith(b"+PONG")
-    except OSError:
-        return False
-
-
 P = TypeVar("P", bound=Process)
 
 
@@ -369,9 +323,6 @@ class Processes:
 
     def service(self, data: Path, *, name: str = "service", **kw: Any) -> ServiceProcess:
         return self.add(ServiceProcess(data, name=name, **kw))
-
-    def redis(self, workdir: Path, *, name: str = "redis", **kw: Any) -> RedisProcess:
-        return self.add(RedisProcess(workdir, name=name, **kw))
 
     def spawn(self, name: str, *args: str, program: str = sys.executable, stdin: bool = False,
               stdout: bool = False, env: dict[str, str] | None = None) -> Process:
@@ -414,12 +365,3 @@ def start_service(data: Path, *, group: Processes | None = None, **kw: Any) -> S
     service.start()
     return service
 
-
-def start_redis(workdir: Path, *, group: Processes | None = None, **kw: Any) -> RedisProcess:
-    """A durable ``RedisProcess`` in ``workdir`` (``kw``: its settings), started and ready; in
-    ``group`` if given."""
-    redis = RedisProcess(workdir, **kw)
-    if group is not None:
-        group.add(redis)
-    redis.start()
-    return redis

@@ -200,8 +200,8 @@ async def test_a_resume_gets_the_roster_after_its_catch_up(server: Server) -> No
 
 
 async def test_a_registration_on_one_node_reaches_the_other_node_s_watchers(
-        tmp_path: Path, redis_url: str) -> None:
-    async with RunningServer(tmp_path, store=redis_url) as a, RunningServer(tmp_path, store=redis_url) as b:
+        tmp_path: Path, etcd_url: str) -> None:
+    async with RunningServer(tmp_path, store=etcd_url) as a, RunningServer(tmp_path, store=etcd_url) as b:
         await a.setup_game()
         async with asyncio.timeout(10):
             while "g1" not in b.svc.hub.feeds:  # noqa: ASYNC110 (the follower folds it)

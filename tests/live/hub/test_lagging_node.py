@@ -1,4 +1,4 @@
-"""Two service nodes in this process on one real ``redis-server``: an event sent through
+"""Two service nodes in this process on one real etcd cluster: an event sent through
 a node whose follower has not yet read what another node wrote is judged on the whole
 log, never refused for what the node had not folded yet (docs/protocol-device.md,
 ``not_stored``; docs/reliability.md)."""
@@ -29,13 +29,13 @@ def _follower_of(hub: Hub) -> asyncio.Task[None]:
 
 
 async def test_events_through_a_node_behind_the_log_are_judged_on_the_whole_log(
-        tmp_path: Path, redis_url: str) -> None:
+        tmp_path: Path, etcd_url: str) -> None:
     """Node B's follower stops a while. Meanwhile node A logs a whistle and sets up game g2.
     Through B, an official voids that whistle (naming no game: the protocol lets a void name
     only its target) and the timekeeper starts g2. B's fold knows neither: refused
     ``unknown_target`` and ``unknown_game``, both corrections would be lost though the log
     holds what they name. B reads up to the log's end first, then judges them: acked."""
-    async with RunningServer(tmp_path, store=redis_url) as a, RunningServer(tmp_path, store=redis_url) as b:
+    async with RunningServer(tmp_path, store=etcd_url) as a, RunningServer(tmp_path, store=etcd_url) as b:
         await a.setup_game("g1")
         await eventually(lambda: "g1" in b.svc.hub.feeds, timeout=10)
         stopped = _follower_of(b.svc.hub)
@@ -65,15 +65,14 @@ async def test_events_through_a_node_behind_the_log_are_judged_on_the_whole_log(
 
 
 async def test_a_conduct_named_through_a_node_that_folds_its_card_meanwhile_is_acked(
-        tmp_path: Path, redis_url: str) -> None:
+        tmp_path: Path, etcd_url: str) -> None:
     """Node B's follower is stopped while node A logs a card; an official names its conduct
     through B, whose fold has no such card yet. B reads up to the log's end, and its follower
     folds the card just as B asks where that end is: the naming was judged before the card,
     so it is judged again, never refused ``not_a_card`` for a card the log holds. (B's store
     is made to answer "where is the end" only once its follower has read up to it: the one
     interleaving in which B is level with the log by the time it looks.)"""
-    store = redis_url.rsplit("/", 1)[0] + "/1"  # a database of its own: this module's Redis is shared
-    async with RunningServer(tmp_path, store=store) as a, RunningServer(tmp_path, store=store) as b:
+    async with RunningServer(tmp_path, store=etcd_url) as a, RunningServer(tmp_path, store=etcd_url) as b:
         await a.setup_game("g1")
         await eventually(lambda: "g1" in b.svc.hub.feeds, timeout=10)
         hub = b.svc.hub
@@ -110,14 +109,13 @@ async def test_a_conduct_named_through_a_node_that_folds_its_card_meanwhile_is_a
 
 
 async def test_a_resume_ahead_of_a_node_that_cannot_read_the_log_is_closed_1001_not_reset(
-        tmp_path: Path, redis_url: str) -> None:
+        tmp_path: Path, etcd_url: str) -> None:
     """docs/protocol-viewer.md, "Resume": a scoreboard moves from node A to node B, whose
     follower has not read A's latest event and can't read the log just now (its last read
     failed, as in a failover). After 2 s B has still not shown the viewer's ``seq``: it closes
     the socket 1001 ``store unavailable`` rather than reset the display to an older seq; the
     viewer's resume once B reads the log again gets exactly what follows."""
-    store = redis_url.rsplit("/", 1)[0] + "/2"  # a database of its own: this module's Redis is shared
-    async with RunningServer(tmp_path, store=store) as a, RunningServer(tmp_path, store=store) as b:
+    async with RunningServer(tmp_path, store=etcd_url) as a, RunningServer(tmp_path, store=etcd_url) as b:
         await a.setup_game("g1")
         await eventually(lambda: "g1" in b.svc.hub.feeds, timeout=10)
         hub = b.svc.hub
@@ -155,13 +153,13 @@ async def test_a_resume_ahead_of_a_node_that_cannot_read_the_log_is_closed_1001_
 
 
 async def test_a_node_whose_log_follower_stops_is_not_ready_and_says_why(
-        tmp_path: Path, redis_url: str, monkeypatch: pytest.MonkeyPatch,
+        tmp_path: Path, etcd_url: str, monkeypatch: pytest.MonkeyPatch,
         caplog: pytest.LogCaptureFixture) -> None:
     """The follower ends on an error no read should raise (a bug, or a library failing it):
     the node would serve a log it no longer reads. It says so at once, in its log and on
     ``GET /readyz`` (503, the task and its error), rather than only when it stops."""
     caplog.set_level(logging.INFO)
-    async with RunningServer(tmp_path, store=redis_url) as node:
+    async with RunningServer(tmp_path, store=etcd_url) as node:
         status, doc = await node.api("GET", "/readyz")
         assert (status, doc["ready"], doc["reason"]) == (200, True, None), doc
 

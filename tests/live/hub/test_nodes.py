@@ -1,5 +1,6 @@
-"""Two service nodes on one Redis, as subprocesses on loopback: any node serves
-any game, in one order, and nothing acked is lost when a node or Redis dies."""
+"""Two service nodes on one etcd cluster (three members), as subprocesses on loopback:
+any node serves any game, in one order, and nothing acked is lost when a node dies or
+the whole store is down for a while."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from ..conftest import game_setup_body
 
 
 class Cluster(harness.Cluster):
-    """Node A and node B on one Redis; games and tokens set up through A."""
+    """Node A and node B on one etcd cluster; games and tokens set up through A."""
 
     @property
     def a(self) -> ServiceProcess:
@@ -142,16 +143,19 @@ async def test_kill_9_node_a_loses_nothing_acked(cluster: Cluster) -> None:
     await tk.close()
 
 
-async def test_redis_down_means_retry_then_exactly_once(cluster: Cluster) -> None:
+async def test_the_store_down_means_retry_then_exactly_once(cluster: Cluster) -> None:
+    """Every etcd member stopped: an event is refused ``not_stored`` (retry); with the
+    members back on their data directories, its retry is logged once, and a conflicting
+    reuse of its id is refused."""
     cluster.setup_game()
     tk = Device(cluster.a.device_url, cluster.token("timekeeper", "tk"), prefix="t")
     await tk.send({"type": "clock.start", "game": "g1"})
     ump = Device(cluster.a.device_url, cluster.token("umpire", "ump"), prefix="u")
     await ump.send({"type": "goal", "game": "g1", "team": "home", "id": "before"})
-    await cluster.redis.astop()
+    await cluster.etcd.astop()
     reply = await ump.send_once({"type": "goal", "game": "g1", "team": "home", "id": "during"}, wait_s=15)
     assert reply["type"] == "error" and reply["retry"] is True and reply["code"] == "not_stored"
-    await cluster.redis.astart()  # same dir: the AOF brings back every acked write
+    await cluster.etcd.astart()  # the same data directories: every acked write is back
     ack = await ump.send({"type": "goal", "game": "g1", "team": "home", "id": "during"}, attempts=60)
     assert ack["type"] == "ack"
     dup = await ump.send({"type": "goal", "game": "g1", "team": "home", "id": "during"})

@@ -1,7 +1,7 @@
 """Exact delivery across restarts and races: a Hypothesis state machine drives two
-``Hub``s in this process on one real ``redis-server`` (the Redis store, one shared
-prefix, each hub with its own ``follower.run`` task, as ``stream/live/app.py`` wires
-them).
+``Hub``s in this process on one real etcd cluster (three members; the etcd store, one
+key prefix for both, each hub with its own ``follower.run`` task, as
+``stream/live/app.py`` wires them).
 
 Rules: device events through ``hub.submit`` on either node (every kind a game's devices
 send: clock, whistles, goals, horns, cards in play and late, a card's conduct named later,
@@ -31,6 +31,7 @@ After every step, once both followers have caught up (a bounded wait):
 from __future__ import annotations
 
 import asyncio
+import base64
 import functools
 import io
 import uuid
@@ -49,7 +50,6 @@ from hypothesis.stateful import (
     rule,
     run_state_machine_as_test,
 )
-from redis.exceptions import RedisError
 
 from stream.errors import NotStored, Refused
 from stream.live.hub import follower
@@ -61,8 +61,9 @@ from stream.live.wire import protocol as pr
 from stream.rules import codec
 from stream.rules import events as ev
 from stream.rules.engine import Engine
-from stream.store.redis import RedisStore
-from stream.store.redis_connect import client
+from stream.store.etcd import EtcdStore
+from stream.store.etcd_client import prefix_end
+from stream.tools.harness import EtcdCluster
 
 from ...rules.script import AWAY, HOME, T0, game_setup
 from ...sdk import sdk
@@ -72,9 +73,9 @@ from ..conftest import eventually
 T = TypeVar("T")
 SETTLE_S = 10.0   # the bound on waiting for both followers to catch up
 STEP_S = 60.0     # the bound on any one step
-# A device resends an event answered not_stored for this long (a failover included: with one
-# replica no write is confirmed until the old primary is back and in sync, which on a machine
-# whose other core is busy has taken over 20 s).
+# A device resends an event answered not_stored for this long (a failover included: an
+# election, and the old leader back, which on a machine whose other core is busy can take
+# many seconds).
 RESEND_S = 45.0
 PLAYERS = (*HOME, *AWAY)
 # "amend": a card's conduct named later (card.amended); "void_whistle": a void of a whistle.
@@ -116,12 +117,15 @@ class Node:
 
 
 class TwoNodes(RuleBasedStateMachine):
-    url: ClassVar[str] = ""
+    cluster: ClassVar[EtcdCluster]
+    #: Each call's deadline and budget on the nodes' stores (s): etcd_client.py's defaults.
+    deadline: ClassVar[float] = 0.5
+    budget: ClassVar[float] = 3.0
 
     def __init__(self) -> None:
         super().__init__()
         self.loop = asyncio.new_event_loop()
-        self.prefix = f"m{uuid.uuid4().hex[:10]}:"
+        self.url = self.cluster.url(f"m{uuid.uuid4().hex[:10]}/")   # a log of its own
         self.errors: list[str] = []
         self.canon: dict[tuple[str, int], bytes] = {}       # a seq's delta bytes, as first seen
         self.acks: dict[tuple[str, int], tuple[str, str]] = {}
@@ -136,8 +140,7 @@ class TwoNodes(RuleBasedStateMachine):
         self.viewers: list[Viewer] = []
         self.n = 0
         self.nodes: list[Node] = []
-        self.redis: Any = None
-        self.sentinel: Any = None
+        self.reader = EtcdStore(self.url)   # what the checks read of the log
         self.run(self._open())
 
     def run(self, aw: Awaitable[T]) -> T:
@@ -155,8 +158,7 @@ class TwoNodes(RuleBasedStateMachine):
         return self.loop.run_until_complete(bounded())
 
     async def _open(self) -> None:
-        # The store's Redis: through the Sentinels, for a Sentinel URL (whichever is primary).
-        self.redis, self.sentinel = client(self.url, socket_timeout=5)
+        await self.reader.open()
         for i in (0, 1):
             self.nodes.append(await self._start(Node(i)))
         await self.submit(0, "ump-0", self.cid(), self.setup_body("g1"))
@@ -165,24 +167,16 @@ class TwoNodes(RuleBasedStateMachine):
         async def close() -> None:
             for node in self.nodes:
                 await self._stop(node, crash=False)
-            keys = [k async for k in self.redis.scan_iter(match=self.prefix + "*")]
-            if keys:
-                await self.redis.delete(*keys)
-            await self.redis.aclose()
-            if self.sentinel is not None:
-                await self.sentinel.aclose()
+            try:
+                prefix = self.reader.p
+                await self.read(self.reader.gateway.delete, prefix, prefix_end(prefix))
+            finally:
+                await self.reader.close()
+
         async def leftovers() -> None:
-            """A cancelled follower's last read ends by itself within its block (a second):
-            end the block now (as if it timed out), then wait for it."""
+            """Whatever a closed store left running ends within a bound."""
             rest = asyncio.all_tasks() - {asyncio.current_task()}
             if rest:
-                r, sentinel = client(self.url, socket_timeout=5)
-                for c in await r.client_list():
-                    if "b" in c["flags"]:
-                        await r.client_unblock(int(c["id"]))
-                await r.aclose()
-                if sentinel is not None:
-                    await sentinel.aclose()
                 await asyncio.wait(rest, timeout=5)
 
         try:
@@ -195,11 +189,11 @@ class TwoNodes(RuleBasedStateMachine):
 
     async def _start(self, node: Node) -> Node:
         """Start ``node`` again (a new instance), as its service manager does: a start that
-        can't reach Redis (through Sentinel, just after a failover, say) is tried again."""
+        can't reach the store (during an election, say) is tried again."""
         deadline = self.loop.time() + SETTLE_S
         while True:
             sink = Deltas()
-            node.hub = hub = Hub(RedisStore(self.url, prefix=self.prefix), sink)
+            node.hub = hub = Hub(EtcdStore(self.url, deadline=self.deadline, budget=self.budget), sink)
             sink.publish = functools.partial(self.published, node, hub)
             node.instance += 1
             try:
@@ -503,26 +497,35 @@ class TwoNodes(RuleBasedStateMachine):
         """Wait (bounded) until both nodes have folded and shown the whole log."""
         deadline = self.loop.time() + SETTLE_S
         while True:
-            held = await self.read(self.redis.hgetall, self.prefix + "seq")
-            seqs = {k.decode(): int(v) for k, v in held.items()}
+            seqs = await self.read(self.log_seqs)
             if all(self.caught_up(n, seqs) for n in self.nodes):
                 break
             if self.loop.time() > deadline:
                 state = [(n.hub.seqs, n.hub.recovering, n.published) for n in self.nodes]
                 raise AssertionError(f"the nodes did not catch up with {seqs} in {SETTLE_S} s: {state}")
-            await asyncio.sleep(0.005)
+            await asyncio.sleep(0.02)  # a linearizable read of the log each time
         for _ in range(3):  # publications scheduled with call_soon
             await asyncio.sleep(0)
         return seqs
 
+    async def log_seqs(self) -> dict[str, int]:
+        """Each game's last seq in the log (its records' keys, ``{p}log/g/{game}/{seq}``)."""
+        games = self.reader.p + b"log/g/"
+        got = await self.reader.gateway.range(games, prefix_end(games), keys_only=True)
+        seqs: dict[str, int] = {}
+        for kv in got.get("kvs", ()):
+            game, _, seq = base64.b64decode(kv["key"])[len(games):].decode().rpartition("/")
+            seqs[game] = max(seqs.get(game, 0), int(seq))
+        return seqs
+
     async def read(self, read: Callable[..., Awaitable[T]], *args: Any) -> T:
-        """What the checks read of Redis, read again while it does not answer (through
-        Sentinel, no primary is named for a moment around a failover), up to SETTLE_S."""
+        """What the checks read of the log, read again while the store does not answer (no
+        leader for a moment in a failover), up to SETTLE_S."""
         deadline = self.loop.time() + SETTLE_S
         while True:
             try:
                 return await read(*args)
-            except (RedisError, NotStored):
+            except NotStored:
                 if self.loop.time() > deadline:
                     raise
                 await asyncio.sleep(0.05)
@@ -571,21 +574,21 @@ class TwoNodes(RuleBasedStateMachine):
 
 
 @pytest.mark.slow
-def test_two_nodes_deliver_every_seq_once_through_restarts_and_races(redis_url: str) -> None:
-    TwoNodes.url = redis_url
-    # No "explain" phase: it traces every line the loop runs (redis-py's too), for minutes.
+def test_two_nodes_deliver_every_seq_once_through_restarts_and_races(etcd_cluster: EtcdCluster) -> None:
+    TwoNodes.cluster = etcd_cluster
+    # No "explain" phase: it traces every line the loop runs (aiohttp's too), for minutes.
     run_state_machine_as_test(TwoNodes, settings=settings(
         max_examples=50, stateful_step_count=25, deadline=None,
         phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink],
         suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much]))
 
 
-def test_a_restarted_node_publishes_what_its_reload_folds(redis_url: str) -> None:
+def test_a_restarted_node_publishes_what_its_reload_folds(etcd_cluster: EtcdCluster) -> None:
     """Defect 1, as found: node A restarts; a viewer resumes on it from seq 2 and gets the
     rebuilt delta 3. B writes seq 4; A, whose follower has not read it yet, writes on seq 4
     too: refused, A reloads, and the reload folds B's 4. A must publish it before its own
     retried event (5), though since its restart it had only loaded the game."""
-    TwoNodes.url = redis_url
+    TwoNodes.cluster = etcd_cluster
     m = TwoNodes()
     try:
         m.append(0, "g1", ("clock.start", 0))
@@ -605,8 +608,8 @@ def test_a_restarted_node_publishes_what_its_reload_folds(redis_url: str) -> Non
         m.teardown()
 
 
-def test_a_rebuilt_history_has_the_obligations_a_game_opened_with(redis_url: str) -> None:
-    TwoNodes.url = redis_url
+def test_a_rebuilt_history_has_the_obligations_a_game_opened_with(etcd_cluster: EtcdCluster) -> None:
+    TwoNodes.cluster = etcd_cluster
     m = TwoNodes()
     try:
         m.append(0, "g1", ("clock.start", 0))
@@ -625,12 +628,12 @@ def test_a_rebuilt_history_has_the_obligations_a_game_opened_with(redis_url: str
         m.teardown()
 
 
-def test_a_rebuilt_history_takes_at_each_begin_what_the_game_took_there(redis_url: str) -> None:
+def test_a_rebuilt_history_takes_at_each_begin_what_the_game_took_there(etcd_cluster: EtcdCluster) -> None:
     """Found by the machine: g2 began owing nothing, g1's end then suspended h1, g2's begin was
     voided and it began again taking the suspension, and that begin was voided too. A node
     folding g2's history again took at each begin what g2 serves at the end (nothing), so its
     delta for the second void said 9 changes where the log's fold said 5."""
-    TwoNodes.url = redis_url
+    TwoNodes.cluster = etcd_cluster
     m = TwoNodes()
     try:
         m.append(0, "g2", ("clock.start", 0))   # g2's set-up
@@ -653,12 +656,13 @@ def test_a_rebuilt_history_takes_at_each_begin_what_the_game_took_there(redis_ur
         m.teardown()
 
 
-def test_an_amend_refused_behind_a_void_of_its_card_sent_with_it_is_no_fault(redis_url: str) -> None:
+def test_an_amend_refused_behind_a_void_of_its_card_sent_with_it_is_no_fault(
+        etcd_cluster: EtcdCluster) -> None:
     """Found by the machine: a burst voids a card and names its conduct at once. The void is
     folded first and waits for its commit; the amend, judged on that fold, is refused
     ``not_a_card`` at once, before the void's ack: a refusal the rules give, not one judged
     on a node behind the log."""
-    TwoNodes.url = redis_url
+    TwoNodes.cluster = etcd_cluster
     m = TwoNodes()
     try:
         m.moved_device("g2", ("clock.start", 2661))
@@ -670,12 +674,12 @@ def test_an_amend_refused_behind_a_void_of_its_card_sent_with_it_is_no_fault(red
         m.teardown()
 
 
-def test_two_games_ending_at_once_on_two_nodes_leave_one_state(redis_url: str) -> None:
+def test_two_games_ending_at_once_on_two_nodes_leave_one_state(etcd_cluster: EtcdCluster) -> None:
     """Found by the machine with ``game.end`` in its mix: each node applied its own end before
     folding the other's, which the log has first, and the ledger is not indifferent to the
     order of two games' ends. The node that applied them in another order than the log's
     now folds the log again when its follower meets the other's (``Hub.wide``)."""
-    TwoNodes.url = redis_url
+    TwoNodes.cluster = etcd_cluster
     m = TwoNodes()
     try:
         m.append(0, "g1", ("clock.start", 0))
@@ -691,9 +695,9 @@ def test_two_games_ending_at_once_on_two_nodes_leave_one_state(redis_url: str) -
         m.teardown()
 
 
-def _started(redis_url: str) -> TwoNodes:
+def _started(etcd_cluster: EtcdCluster) -> TwoNodes:
     """Two nodes, g1 set up and its clock started (seq 2), both caught up."""
-    TwoNodes.url = redis_url
+    TwoNodes.cluster = etcd_cluster
     m = TwoNodes()
     try:
         m.append(0, "g1", ("clock.start", 0))
@@ -704,14 +708,14 @@ def _started(redis_url: str) -> TwoNodes:
     return m
 
 
-def test_a_void_that_lost_its_seq_is_sent_again_never_refused_as_logged(redis_url: str) -> None:
+def test_a_void_that_lost_its_seq_is_sent_again_never_refused_as_logged(etcd_cluster: EtcdCluster) -> None:
     """Found by the refusal check: node B voids the clock start on a seq node A has just
     taken, and B's follower meets A's entry while B's append is still unanswered, so the
     catch-up waits on it. When the append is refused, the void's second try must wait for
     the catch-up, not meet B's fold (which still holds the void, its target removed) and be
     refused ``duplicate_id`` ("already in the log") for an event the log lacks: a handheld
     drops an event so refused, and the official's correction would be lost."""
-    m = _started(redis_url)
+    m = _started(etcd_cluster)
     try:
         b = m.nodes[1]
 
@@ -720,7 +724,7 @@ def test_a_void_that_lost_its_seq_is_sent_again_never_refused_as_logged(redis_ur
             held, reached = asyncio.Event(), asyncio.Event()
             append = b.hub.store.append
 
-            async def answered_late(record: Any) -> Any:      # B's append reaches Redis late
+            async def answered_late(record: Any) -> Any:      # B's append reaches etcd late
                 reached.set()
                 await held.wait()
                 return await append(record)
@@ -744,12 +748,12 @@ def test_a_void_that_lost_its_seq_is_sent_again_never_refused_as_logged(redis_ur
         m.teardown()
 
 
-def test_a_void_sent_to_a_node_behind_the_log_is_judged_on_the_whole_log(redis_url: str) -> None:
+def test_a_void_sent_to_a_node_behind_the_log_is_judged_on_the_whole_log(etcd_cluster: EtcdCluster) -> None:
     """Node A logs a whistle; its official voids it through node B, whose follower has not
     read it yet. B's fold knows no such event: refused ``unknown_target``, the official's
     correction would be lost though the log holds its target. B folds up to the log's end
     first, then judges the void: acked."""
-    m = _started(redis_url)
+    m = _started(etcd_cluster)
     try:
         b = m.nodes[1]
 

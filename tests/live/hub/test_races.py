@@ -2,7 +2,7 @@
 its events in flight back, folds the winner's entry and sends its own again; only
 that game waits, and the log is never folded whole for a race in the middle of play.
 
-Two ``Hub``s in this process on one real ``redis-server``, each with its follower, as
+Two ``Hub``s in this process on one real etcd cluster (three members), each with its follower, as
 ``stream/live/app.py`` wires them. A race is made for certain: both hubs apply an
 event to the same game before either commits (``asyncio.gather`` runs each ``submit``
 up to its commit), so both give it the same ``seq``.
@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,7 +26,7 @@ from stream.live.ops.wallclock import now_ms
 from stream.live.wire import protocol as pr
 from stream.rules import codec
 from stream.rules.engine import Engine
-from stream.store.redis import RedisStore
+from stream.store.etcd import EtcdStore
 
 from ...rules.script import AWAY, HOME, T0, game_setup
 from ...sinks import Deltas
@@ -71,12 +70,11 @@ class Pair:
 
 
 @pytest.fixture
-async def pair(redis_url: str) -> AsyncIterator[Pair]:
-    prefix = f"r{uuid.uuid4().hex[:8]}:"
+async def pair(etcd_url: str) -> AsyncIterator[Pair]:
     nodes = []
     for i in (0, 1):
         sink = Deltas()
-        hub = Hub(RedisStore(redis_url, prefix=prefix), sink)
+        hub = Hub(EtcdStore(etcd_url), sink)
         node = Node(hub, asyncio.create_task(asyncio.sleep(0)))
         sink.publish = functools.partial(_published, node)
         await hub.start()
@@ -149,11 +147,29 @@ async def test_a_race_in_play_costs_the_game_s_tail_and_no_reload(pair: Pair, fi
 
 async def test_every_event_in_flight_on_the_loser_is_taken_back_and_sent_again(pair: Pair) -> None:
     """Node B has three events of g1 in flight when node A's lands first: all three are
-    taken back and land after it, in B's order; g2's event on B is not held back."""
+    taken back and land after it, in B's order; g2's event on B is not held back. (B's
+    writes of g1 reach the store once A's has landed: which of two writes sent at once
+    etcd commits first is not fixed.)"""
+    b = pair.nodes[1].hub
+    landed = asyncio.Event()
+    real_append = b.store.append
+
+    async def after_a(record: Any) -> None:
+        if record.game == "g1":
+            await landed.wait()
+        await real_append(record)
+
+    async def on_a() -> pr.Ack:
+        ack = await pair.submit(0, IN_PLAY[0])
+        landed.set()
+        return ack
+
+    b.store.append = after_a  # type: ignore[method-assign]
     acks = await asyncio.gather(
-        pair.submit(0, IN_PLAY[0]),
+        on_a(),
         pair.submit(1, IN_PLAY[1]), pair.submit(1, IN_PLAY[0]), pair.submit(1, IN_PLAY[1]),
         pair.submit(1, {"type": "whistle", "game": "g2"}))
+    b.store.append = real_append  # type: ignore[method-assign]
     assert [a.seq for a in acks[:4]] == [3, 4, 5, 6]
     assert acks[4].game == "g2" and acks[4].seq == 3
     caught, reloads = pair.races()

@@ -1,4 +1,4 @@
-"""The hub's snapshot on every store (SQLite, Redis, Redis through Sentinel): a start
+"""The hub's snapshot on every store (SQLite, etcd): a start
 from the snapshot and the records after it is the fold of the whole log (state, seqs,
 dedup answers), and a snapshot the hub can't use is ignored for a full fold. The stores
 themselves keep a snapshot as ``tests/store/test_contract.py`` says."""
@@ -23,7 +23,7 @@ from stream.store import Record, Store
 
 from ...rules.script import AWAY, HOME, T0, game_setup
 from ...sinks import Deltas
-from ...store.backends import Backend, RedisBackend, SentinelBackend, SqliteBackend
+from ...store.backends import Backend, EtcdBackend, SqliteBackend
 
 _CYCLE = ("clock.start", "whistle", "clock.start", "goal", "clock.start", "whistle", "clock.start",
           "card", "whistle", "void")
@@ -159,9 +159,5 @@ class TestSqlite(SqliteBackend, HubSnapshots):
     pass
 
 
-class TestRedis(RedisBackend, HubSnapshots):
-    pass
-
-
-class TestSentinel(SentinelBackend, HubSnapshots):
+class TestEtcd(EtcdBackend, HubSnapshots):
     pass

@@ -1,9 +1,10 @@
-"""docs/deployment.md's "Two nodes by hand", run as written: its ``redis-server`` and two
-``arena-stream serve`` command lines (only the ports and directories changed, to free
-ones of the test's), then what the section says of them: no demo game on a Redis store
-unless ``--demo``; a token from either node taken by both; a device on one node and a
-viewer on the other, with the same ``seq``; and the section's ``--demo`` line plays one
-demo game that both nodes show."""
+"""docs/deployment.md's "Two nodes by hand", run as written: three etcd members as the
+page's etcd section starts them (``EtcdCluster`` runs that command line), and the two
+``arena-stream serve`` command lines (only the members' addresses, the ports and the
+directories changed, to free ones of the test's), then what the section says of them:
+no demo game on an etcd store unless ``--demo``; a token from either node taken by both;
+a device on one node and a viewer on the other, with the same ``seq``; and the
+section's ``--demo`` line plays one demo game that both nodes show."""
 
 from __future__ import annotations
 
@@ -20,24 +21,34 @@ from typing import Any
 
 import pytest
 
-from stream.tools.harness import HOST, Device, Process, Processes, Viewer, free_port, redis_answers
+from stream.store.etcd_client import parse_url
+from stream.tools.harness import HOST, Device, EtcdCluster, Process, Processes, Viewer, free_port
 
 from ...docs_text import section as doc_section
+
+#: The members' client addresses, as the etcd section gives them (``ENDPOINTS=``).
+ETCD_SECTION = "## etcd: backups and replacing a member"
 
 
 def section() -> str:
     return doc_section("deployment.md", "## Two nodes by hand")
 
 
-def commands() -> tuple[list[str], list[list[str]], list[str]]:
-    """(redis-server's argv, the two nodes' argv, the node with ``--demo``), as written."""
+def commands() -> tuple[list[list[str]], list[str]]:
+    """(the two nodes' argv, the node with ``--demo``), as written."""
     block = section().split("```sh\n", 1)[1].split("```", 1)[0]
     lines = [shlex.split(line) for line in block.splitlines() if line.strip()]
-    redis = next(argv for argv in lines if argv[0] == "redis-server")
     nodes = [argv for argv in lines if argv[:2] == ["arena-stream", "serve"]]
     demo = re.search(r"`(arena-stream serve [^`]*--demo\b[^`]*)`", section())
-    assert len(nodes) == 2 and demo, "the section shows redis-server, two nodes and a --demo line"
-    return redis, nodes, shlex.split(demo.group(1))
+    assert len(nodes) == 2 and demo, "the section shows two nodes and a --demo line"
+    return nodes, shlex.split(demo.group(1))
+
+
+def endpoints() -> str:
+    """The members' client addresses the etcd section starts them on."""
+    found = re.search(r"^ENDPOINTS=(\S+)$", doc_section("deployment.md", ETCD_SECTION), re.M)
+    assert found, "the etcd section names its members' addresses"
+    return found.group(1)
 
 
 def replace(argv: list[str], flag: str, value: str) -> list[str]:
@@ -70,24 +81,19 @@ class Http(Process):
             return json.load(r)
 
 
-class Redis(Process):
-    def __init__(self, argv: list[str], port: int) -> None:
-        super().__init__("redis", argv)
-        self.port = port
-
-    def ready(self) -> bool:
-        return redis_answers(self.port)
-
-
 @pytest.fixture
 def group(tmp_path: Path) -> Iterator[Processes]:
     with Processes(tmp_path) as g:
         yield g
 
 
-def node(group: Processes, tmp_path: Path, argv: list[str], name: str, redis_port: int) -> Http:
+def node(group: Processes, tmp_path: Path, argv: list[str], name: str, cluster: EtcdCluster) -> Http:
+    """The node as written, on ``cluster``: each member the URL names, in order, is one of its."""
     port = free_port()
-    argv = replace(argv, "--store", argv[argv.index("--store") + 1].replace(":6379/", f":{redis_port}/"))
+    url = argv[argv.index("--store") + 1]
+    store = url.replace(endpoints(), cluster.endpoints)
+    assert store != url and parse_url(store).prefix == parse_url(url).prefix, url
+    argv = replace(argv, "--store", store)
     argv = replace(replace(argv, "--data", str(tmp_path / "arena-shared")), "--port", str(port))
     process = group.add(Http(name, [sys.executable, "-m", "stream", *argv[1:]], port))
     process.start()
@@ -96,18 +102,15 @@ def node(group: Processes, tmp_path: Path, argv: list[str], name: str, redis_por
 
 @pytest.mark.slow
 async def test_two_nodes_by_hand_as_the_deployment_page_says(tmp_path: Path, group: Processes) -> None:
-    redis_argv, node_argvs, demo_argv = commands()
-    assert {"--appendonly", "--appendfsync"} <= set(redis_argv)
-    assert redis_argv[redis_argv.index("--appendonly") + 1] == "yes"
-    assert redis_argv[redis_argv.index("--appendfsync") + 1] == "always"
-    redis_port = free_port()
-    (tmp_path / "arena-redis").mkdir()
-    argv = replace(replace(redis_argv, "--port", str(redis_port)), "--dir", str(tmp_path / "arena-redis"))
-    group.add(Redis(argv, redis_port)).start()
-    a = node(group, tmp_path, node_argvs[0], "node-a", redis_port)
-    b = node(group, tmp_path, node_argvs[1], "node-b", redis_port)
+    node_argvs, demo_argv = commands()
+    for argv in (*node_argvs, demo_argv):  # every member the etcd section starts, and no other
+        assert len(parse_url(argv[argv.index("--store") + 1]).members) == 3, argv
+    cluster = EtcdCluster(tmp_path / "arena-etcd", group=group)
+    await cluster.astart()
+    a = node(group, tmp_path, node_argvs[0], "node-a", cluster)
+    b = node(group, tmp_path, node_argvs[1], "node-b", cluster)
 
-    # No demo game: on a Redis store it is off unless asked for.
+    # No demo game: on an etcd store it is off unless asked for.
     await asyncio.sleep(2.0)
     assert a.call("/api/games") == [] and b.call("/api/games") == []
 
@@ -134,7 +137,7 @@ async def test_two_nodes_by_hand_as_the_deployment_page_says(tmp_path: Path, gro
 
     # The section's --demo line (on one node): one demo game, shown by both nodes.
     a.stop()
-    demo = node(group, tmp_path, demo_argv, "node-a-demo", redis_port)
+    demo = node(group, tmp_path, demo_argv, "node-a-demo", cluster)
     deadline = time.monotonic() + 20
     while True:
         on = {n.name: [g["game"] for g in n.call("/api/games") if g["game"].startswith("demo-")]

@@ -1,4 +1,4 @@
-"""What the store has committed, on ``/metrics``, on SQLite and on Redis:
+"""What the store has committed, on ``/metrics``, on SQLite and on etcd:
 ``arena_store_records`` counts every event the log took since the service started (a
 device's retry, answered from dedup, is not one more), and ``arena_store_commits`` the
 transactions they took, at least one and no more than one each. Each transaction is
@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..conftest import RunningServer, Server, admin_device
-from ..hub.test_store_history import metric
+from ..conftest import RunningServer, Server, admin_device, metric
 
 
 async def committed_figures(server: Server) -> None:
@@ -46,6 +45,6 @@ async def test_the_store_figures_on_sqlite(tmp_path: Path) -> None:
         await committed_figures(server)
 
 
-async def test_the_store_figures_on_redis(tmp_path: Path, redis_url: str) -> None:
-    async with RunningServer(tmp_path, store=redis_url) as server:
+async def test_the_store_figures_on_etcd(tmp_path: Path, etcd_url: str) -> None:
+    async with RunningServer(tmp_path, store=etcd_url) as server:
         await committed_figures(server)
