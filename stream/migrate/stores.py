@@ -1,7 +1,6 @@
 """The store a command names (``--store``, ``--data`` and the etcd TLS files), opened the way
 ``serve`` opens it (``stream/live/lifecycle.py`` ``make_store``): SQLite in the data
-directory, or an etcd cluster. A Redis store is refused: these commands write a log whole,
-and Redis is not where a log is moved to."""
+directory, or an etcd cluster; any other URL is refused."""
 
 from __future__ import annotations
 
@@ -30,8 +29,7 @@ def add_store_arguments(p: argparse.ArgumentParser, *, sqlite: bool = True) -> N
 
 
 def store_from(args: argparse.Namespace) -> Store:
-    """The store ``args`` name, not yet opened; ``StartupRefused`` for one these commands do
-    not write (Redis) or a URL that is not one."""
+    """The store ``args`` name, not yet opened; ``StartupRefused`` for a URL that is not one."""
     from ..live.lifecycle import make_store  # the service's own, and all it brings: only when used
     from ..store.etcd_client import is_etcd
 
