@@ -34,7 +34,7 @@ from dockerfile_parse import DockerfileParser  # type: ignore[import-untyped]
 
 import stream
 from stream import cli
-from stream.errors import NotStored
+from stream.errors import StartupRefused
 from stream.live import app as stream_app
 from stream.live.http import pages
 from stream.live.ops.config import Config
@@ -707,9 +707,9 @@ async def test_the_members_tls_runs_and_the_store_reaches_it_as_the_nodes_do(
             assert await store.records() == [record]
         finally:
             await store.close()
-        # No client certificate: refused (--client-cert-auth), never "stored".
+        # No client certificate: refused at start-up (--client-cert-auth), never "stored".
         bare = EtcdStore(f"etcds://{endpoints}/arena", ca=str(certs / "ca.pem"), budget=1.0)
-        with pytest.raises(NotStored):
+        with pytest.raises(StartupRefused, match="refused this client's TLS"):
             await bare.open()
         await bare.close()
 
