@@ -49,9 +49,7 @@ the archive of the log its fold was loaded from (read at ``open``, and again at 
 node that has folded the archived records and not loaded the log since, holds them, and is
 not loaded again. A running node keeps what it folded until it loads the log again.
 
-**Following** (``read_after``): a watch on ``{p}log/`` from a revision, one stream on the
-member in use, resumed from the revision after the last one it delivered when it ends,
-or when the log's end (a linearizable read) is seen ahead of it for a whole wait.
+**Following** (``read_after``): a watch on the log from a position (``etcd_log.py``).
 """
 
 from __future__ import annotations
@@ -65,7 +63,6 @@ import secrets
 import statistics
 import time
 from collections import deque
-from collections.abc import Iterable
 from typing import Any
 from urllib.parse import quote
 
@@ -90,8 +87,9 @@ from .etcd_client import (
     redacted,
     responses,
     revision,
-    unb64,
 )
+from .etcd_log import Entry, Pos, Tail, dec_entry, dec_fold, entry_index, text
+from .etcd_log import position as parse_position
 from .outage import Outage
 
 __all__ = ["CHUNK", "EtcdStore"]
@@ -104,36 +102,6 @@ PAGE = 2000
 BATCH = 60           # a game's appends in one transaction, at most (etcd takes 128 operations)
 FORGET_BATCH = 60    # records deleted in one transaction: two operations each, etcd takes 128
 CHUNK = 512 * 1024   # a snapshot's chunk: well under etcd's 1.5 MiB request
-TAIL = 20_000        # entries the follower's watch holds ahead of the follower, at most
-
-
-class _FoldFields(msgspec.Struct):
-    game: str | None
-    seq: int | None
-    device: str
-    client_id: str
-    digest: bytes
-    body: bytes
-
-
-class _Entry(msgspec.Struct, array_like=True):
-    """A record's value in etcd: its index among the records of its transaction (they share
-    the transaction's revision), and the record."""
-
-    i: int
-    record: Record
-
-
-class _FoldEntry(msgspec.Struct, array_like=True):
-    i: int
-    record: _FoldFields
-
-
-_dec_entry = msgspec.msgpack.Decoder(_Entry)
-_dec_fold = msgspec.msgpack.Decoder(_FoldEntry)
-
-#: A position in the log: the revision of its transaction, and its index there.
-Pos = tuple[int, int]
 
 
 class _Snapshot(msgspec.Struct, array_like=True):
@@ -146,18 +114,6 @@ class _Snapshot(msgspec.Struct, array_like=True):
 
 def _name(text: str) -> bytes:
     return quote(text, safe="").encode()
-
-
-def _position(position: str) -> Pos:
-    """A position of this log (``REVISION-INDEX``; ``START`` is 0-0); LookupError otherwise."""
-    rev, dash, i = position.partition("-")
-    if not (rev.isdigit() and dash and i.isdigit()):
-        raise LookupError(f"{position!r} is not a position of this log")
-    return int(rev), int(i)
-
-
-def _text(pos: Pos) -> str:
-    return f"{pos[0]}-{pos[1]}"
 
 
 class EtcdStore(Store):
@@ -184,7 +140,7 @@ class EtcdStore(Store):
         self._commits = 0
         self._records = 0
         self._open = False
-        self.tail = _Tail(self)
+        self.tail = Tail(self)
         self._status = StoreStatus(kind="etcd", member=self.gateway.address)
         self._status_task: asyncio.Task[None] | None = None
         self._recent: deque[float] = deque(maxlen=64)  # the last transactions' times (s)
@@ -348,7 +304,7 @@ class EtcdStore(Store):
         for i, r in enumerate(records):
             key, id_key = self._record_key(r), self._id_key(r.device, r.client_id)
             compare += [created(id_key), created(key)]
-            success += [put_op(key, _enc.encode(_Entry(i, r))), put_op(id_key, key)]
+            success += [put_op(key, _enc.encode(Entry(i, r))), put_op(id_key, key)]
         if game is not None and (first.seq or 0) > 1:
             compare.append(exists(self._game_prefix(game) + b"%010d" % ((first.seq or 0) - 1)))
         success.append(put_op(self.p + b"head", str(len(records) - 1).encode()))
@@ -401,7 +357,7 @@ class EtcdStore(Store):
         got = kvs(await self._answer(self.gateway.range(record_key)))
         if not got:
             raise NotStored("the dedup key's record is missing")
-        return _dec_entry.decode(got[0].value).record
+        return dec_entry.decode(got[0].value).record
 
     def readmit(self, game: str) -> None:
         self.stale.discard(game)
@@ -492,19 +448,19 @@ class EtcdStore(Store):
     async def log_after(self, after: Pos = (0, 0)) -> list[tuple[Pos, bytes]]:
         """The log's entries after ``after``, in the log's order: (position, value)."""
         got = await self._range(self.p + b"log/", min_mod_revision=after[0])
-        entries = sorted(((kv.mod_revision, _entry_index(kv.value)), kv.value) for kv in got)
+        entries = sorted(((kv.mod_revision, entry_index(kv.value)), kv.value) for kv in got)
         return [(pos, value) for pos, value in entries if pos > after]
 
     async def records(self) -> list[Record]:
-        return [_dec_entry.decode(value).record for _, value in await self.log_after()]
+        return [dec_entry.decode(value).record for _, value in await self.log_after()]
 
     async def game_records(self, game: str, after_seq: int = 0) -> list[Record]:
         prefix = self._game_prefix(game)
         got = await self._range(prefix, prefix + b"%010d" % (after_seq + 1))
-        return [_dec_entry.decode(kv.value).record for kv in got]
+        return [dec_entry.decode(kv.value).record for kv in got]
 
     async def end(self) -> str:
-        return _text(await self.end_pos())
+        return text(await self.end_pos())
 
     async def end_pos(self) -> Pos:
         """The newest entry's position (``head``: rewritten by every append, with the index of
@@ -513,31 +469,31 @@ class EtcdStore(Store):
         return (got[0].mod_revision, int(got[0].value or b"0")) if got else (0, 0)
 
     async def rows_after(self, position: str) -> tuple[str, list[FoldRow]]:
-        after = _position(position)
+        after = parse_position(position)
         if after > await self.end_pos():
             raise LookupError(f"position {position} is beyond the end of the log")
         out: list[FoldRow] = []
         last = after
         for pos, value in await self.log_after(after):
-            r = _dec_fold.decode(value).record
+            r = dec_fold.decode(value).record
             out.append((r.game, r.seq, r.device, r.client_id, r.digest, r.body))
             last = pos
-        return (_text(last) if out else position), out
+        return (text(last) if out else position), out
 
     async def read_after(self, entry_id: str, count: int | None = None,
                          block_ms: int | None = None) -> list[tuple[str, Record]]:
         """Up to ``count`` (position, record) after ``entry_id``; with ``block_ms``, from the
         follower's watch, waiting that long for one."""
-        after = _position(entry_id)
+        after = parse_position(entry_id)
         if block_ms is None:
             got = await self.log_after(after)
-            return [(_text(pos), _dec_entry.decode(value).record) for pos, value in got[:count or None]]
-        return [(_text(pos), r) for pos, r in await self.tail.read(after, count or 1000, block_ms / 1000)]
+            return [(text(pos), dec_entry.decode(value).record) for pos, value in got[:count or None]]
+        return [(text(pos), r) for pos, r in await self.tail.read(after, count or 1000, block_ms / 1000)]
 
     # -------------------------------------------------------------- snapshot
 
     async def save_snapshot(self, position: str, blob: bytes | bytearray) -> None:
-        _position(position)
+        parse_position(position)
         generation = secrets.token_hex(4)
         data = bytes(blob)
         chunks = [data[i:i + CHUNK] for i in range(0, len(data), CHUNK)] or [b""]
@@ -567,111 +523,3 @@ class EtcdStore(Store):
         if hashlib.sha256(data).digest() != s.sha256:
             return None  # cut short (a save that stopped midway): fold the whole log
         return s.position, data
-
-
-def _entry_index(value: bytes) -> int:
-    """The index an entry's value holds (its first field), without decoding the record."""
-    return _dec_index.decode(value).i
-
-
-class _Index(msgspec.Struct, array_like=True):
-    i: int
-
-
-_dec_index = msgspec.msgpack.Decoder(_Index)
-
-
-class _Tail:
-    """The follower's watch on the log (the module docstring). ``buffer`` holds, in order,
-    every entry after ``base`` up to ``through`` (the follower has read up to ``base``), at most
-    ``TAIL``; past that the watch ends, and starts again once the follower has caught up."""
-
-    def __init__(self, store: EtcdStore) -> None:
-        self.store = store
-        self.buffer: deque[tuple[Pos, Record]] = deque()
-        self.base: Pos = (0, 0)
-        self.through: Pos = (0, 0)
-        self.task: asyncio.Task[None] | None = None
-        self.arrived = asyncio.Event()
-        self.compacted = False    # the watch's start was compacted away: read the log itself
-        self.expected: Pos = (0, 0)  # the log's end at the last wait that got nothing
-
-    async def stop(self) -> None:
-        if self.task is not None:
-            await stop([self.task])
-            self.task = None
-
-    async def _restart(self, after: Pos) -> None:
-        await self.stop()
-        self.buffer.clear()
-        self.base = self.through = after
-        # From the revision itself: its other entries, after ``after``'s index, are wanted.
-        self.task = asyncio.create_task(self._watch(max(after[0], 1)), name="etcd-watch")
-
-    async def read(self, after: Pos, count: int, wait: float) -> list[tuple[Pos, Record]]:
-        if self.compacted or after < self.base:
-            # etcd keeps no history that old, or the follower went back (it folded the log
-            # again): the entries are read as keys, and the watch starts after them.
-            end = await self.store.end_pos()  # read first: the range holds all up to it
-            got = (await self.store.log_after(after))[:count]
-            rows = [(pos, _dec_entry.decode(value).record) for pos, value in got]
-            self.compacted = False
-            await self._restart(rows[-1][0] if rows else max(after, end))
-            return rows
-        while self.buffer and self.buffer[0][0] <= after:
-            self.base = self.buffer.popleft()[0]
-        if not self.buffer and (self.task is None or self.task.done()):
-            await self._restart(max(after, self.through))
-        if not self.buffer:
-            self.arrived.clear()
-            with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(wait):
-                    await self.arrived.wait()
-            if not self.buffer:
-                await self._check(after)
-        return list(itertools.islice(self.buffer, count))
-
-    async def _check(self, after: Pos) -> None:
-        """Nothing came for a whole wait. If the log's end seen at the wait before is still
-        not delivered, the watch is stuck (its member cut off, say): start it again, on the
-        next member."""
-        end = await self.store.end_pos()
-        overdue, self.expected = self.expected, end
-        if overdue > max(self.through, after):
-            gateway = self.store.gateway
-            gateway.member = (gateway.member + 1) % len(gateway.members)
-            await self._restart(max(self.through, after))
-
-    async def _watch(self, start: int) -> None:
-        log_prefix = self.store.p + b"log/"
-        try:
-            async for result in self.store.gateway.watch(log_prefix, prefix_end(log_prefix), start):
-                if int(result.get("compact_revision", 0)) > 0:
-                    self.compacted = True  # compacted past ``start``: the log is read as keys
-                    return
-                if result.get("canceled"):
-                    return
-                if not self._take(result.get("events", ())):
-                    return
-        except NotStored:
-            gateway = self.store.gateway
-            gateway.member = (gateway.member + 1) % len(gateway.members)
-        finally:
-            self.arrived.set()
-
-    def _take(self, events: Iterable[dict[str, Any]]) -> bool:
-        """Keep the records of a watch answer; False once the buffer is full."""
-        for e in events:
-            if e.get("type") == "DELETE":
-                continue
-            kv = e.get("kv", {})
-            entry = _dec_entry.decode(unb64(kv.get("value")))
-            pos = (int(kv.get("mod_revision", 0)), entry.i)
-            if pos <= self.through:
-                continue
-            if len(self.buffer) >= TAIL:
-                return False
-            self.buffer.append((pos, entry.record))
-            self.through = pos
-            self.arrived.set()
-        return True
