@@ -114,6 +114,7 @@ class Tail:
         self.arrived = asyncio.Event()
         self.compacted = False    # the watch's start was compacted away: read the log itself
         self.expected: Pos = (0, 0)  # the log's end at the last wait that got nothing
+        self.started = 0.0           # when the watch was last started (loop time)
 
     async def stop(self) -> None:
         if self.task is not None:
@@ -122,6 +123,7 @@ class Tail:
 
     async def _restart(self, after: Pos) -> None:
         await self.stop()
+        self.started = asyncio.get_running_loop().time()
         self.buffer.clear()
         self.base = self.through = after
         # From the revision itself: its other entries, after ``after``'s index, are wanted.
@@ -139,15 +141,19 @@ class Tail:
             return rows
         while self.buffer and self.buffer[0][0] <= after:
             self.base = self.buffer.popleft()[0]
-        if not self.buffer and (self.task is None or self.task.done()):
-            await self._restart(max(after, self.through))
-        if not self.buffer:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + wait
+        while not self.buffer and not self.compacted and loop.time() < deadline:
+            if self.task is None or self.task.done():
+                # Ended (its member gone, say): start again at once, on the next member.
+                await asyncio.sleep(max(0.0, self.started + 0.05 - loop.time()))
+                await self._restart(max(after, self.through))
             self.arrived.clear()
             with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(wait):
+                async with asyncio.timeout(max(0.0, deadline - loop.time())):
                     await self.arrived.wait()
-            if not self.buffer:
-                await self._check(after)
+        if not self.buffer and self.task is not None and not self.task.done():
+            await self._check(after)
         return list(itertools.islice(self.buffer, count))
 
     async def _check(self, after: Pos) -> None:
