@@ -174,7 +174,7 @@ class EtcdStore(Store):
         if self._status_task is not None:
             await stop([self._status_task])
             self._status_task = None
-        await self.tail.stop()
+        await self.tail.close()
         await self.gateway.close()
 
     async def _answer(self, call: Any) -> Any:

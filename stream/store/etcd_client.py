@@ -266,7 +266,7 @@ class Gateway:
 
     async def _once(self, index: int, path: str, body: dict[str, Any]) -> dict[str, Any]:
         session = self._session
-        if session is None:
+        if session is None or session.closed:
             raise Unreachable("the store is closed")
         token = await self._token_for(index)
         headers = {"Authorization": token} if token else None
@@ -369,7 +369,7 @@ class Gateway:
         answers come, on the member in use (one stream: the caller starts another, on the
         next member, when it ends or goes quiet)."""
         session = self._session
-        if session is None:
+        if session is None or session.closed:
             raise Unreachable("the store is closed")
         token = await self._token_for(self.member)
         headers = {"Authorization": token} if token else None

@@ -115,11 +115,18 @@ class Tail:
         self.compacted = False    # the watch's start was compacted away: read the log itself
         self.expected: Pos = (0, 0)  # the log's end at the last wait that got nothing
         self.started = 0.0           # when the watch was last started (loop time)
+        self.closed = False          # the store closed: no watch starts again
 
     async def stop(self) -> None:
         if self.task is not None:
             await stop([self.task])
             self.task = None
+
+    async def close(self) -> None:
+        """The store is closing: no watch starts again; a read in progress ends at once."""
+        self.closed = True
+        await self.stop()
+        self.arrived.set()
 
     async def _restart(self, after: Pos) -> None:
         await self.stop()
@@ -130,6 +137,8 @@ class Tail:
         self.task = asyncio.create_task(self._watch(max(after[0], 1)), name="etcd-watch")
 
     async def read(self, after: Pos, count: int, wait: float) -> list[tuple[Pos, Record]]:
+        if self.closed:
+            raise NotStored("the store is closed")
         if self.compacted or after < self.base:
             # etcd keeps no history that old, or the follower went back (it folded the log
             # again): the entries are read as keys, and the watch starts after them.
@@ -144,6 +153,8 @@ class Tail:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + wait
         while not self.buffer and not self.compacted and loop.time() < deadline:
+            if self.closed:
+                raise NotStored("the store is closed")
             if self.task is None or self.task.done():
                 # Ended (its member gone, say): start again at once, on the next member.
                 await asyncio.sleep(max(0.0, self.started + 0.05 - loop.time()))
