@@ -114,7 +114,7 @@ def may_watch_event(svc: Service, event: str, claims: auth.Claims | None) -> pr.
 #: moved from a node a few events ahead) before the documented reset; and how far ahead it
 #: may be (a game makes a few hundred events an hour: a node further behind than this is not
 #: catching up within seconds, and a ``since`` beyond it is no other node's).
-AHEAD_WAIT_S = 2.0
+AHEAD_WAIT_S = 4.0
 AHEAD_MAX = 1_000
 
 

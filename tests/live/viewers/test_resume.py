@@ -237,7 +237,7 @@ async def test_resume_after_a_restart_with_nothing_missed_and_with_a_gap(tmp_pat
 
 async def test_a_resume_from_a_seq_this_node_has_not_shown_yet_waits_for_it(server: Server) -> None:
     """docs/protocol-viewer.md, "Resume": a viewer that moves from a node a few events ahead
-    (its ``since`` beyond this node's latest) is not reset: the node waits (up to 2 s) until
+    (its ``since`` beyond this node's latest) is not reset: the node waits (up to 4 s) until
     it has shown that ``seq``, then sends exactly what follows, as any resume."""
     await server.setup_game()
     officials = await Officials.open(server)
