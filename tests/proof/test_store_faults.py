@@ -9,7 +9,10 @@
 
 Either way: every acked event is logged once, in each device's order, in one
 gap-free ``seq``; every viewer, on either node, sees every ``seq`` once, in
-order; and each node's live state hash equals a fresh replay of the log.
+order; and each node's live state hash equals a fresh replay of the log. The viewers
+subscribe on both nodes as soon as the game is set up through node A: none is sent an
+error (node B answers a game it has not read yet once it has read the log's end, never
+``unknown_game``).
 """
 
 from __future__ import annotations
@@ -73,8 +76,11 @@ async def _run_with_fault(tmp_path: Path, figures: Figures, fault: str) -> None:
         assert b.get("/api/games/g1")["seq"] == final
         final = int(final)
         t_catch = time.monotonic()
-        async with asyncio.timeout(30):
-            await asyncio.gather(*(v.reach(final) for v in viewers))
+        try:
+            async with asyncio.timeout(30):
+                await asyncio.gather(*(v.reach(final) for v in viewers))
+        except TimeoutError:
+            raise AssertionError(_stuck(cluster, viewers, final)) from None
         caught_up_s = time.monotonic() - t_catch
         state_hash = live_equals_replay(a.http, b.http, token=a.admin)
         rows = game_log(a.http, "g1")
@@ -101,10 +107,26 @@ async def _run_with_fault(tmp_path: Path, figures: Figures, fault: str) -> None:
             unsent=unsent, gaps=gaps, repeats=repeats, resets=resets, viewers=len(viewers))
     assert len(rows) == final, "the log holds seq 1 to the last, nothing more"
     assert log.order_kept and stream.acked == stream.sent, "each device's events logged in its order"
+    errors = [e for v in viewers for e in v.errors]
+    assert not errors, f"viewers were sent error frames: {errors[:5]}"
     assert (lost, doubled, unsent, gaps, repeats) == (0, 0, 0, 0, 0), [
         v.first_gap for v in viewers if v.first_gap][:5]
     if fault == "store":
         assert during == 0, "an event sent while the store was down was acked: from memory"
+
+
+def _stuck(cluster: Cluster, viewers: list[ResumingViewer], final: int) -> str:
+    """Which viewers did not reach ``final`` in time, and what each node says of itself."""
+    behind = [v.where() for v in viewers if v.seq < final]
+    nodes = []
+    for n in cluster.nodes:
+        try:
+            ready = n.get("/readyz")
+        except Exception as err:  # (a node that can't answer is part of the story)
+            ready = repr(err)
+        nodes.append(f"{n.name}: /readyz {ready}; log ends:\n{n.tail(15)}")
+    return (f"{len(behind)} of {len(viewers)} viewers not at seq {final} within 30 s: "
+            + "; ".join(behind[:8]) + "\n" + "\n".join(nodes))
 
 
 def _kill_store(cluster: Cluster) -> None:

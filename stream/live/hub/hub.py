@@ -290,12 +290,34 @@ class Hub:
         end = entry_key(await store.end())
         if entry_key(self._tail) >= end:
             return False
+        if not await self._reach(end, CATCH_UP_S):
+            raise NotStored("this node has not yet read the whole log; send the event again")
+        return True
+
+    async def level_with_log(self, within: float) -> bool:
+        """Wait, at most ``within`` seconds, until this node has folded every entry the log
+        holds now (at once if it is alone on its log, or level with it). False if it has not
+        by then, or the log can't be read (a viewer's game this node may not have read yet)."""
+        store = self.store
+        if not self.following or not isinstance(store, Followable):
+            return True
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + within
         try:
-            async with asyncio.timeout(CATCH_UP_S):
+            async with asyncio.timeout(within):
+                end = entry_key(await store.end())
+        except (TimeoutError, NotStored):
+            return False
+        return await self._reach(end, deadline - loop.time())
+
+    async def _reach(self, end: tuple[int, int], within: float) -> bool:
+        """Wait, at most ``within`` seconds, until the follower has folded up to ``end``."""
+        try:
+            async with asyncio.timeout(max(0.0, within)):
                 while entry_key(self._tail) < end:
                     await self._tail_moved.wait()
         except TimeoutError:
-            raise NotStored("this node has not yet read the whole log; send the event again") from None
+            return False
         return True
 
     async def _submit_once(self, *, device: str, official: str, client_id: str,

@@ -15,8 +15,9 @@ control them sends ``graphics`` commands (``graphics.py``, docs/protocol-viewer.
 task-free endpoint (``viewer_socket.py``, every fresh connection) and aiohttp's
 (``watch_ws``, an upgrade on a connection that served HTTP before) feed it the
 viewer's messages, and it answers through the fan-out, in order with the updates.
-It holds no task of its own, except while a resume waits for the store to rebuild
-deltas, and no timer but the unauthenticated socket's deadline.
+It holds no task of its own, except while a subscription waits on the log (a resume whose
+deltas the store rebuilds, or which waits for this node to catch up; with several nodes, a
+game this node has not read yet), and no timer but the unauthenticated socket's deadline.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from ..broadcast.fanout import Watcher, wire
 from ..broadcast.graphics import may_control
 from ..broadcast.pings import heard
 from ..hub.feeds import Frames
+from ..hub.races import CATCH_UP_S
 from ..ops.wallclock import now_ms
 from ..service import Service
 from ..wire import auth
@@ -119,16 +121,21 @@ AHEAD_MAX = 1_000
 
 
 def _must_wait(svc: Service, w: Watcher, sub: pr.Subscribe) -> bool:
-    """A resume, of a game the viewer does not follow yet, that can't be answered at once:
-    from further back than this node holds (the store must rebuild the deltas), or from
-    further on than this node has shown (it waits for this node to catch up)."""
+    """A game subscription that can't be answered at once: with several nodes, a game this
+    node does not know (set up through another node, its set-up maybe not read here yet:
+    ``unknown_game`` only once this node has read the whole log); or a resume, of a game the
+    viewer does not follow yet, from further back than this node holds (the store must
+    rebuild the deltas), or from further on than this node has shown (it waits for this node
+    to catch up)."""
     game = sub.game
-    if game is None or sub.since is None or game in w.games:
+    if game is None or game in w.games:
         return False
     if sub.arena is not None or sub.event is not None:   # (they win over ``game``)
         return False
     feeds = svc.hub.feeds
-    return (game in feeds and sub.epoch == svc.hub.store.epoch
+    if game not in feeds:
+        return svc.hub.following
+    return (sub.since is not None and sub.epoch == svc.hub.store.epoch
             and (feeds.needs_history(game, sub.since) or _ahead(feeds[game].seq, sub.since)))
 
 
@@ -332,21 +339,32 @@ class WatchSession:
         self.closer.close_soon(pr.CloseCode.GOING_AWAY, b"store unavailable")
 
     async def _resume(self, sub: pr.Subscribe) -> None:
-        """Wait (bounded) for this node to show what the viewer has, or rebuild the deltas
-        it missed from the log; then subscribe, then handle what it sent meanwhile."""
-        assert sub.game is not None and sub.since is not None
-        feeds = self.svc.hub.feeds
+        """Wait (bounded) for this node to read the log to its end if it does not know the
+        game, for it to show what the viewer has, or rebuild the deltas it missed from the
+        log; then subscribe, then handle what it sent meanwhile."""
+        assert sub.game is not None
+        hub = self.svc.hub
+        feeds = hub.feeds
         try:
-            if (sub.game in feeds and _ahead(feeds[sub.game].seq, sub.since)
-                    and not await feeds.reached(sub.game, sub.since, AHEAD_WAIT_S)
-                    and not self.svc.hub.races.readable):
-                # Still behind, and this node can't read the log to catch up (a failover): the
-                # viewer comes back, as below, rather than step back to what this node has.
-                # (Still behind a log it can read: the reset, in ``subscribe``.)
-                self._store_unavailable(sub.game, "this node can't read the log to reach the viewer's seq")
+            if sub.game not in feeds and not await hub.level_with_log(CATCH_UP_S):
+                # Set up through another node, maybe, and not read here yet: the game is
+                # unknown only if it is not in the whole log, which this node can't read to
+                # its end just now. The viewer comes back, as below.
+                self._store_unavailable(sub.game, "this node can't read the log to its end")
                 return
-            if sub.game in feeds:
-                await feeds.ensure_history(sub.game, sub.since)
+            resuming = sub.since is not None and sub.epoch == hub.store.epoch and sub.game in feeds
+            if resuming and sub.since is not None:
+                if (_ahead(feeds[sub.game].seq, sub.since)
+                        and not await feeds.reached(sub.game, sub.since, AHEAD_WAIT_S)
+                        and not hub.races.readable):
+                    # Still behind, and this node can't read the log to catch up (a failover):
+                    # the viewer comes back, as below, rather than step back to what this node
+                    # has. (Still behind a log it can read: the reset, in ``subscribe``.)
+                    self._store_unavailable(sub.game,
+                                            "this node can't read the log to reach the viewer's seq")
+                    return
+                if sub.game in feeds:
+                    await feeds.ensure_history(sub.game, sub.since)
         except NotStored as err:
             self._store_unavailable(sub.game, err.detail)
             return

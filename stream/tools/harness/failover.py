@@ -49,6 +49,7 @@ class ResumingViewer:
         self.moved = asyncio.Event()
         self.first_gap: tuple[int, int, int] | None = None   # (had, got, reconnects)
         self.ws: Any = None        # the socket it follows the game on, while connected
+        self.errors: list[str] = []  # the codes of the error frames it was sent (none expected)
 
     async def hop(self) -> None:
         """Leave the node it is on (close the socket): it resumes on the next one."""
@@ -57,9 +58,19 @@ class ResumingViewer:
             await ws.close()
 
     async def reach(self, seq: int) -> None:
+        """Wait until it has been shown ``seq``; raises what ended it if it stopped first."""
         while self.seq < seq:
+            if self.task is not None and self.task.done():
+                raise RuntimeError(f"the viewer stopped at seq {self.seq}") from (
+                    None if self.task.cancelled() else self.task.exception())
             self.moved.clear()
             await self.moved.wait()
+
+    def where(self) -> str:
+        """Where it stands, for a failure's message."""
+        node = self.urls[(self.reconnects) % len(self.urls)] if self.urls else "-"
+        return (f"seq {self.seq} on {node} (connected {self.ws is not None}, reconnects "
+                f"{self.reconnects}, resets {self.resets}, gaps {self.gaps}, errors {self.errors})")
 
     def start(self) -> None:
         self.task = asyncio.create_task(self._run())
@@ -82,6 +93,9 @@ class ResumingViewer:
                         self._frame(_dec.decode(raw))
             except (OSError, TimeoutError, websockets.WebSocketException):
                 pass
+            except BaseException:
+                self.moved.set()  # ``reach`` sees the task ended, and raises what ended it
+                raise
             finally:
                 self.ws = None
             self.reconnects += 1
@@ -89,6 +103,10 @@ class ResumingViewer:
             await asyncio.sleep(0.05)
 
     def _frame(self, m: dict[str, Any]) -> None:
+        if m["type"] == "error":
+            self.errors.append(m["code"])
+            self.moved.set()
+            return
         if m["type"] == "heartbeat":
             self.heartbeats += 1
             if self.following and m["seqs"].get(self.game, 0) > self.seq:

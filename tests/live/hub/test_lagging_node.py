@@ -64,6 +64,79 @@ async def test_events_through_a_node_behind_the_log_are_judged_on_the_whole_log(
                 await dev.close()
 
 
+async def test_a_scoreboard_on_a_node_that_has_not_read_its_game_yet_gets_it_not_unknown_game(
+        tmp_path: Path, etcd_url: str) -> None:
+    """docs/protocol-viewer.md, "Subscribe": game g2 is set up through node A while node B's
+    follower is stopped. A scoreboard subscribes to g2 on B: B does not answer
+    ``unknown_game`` (a final answer: the scoreboard would wait for nothing), it waits for its
+    follower to read the log to its end, then sends g2's snapshot. A game in no node's log is
+    ``unknown_game`` still, once B is level with the log."""
+    async with RunningServer(tmp_path, store=etcd_url) as a, RunningServer(tmp_path, store=etcd_url) as b:
+        await a.setup_game("g1")
+        await eventually(lambda: "g1" in b.svc.hub.feeds, timeout=10)
+        hub = b.svc.hub
+        stopped = _follower_of(hub)
+        stopped.cancel()
+        await asyncio.wait([stopped], timeout=5)
+        await a.setup_game("g2")
+        assert "g2" not in hub.feeds
+        viewer = await Viewer.open(b.watch_url, game="g2")
+        early = asyncio.create_task(viewer.next())
+        await asyncio.sleep(0.3)                  # B waits for its follower: nothing yet
+        assert not early.done(), early.result()
+        resumed = asyncio.create_task(follower.run(hub), name="log-follower-again")
+        try:
+            first = await early
+            assert (first["type"], first["game"]) == ("snapshot", "g2"), first
+            assert first["seq"] == a.svc.hub.feeds["g2"].seq
+            other = await Viewer.open(b.watch_url, game="nope")
+            refused = await other.next("error")
+            assert (refused["code"], refused["retry"]) == ("unknown_game", False), refused
+            await other.close()
+        finally:
+            resumed.cancel()
+            await asyncio.wait([resumed], timeout=5)
+            await viewer.close()
+
+
+async def test_a_scoreboard_on_a_node_that_cannot_read_its_game_in_time_is_closed_1001(
+        tmp_path: Path, etcd_url: str) -> None:
+    """docs/protocol-viewer.md, "Subscribe": node B's follower stays stopped, so B can't read
+    the log up to the end where game g2's set-up lies. After 2 s the scoreboard's socket is
+    closed 1001 ``store unavailable`` (heartbeats only before it: no ``unknown_game``); once B
+    reads the log again, subscribing again brings g2's snapshot."""
+    async with RunningServer(tmp_path, store=etcd_url) as a, RunningServer(tmp_path, store=etcd_url) as b:
+        await a.setup_game("g1")
+        await eventually(lambda: "g1" in b.svc.hub.feeds, timeout=10)
+        hub = b.svc.hub
+        stopped = _follower_of(hub)
+        stopped.cancel()
+        await asyncio.wait([stopped], timeout=5)
+        await a.setup_game("g2")
+        viewer = await Viewer.open(b.watch_url, game="g2")
+        loop = asyncio.get_running_loop()
+        began = loop.time()
+        async with asyncio.timeout(10):
+            while True:
+                try:
+                    frame = await viewer.ws.recv()
+                except websockets.ConnectionClosed as closed:
+                    assert closed.rcvd is not None
+                    assert (closed.rcvd.code, closed.rcvd.reason) == (1001, "store unavailable")
+                    break
+                assert json.loads(frame)["type"] == "heartbeat", frame
+        assert loop.time() - began >= 1.5  # it waited for the log, rather than answer at once
+        resumed = asyncio.create_task(follower.run(hub), name="log-follower-again")
+        try:
+            back = await Viewer.open(b.watch_url, game="g2")
+            first = await back.next()
+            assert (first["type"], first["game"]) == ("snapshot", "g2"), first
+            await back.close()
+        finally:
+            resumed.cancel()
+            await asyncio.wait([resumed], timeout=5)
+
+
 async def test_a_conduct_named_through_a_node_that_folds_its_card_meanwhile_is_acked(
         tmp_path: Path, etcd_url: str) -> None:
     """Node B's follower is stopped while node A logs a card; an official names its conduct
