@@ -352,10 +352,10 @@ class WatchSession:
                 # its end just now. The viewer comes back, as below.
                 self._store_unavailable(sub.game, "this node can't read the log to its end")
                 return
-            resuming = sub.since is not None and sub.epoch == hub.store.epoch and sub.game in feeds
-            if resuming and sub.since is not None:
-                if (_ahead(feeds[sub.game].seq, sub.since)
-                        and not await feeds.reached(sub.game, sub.since, AHEAD_WAIT_S)
+            since = sub.since
+            if since is not None and sub.epoch == hub.store.epoch and sub.game in feeds:
+                if (_ahead(feeds[sub.game].seq, since)
+                        and not await feeds.reached(sub.game, since, AHEAD_WAIT_S)
                         and not hub.races.readable):
                     # Still behind, and this node can't read the log to catch up (a failover):
                     # the viewer comes back, as below, rather than step back to what this node
@@ -363,8 +363,8 @@ class WatchSession:
                     self._store_unavailable(sub.game,
                                             "this node can't read the log to reach the viewer's seq")
                     return
-                if sub.game in feeds:
-                    await feeds.ensure_history(sub.game, sub.since)
+                if sub.game in feeds:   # (still: the log may have been folded again meanwhile)
+                    await feeds.ensure_history(sub.game, since)
         except NotStored as err:
             self._store_unavailable(sub.game, err.detail)
             return

@@ -68,7 +68,7 @@ class ResumingViewer:
 
     def where(self) -> str:
         """Where it stands, for a failure's message."""
-        node = self.urls[(self.reconnects) % len(self.urls)] if self.urls else "-"
+        node = self.urls[self.reconnects % len(self.urls)] if self.urls else "-"
         return (f"seq {self.seq} on {node} (connected {self.ws is not None}, reconnects "
                 f"{self.reconnects}, resets {self.resets}, gaps {self.gaps}, errors {self.errors})")
 

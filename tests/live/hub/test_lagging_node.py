@@ -16,7 +16,7 @@ import websockets
 from stream.live.hub import follower
 from stream.live.hub.hub import Hub
 
-from ..conftest import RunningServer, Viewer, eventually
+from ..conftest import RunningServer, Server, Viewer, eventually
 
 
 def _follower_of(hub: Hub) -> asyncio.Task[None]:
@@ -28,6 +28,31 @@ def _follower_of(hub: Hub) -> asyncio.Task[None]:
     raise AssertionError("no follower for this node")
 
 
+async def _stop_follower_of(a: Server, b: Server) -> Hub:
+    """Game g1 set up through node A and read by node B; then B's follower stopped: B reads
+    nothing more of the log until a test runs ``follower.run`` again. B's hub."""
+    await a.setup_game("g1")
+    await eventually(lambda: "g1" in b.svc.hub.feeds, timeout=10)
+    hub = b.svc.hub
+    stopped = _follower_of(hub)
+    stopped.cancel()
+    await asyncio.wait([stopped], timeout=5)
+    return hub
+
+
+async def _closed_store_unavailable(viewer: Viewer) -> None:
+    """The node sends the viewer nothing but heartbeats, then closes it 1001 ``store unavailable``."""
+    async with asyncio.timeout(10):
+        while True:
+            try:
+                frame = await viewer.ws.recv()
+            except websockets.ConnectionClosed as closed:
+                assert closed.rcvd is not None
+                assert (closed.rcvd.code, closed.rcvd.reason) == (1001, "store unavailable")
+                return
+            assert json.loads(frame)["type"] == "heartbeat", frame
+
+
 async def test_events_through_a_node_behind_the_log_are_judged_on_the_whole_log(
         tmp_path: Path, etcd_url: str) -> None:
     """Node B's follower stops a while. Meanwhile node A logs a whistle and sets up game g2.
@@ -36,11 +61,7 @@ async def test_events_through_a_node_behind_the_log_are_judged_on_the_whole_log(
     ``unknown_target`` and ``unknown_game``, both corrections would be lost though the log
     holds what they name. B reads up to the log's end first, then judges them: acked."""
     async with RunningServer(tmp_path, store=etcd_url) as a, RunningServer(tmp_path, store=etcd_url) as b:
-        await a.setup_game("g1")
-        await eventually(lambda: "g1" in b.svc.hub.feeds, timeout=10)
-        stopped = _follower_of(b.svc.hub)
-        stopped.cancel()
-        await asyncio.wait([stopped], timeout=5)
+        await _stop_follower_of(a, b)
         tk_a = await a.device("timekeeper", "g1")
         whistle = await tk_a.send({"type": "clock.start", "game": "g1"})
         await a.setup_game("g2")
@@ -72,12 +93,7 @@ async def test_a_scoreboard_on_a_node_that_has_not_read_its_game_yet_gets_it_not
     follower to read the log to its end, then sends g2's snapshot. A game in no node's log is
     ``unknown_game`` still, once B is level with the log."""
     async with RunningServer(tmp_path, store=etcd_url) as a, RunningServer(tmp_path, store=etcd_url) as b:
-        await a.setup_game("g1")
-        await eventually(lambda: "g1" in b.svc.hub.feeds, timeout=10)
-        hub = b.svc.hub
-        stopped = _follower_of(hub)
-        stopped.cancel()
-        await asyncio.wait([stopped], timeout=5)
+        hub = await _stop_follower_of(a, b)
         await a.setup_game("g2")
         assert "g2" not in hub.feeds
         viewer = await Viewer.open(b.watch_url, game="g2")
@@ -106,25 +122,12 @@ async def test_a_scoreboard_on_a_node_that_cannot_read_its_game_in_time_is_close
     closed 1001 ``store unavailable`` (heartbeats only before it: no ``unknown_game``); once B
     reads the log again, subscribing again brings g2's snapshot."""
     async with RunningServer(tmp_path, store=etcd_url) as a, RunningServer(tmp_path, store=etcd_url) as b:
-        await a.setup_game("g1")
-        await eventually(lambda: "g1" in b.svc.hub.feeds, timeout=10)
-        hub = b.svc.hub
-        stopped = _follower_of(hub)
-        stopped.cancel()
-        await asyncio.wait([stopped], timeout=5)
+        hub = await _stop_follower_of(a, b)
         await a.setup_game("g2")
         viewer = await Viewer.open(b.watch_url, game="g2")
         loop = asyncio.get_running_loop()
         began = loop.time()
-        async with asyncio.timeout(10):
-            while True:
-                try:
-                    frame = await viewer.ws.recv()
-                except websockets.ConnectionClosed as closed:
-                    assert closed.rcvd is not None
-                    assert (closed.rcvd.code, closed.rcvd.reason) == (1001, "store unavailable")
-                    break
-                assert json.loads(frame)["type"] == "heartbeat", frame
+        await _closed_store_unavailable(viewer)
         assert loop.time() - began >= 1.5  # it waited for the log, rather than answer at once
         resumed = asyncio.create_task(follower.run(hub), name="log-follower-again")
         try:
@@ -146,12 +149,7 @@ async def test_a_conduct_named_through_a_node_that_folds_its_card_meanwhile_is_a
     is made to answer "where is the end" only once its follower has read up to it: the one
     interleaving in which B is level with the log by the time it looks.)"""
     async with RunningServer(tmp_path, store=etcd_url) as a, RunningServer(tmp_path, store=etcd_url) as b:
-        await a.setup_game("g1")
-        await eventually(lambda: "g1" in b.svc.hub.feeds, timeout=10)
-        hub = b.svc.hub
-        stopped = _follower_of(hub)
-        stopped.cancel()
-        await asyncio.wait([stopped], timeout=5)
+        hub = await _stop_follower_of(a, b)
         tk_a, ump_a = await a.device("timekeeper", "g1"), await a.device("umpire", "g1")
         await tk_a.send({"type": "clock.start", "game": "g1"})
         card = await ump_a.send({"type": "card", "game": "g1", "color": "yellow",
@@ -189,27 +187,14 @@ async def test_a_resume_ahead_of_a_node_that_cannot_read_the_log_is_closed_1001_
     the socket 1001 ``store unavailable`` rather than reset the display to an older seq; the
     viewer's resume once B reads the log again gets exactly what follows."""
     async with RunningServer(tmp_path, store=etcd_url) as a, RunningServer(tmp_path, store=etcd_url) as b:
-        await a.setup_game("g1")
-        await eventually(lambda: "g1" in b.svc.hub.feeds, timeout=10)
-        hub = b.svc.hub
-        stopped = _follower_of(hub)
-        stopped.cancel()
-        await asyncio.wait([stopped], timeout=5)
+        hub = await _stop_follower_of(a, b)
         hub.races.readable = False  # what the follower's failed read of the log leaves
         tk = await a.device("timekeeper", "g1")
         try:
             seen = (await tk.send({"type": "clock.start", "game": "g1"}))["seq"]
             epoch = hub.store.epoch
             viewer = await Viewer.open(b.watch_url, game="g1", since=seen, epoch=epoch)
-            async with asyncio.timeout(10):
-                while True:
-                    try:
-                        frame = await viewer.ws.recv()
-                    except websockets.ConnectionClosed as closed:
-                        assert closed.rcvd is not None
-                        assert (closed.rcvd.code, closed.rcvd.reason) == (1001, "store unavailable")
-                        break
-                    assert json.loads(frame)["type"] == "heartbeat", frame  # no reset snapshot
+            await _closed_store_unavailable(viewer)  # no reset snapshot before it
             resumed = asyncio.create_task(follower.run(hub), name="log-follower-again")
             try:
                 nxt = (await tk.send({"type": "clock.stop", "game": "g1"}))["seq"]

@@ -87,9 +87,13 @@ CLOSE_CODES: dict[str, dict[CloseCode, str]] = {
         CloseCode.TOO_BIG: f"a frame over 8 KiB (no `error`; {_LAYER_REASON})",
         CloseCode.TOO_SLOW: "too slow: the viewer could not take one frame within the send timeout "
                             "(10 s; reason `too slow`)",
-        CloseCode.GOING_AWAY: f"{_GOING_AWAY}; or a resume (`since`) from further back than the node "
-                              "holds while the store it rebuilds the deltas from can't be read (reason "
-                              "`store unavailable`): reconnect with backoff, then resume",
+        CloseCode.GOING_AWAY: f"{_GOING_AWAY}; or (reason `store unavailable`) a resume (`since`) from "
+                              "further back than the node holds while the store it rebuilds the deltas "
+                              "from can't be read, or from further on than the node has shown, which it "
+                              "could not reach within 4 s because it can't read the store; or, with "
+                              "several nodes, a game this node has not read yet, while it can't read "
+                              "the log to its end within 2 s: reconnect with backoff, then resume (or "
+                              "subscribe again)",
     },
 }
 
