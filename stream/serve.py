@@ -94,7 +94,13 @@ async def _serve(config: Config) -> None:
     # accept backlog of 128: the dropped SYNs are retried a second later. The kernel caps it
     # at net.core.somaxconn.
     front = FrontServer(runner, config.host, config.port, backlog=4096)
-    await front.start()
+    try:
+        await front.start()
+    except OSError as err:  # the address taken (another service there), or not this machine's
+        await runner.cleanup()   # the store closed as at any stop
+        raise StartupRefused(f"can't listen on {config.host}:{config.port}: {err.strerror or err}; "
+                             "is another service serving there? Choose another with --host or "
+                             "--port") from None
     svc = app[Service.KEY]
     base = f"http://{config.host}:{config.port}"
     loop_name = "uvloop" if type(asyncio.get_running_loop()).__module__.startswith("uvloop") else "asyncio"

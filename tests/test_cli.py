@@ -6,6 +6,7 @@ import argparse
 import json
 import re
 import shlex
+import socket
 import subprocess
 import sys
 from importlib import resources
@@ -310,6 +311,19 @@ def test_serve_refuses_sqlite_synchronous_normal_without_unsafe_store(tmp_path: 
     assert "--sqlite-synchronous NORMAL can lose acknowledged events" in r.stderr
     assert "--unsafe-store" in r.stderr
     assert not (tmp_path / "d").exists(), "refused before anything was written"
+
+
+def test_serve_on_a_port_already_taken_says_so_and_exits_2(tmp_path: Path) -> None:
+    """A second ``serve`` on the port another service holds: a refusal naming the address and
+    the options to change, exit 2, no traceback."""
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        r = run("serve", "--no-demo", "--data", str(tmp_path / "d"), "--port", str(port))
+    assert r.returncode == 2, r.stderr
+    assert f"arena-stream: can't listen on 127.0.0.1:{port}: " in r.stderr, r.stderr
+    assert "--port" in r.stderr and "Traceback" not in r.stderr, r.stderr
 
 
 async def test_sqlite_synchronous_reaches_the_connections(tmp_path: Path) -> None:
