@@ -3,7 +3,8 @@ page showing, the slow poll: committee-live.js): a session logs no error in the 
 asks for nothing the service refuses, even for an event not drawn yet (the event's `drawn`,
 docs/protocol-http.md), and a draw made meanwhile still shows; and a read that changes
 nothing leaves the order of play, the day sheet and the day view as they are, the very same
-nodes, while a game whose schedule changed has its own line drawn again, and no other."""
+nodes, while a game whose schedule changed has its own line drawn again, and no other; a read
+landing while a member types never writes into their field (docs/clients.md)."""
 
 from __future__ import annotations
 
@@ -158,3 +159,42 @@ async def test_a_read_that_changes_nothing_keeps_the_day_s_nodes_and_a_changed_g
         {"cup-1": True, "cup-2": False}, {"cup-1": True, "cup-2": False}, True), same
     # The codes made stay on the sheet, cup-2's with them: only a new sheet mints new ones.
     await expect(page.locator("#order-sheet figure.qr")).to_have_count(5)
+
+
+async def test_a_read_landing_while_a_member_types_a_game_s_id_never_writes_into_the_field(
+        server: Server, console: Console) -> None:
+    """The games form offers the next game's id (`<event>-gN`) and reads again whenever the
+    day changes. A member who has emptied the field to type their own id, and is typing when
+    another member's game arrives, gets what they typed, not the offer spliced before it; what
+    they typed stays through later reads; a field left empty is offered the next id again."""
+    await entered(server)
+    page = console.page
+    await signed_in(console, server)
+    await console.tab("games")
+    field = page.locator("#game-form [name=game]")
+    await expect(field).to_have_value(f"{EVENT}-g1")
+    await field.fill("")                                  # in the field, about to type
+    status, ack = await server.api("POST", "/api/games", {   # meanwhile, from another console
+        "game": "cup-1", "event": EVENT, "handicap": 8, "arena": "main",
+        "teams": team_sheet("aiken", "palm")})
+    assert status == 201, ack
+    await expect(page.locator("#games-table tbody tr[data-game=cup-1]")).to_have_count(1)  # read again
+    assert await field.evaluate("f => f === document.activeElement")
+    await page.keyboard.type("final-a")
+    await expect(field).to_have_value("final-a")
+
+    await page.keyboard.press("Tab")                      # away from it: still what was typed
+    for tab in ("order", "games"):
+        await read_again(console, tab)
+    await expect(field).to_have_value("final-a")
+
+    await field.fill("")                                  # emptied and left: the next id is offered
+    await page.keyboard.press("Tab")
+    await read_again(console, "order")
+    await read_again(console, "games")
+    await expect(field).to_have_value(f"{EVENT}-g2")
+    status, ack = await server.api("POST", "/api/games", {
+        "game": "cup-2", "event": EVENT, "handicap": 8, "arena": "main",
+        "teams": team_sheet("wellington", "houston")})
+    assert status == 201, ack
+    await expect(field).to_have_value(f"{EVENT}-g3")      # an offer untouched follows the games

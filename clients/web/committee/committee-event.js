@@ -49,7 +49,7 @@ function autoId(form, name, text) {
 function render() {
   const form = $("#event-form");
   const tour = S.tournament;
-  form.elements.event.value = S.event || form.elements.event.value;
+  if (S.event && document.activeElement !== form.elements.event) form.elements.event.value = S.event;
   form.elements.event.readOnly = Boolean(session.claims?.event);
   form.hidden = Boolean(tour);
   const summary = $("#event-summary");

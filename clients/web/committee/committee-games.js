@@ -5,7 +5,7 @@
 // another kit for this game (its set-up's `colors`), which every display then shows.
 
 import { submit } from "./committee-api.js";
-import { S, bus, t, el, option, run, reload, formMessage, playerName, teamName, parseMmss } from "./committee-ui.js";
+import { S, bus, t, el, option, offer, run, reload, formMessage, playerName, teamName, parseMmss } from "./committee-ui.js";
 import { fromLocal, officialsOf } from "./committee-order.js";
 import { entered, hcpMark, hcpText, onHandicap, open as changeHandicap, scoreText } from "./committee-handicap.js";
 import { $, goals } from "../shared/common.js";
@@ -45,12 +45,9 @@ function render() {
   kits(false);
   const kind = f.kind.value || "regular";
   f.kind.replaceChildren(...KINDS.map((k) => option(k, t(`kind_${k}`), k === kind)));
-  if (!f.handicap.value && S.tournament) f.handicap.value = String(S.tournament.handicap);
-  if (!f.game.value || form.dataset.suggested === f.game.value) {
-    const n = S.games.length + 1;
-    f.game.value = S.event ? `${S.event}-g${n}` : `g${n}`;
-    form.dataset.suggested = f.game.value;
-  }
+  if (S.tournament) offer(f.handicap, String(S.tournament.handicap));
+  const n = S.games.length + 1;
+  offer(f.game, S.event ? `${S.event}-g${n}` : `g${n}`);
   $("#games-table tbody").replaceChildren(...S.games.map((g) => el("tr", { "data-game": g.game },
     el("td", { class: "muted", text: g.game }),
     el("td", { text: `${teamName(g.home)} – ${teamName(g.away)}` }),
@@ -110,8 +107,8 @@ function preview() {
 export function fillFromDraw({ game, kind, home, away }) {
   const form = $("#game-form");
   const f = form.elements;
-  form.dataset.suggested = "";
   f.game.value = game;
+  f.game.dataset.offered = "";          // the draw's id, kept as if typed
   f.kind.value = kind;
   if (S.tournament) f.handicap.value = String(S.tournament.handicap);
   f.home_team.value = home;
@@ -276,7 +273,6 @@ async function schedule() {
     }
     await submit("/api/games", body, "setup");
     formMessage(form, "ok", () => t("gm_done", { game: body.game, home: teamName(teams.home.team), away: teamName(teams.away.team) }));
-    form.dataset.suggested = "";
     f.game.value = "";
     f.hcp_home.value = "";
     f.hcp_away.value = "";

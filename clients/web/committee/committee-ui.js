@@ -224,6 +224,19 @@ export function keyed(host, items) {
   return nodes;
 }
 
+/**
+ * Offer `value` in a text field that a redraw fills in until someone types there (the next
+ * game's id, the event's handicap). A redraw comes at any moment (a frame, the poll), so it
+ * never writes into the field being typed in, which would splice its value into the typing,
+ * nor over what was typed: only into a field empty or still holding its last offer.
+ */
+export function offer(input, value) {
+  if (document.activeElement === input) return;
+  if (input.value && input.value !== input.dataset.offered) return;
+  input.value = value;
+  input.dataset.offered = value;
+}
+
 /** "7:30" or "450" (seconds) -> ms; NaN when it reads as neither. */
 export function parseMmss(text) {
   const m = /^\s*(\d+)(?::(\d{1,2}))?\s*$/.exec(String(text || ""));
