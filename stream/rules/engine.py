@@ -207,6 +207,22 @@ class Engine(Season):
                          for o in self.book.taken_by(rec.game)]] if as_it_stands else list(rec.took))
         return fork
 
+    def only_its_game(self, e: ev.Event) -> bool:
+        """Whether applying ``e`` now changes its own game alone (``game.only_its_game``), so
+        that it commutes with other games' events. A void is its target's game's: alone when
+        that game is under way and the target neither began it nor ends it (its refold then
+        leaves the game live and the ledger as it is, L1)."""
+        if isinstance(e, ev.Void):
+            gid = self.owner.get(e.target)
+            rec = None if gid is None or e.target in self.voids else self.games.get(gid)
+            if rec is None or rec.game.status != "live" or e.game not in (None, gid):
+                return False
+            target = next((x for x in reversed(rec.events) if x.id == e.target), None)
+            row = None if target is None else gm.TRANSITIONS.get(type(target))
+            return row is not None and not row.opens and not row.ledger
+        game = getattr(e, "game", None)
+        return gm.only_its_game(self.status_of(game) if isinstance(game, str) else None, e)
+
     def savepoint(self, game: str) -> Savepoint | None:
         """``game`` as it stands now, to take back what is applied to it next (None: no such game)."""
         rec = self.games.get(game)

@@ -171,3 +171,53 @@ def test_a_void_in_play_is_taken_back_with_its_game(from_target: bool) -> None:
     kept = log[:start] + [e for e in applied if of[e.id] != of[void.id]]
     assert _image(engine) == _image(_fed(kept))
     assert engine.knows(void.target) != from_target and not engine.knows(void.id)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**32 - 1), games=st.integers(2, 3), at=st.floats(0.0, 0.999),
+       later=st.booleans(), span=st.integers(1, 8), voids=st.booleans(), a_void=st.booleans())
+def test_an_event_that_changes_its_game_alone_commutes_with_other_games_events(
+        seed: int, games: int, at: float, later: bool, span: int, voids: bool, a_void: bool) -> None:
+    """What lets a node fold a game's entries out of the log's order (a game's tail read ahead
+    of the follower, a log entry folded after this node's own event of another game): an
+    event ``Engine.only_its_game`` says changes its game alone, where it is applied, moved
+    past other games' events, leaves the engine as the log's order does. Voids of whistles
+    in play are among them (L1)."""
+    log = _with_voids(_log(seed, games), seed) if voids else _log(seed, games)
+    of = _games(log)
+    picks = [i for i, x in enumerate(log) if isinstance(x, ev.Void)] if voids and a_void else []
+    i = picks[int(len(picks) * at)] if picks else int(len(log) * at)
+    e = log[i]
+    game = of[e.id]
+    if game is None:
+        return
+    # Walk from it, earlier or later, over the other games' events only.
+    p, step = i, (1 if later else -1)
+    while 0 <= p + step < len(log) and of[log[p + step].id] != game and abs(p + step - i) <= span:
+        p += step
+    if p == i:
+        return
+    rest = log[:i] + log[i + 1:]
+    moved = rest[:p] + [e] + rest[p:]
+    engine = _fed(moved[:p])
+    if not engine.only_its_game(e):
+        event("not alone: " + type(e).__name__)
+        return
+    event("moved " + ("a void" if isinstance(e, ev.Void) else "an event"))
+    assert _image(_fed(moved)) == _image(_fed(log))
+
+
+@pytest.mark.parametrize(("target", "alone"), [(ev.Whistle, True), (ev.ClockStart, False)])
+def test_a_void_is_alone_only_of_an_event_that_did_not_begin_its_game(target: type, alone: bool) -> None:
+    """A void of a whistle in play changes its game alone; a void of the clock start that
+    began the game may make it scheduled again: not alone (L1, A27)."""
+    log = _log(7, 1)
+    k = next(i for i, e in enumerate(log) if isinstance(e, target))
+    later = next(i for i, e in enumerate(log) if i > k and isinstance(e, ev.Whistle))
+    engine = _fed(log[:later])
+    assert engine.status_of("x0") == "live"
+    void = codec.decode_event(_json.encode({"type": "void", "id": "v", "target": log[k].id,
+                                            "at": log[later - 1].at}))
+    assert engine.only_its_game(void) is alone
+    assert not engine.only_its_game(codec.decode_event(_json.encode(
+        {"type": "void", "id": "w", "target": "no-such-event", "at": log[later - 1].at})))

@@ -15,7 +15,8 @@ way the node **catches the game up**:
    them: an event is shown once committed (``Feeds.show``).
 4. The store takes the game's appends again (``Store.readmit``).
 5. The game's entries after its ``seq`` are read from the log and folded at
-   once, as long as each changes that game alone (``game.only_its_game``): those
+   once, as long as each changes that game alone (``Engine.only_its_game``: a void of
+   an event that neither began nor ends the game among them): those
    commute with other games' entries, so folding them ahead of the follower
    changes nothing. The follower folds the rest, in the log's order.
 6. The gate opens once the game holds the ``seq`` the log was seen to hold. The
@@ -70,7 +71,6 @@ from typing import Protocol
 
 from ...errors import NotStored
 from ...rules import codec
-from ...rules import game as gm
 from ...rules.engine import Engine, Savepoint
 from ...store import Record, Store
 from ...tasks import stop
@@ -383,7 +383,6 @@ class Races:
         if node.generation != generation:
             return True  # the whole log was folded again while it was read
         for r in records:
-            alone = gm.only_its_game(node.engine.status_of(game), codec.decode_event(r.body))
-            if not alone or not node.fold_other(r):
+            if not node.engine.only_its_game(codec.decode_event(r.body)) or not node.fold_other(r):
                 return (r.seq or 0) > behind
         return True

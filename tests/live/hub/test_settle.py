@@ -114,6 +114,34 @@ async def test_another_nodes_event_folded_after_one_taken_back_is_folded_again(
             await d.close()
 
 
+async def test_a_void_among_the_events_taken_back_is_folded_again_game_by_game(
+        tmp_path: Path, etcd_url: str) -> None:
+    """As above, with a void among the entries B took back: A logs a whistle and its void
+    after B's card. A void of a whistle in play changes its game alone (L1), so B folds it
+    again from the log with the rest of the game's tail: no fold of the whole log."""
+    async with two_nodes(tmp_path, etcd_url) as (proxy, a, b):
+        hub = b.svc.hub
+        ump_b, ump_a = await b.device("umpire", "g1"), await a.device("umpire", "g1")
+        proxy.cut_after(TXN, hold=3.0, down=True)
+        carding = asyncio.create_task(ump_b.send_once(dict(CARD)))
+        await eventually(lambda: a.svc.hub.seqs.get("g1") == 3, timeout=10)
+        whistle = await ump_a.send({"type": "whistle", "game": "g1", "id": "w-1"})
+        voided = await ump_a.send({"type": "void", "target": whistle["log_id"], "id": "void-1"})
+        assert (voided["type"], voided["seq"]) == ("ack", 5), voided
+        await eventually(lambda: hub.races.passed.get("g1") == 5, timeout=10)
+        assert not proxy.cut.is_set(), "the answer to B's card came back before the void was folded"
+        reply = await carding
+        assert (reply["type"], reply["code"], reply["retry"]) == ("error", "unknown", True), reply
+        proxy.refuse = False  # etcd answers B again
+        await eventually(lambda: hub.races.settling is None and not hub.races.owed, timeout=10)
+        await eventually(lambda: hub.seqs == a.svc.hub.seqs, timeout=10)
+        assert hub.engine.state_hash() == a.svc.hub.engine.state_hash()
+        assert not hub.engine.knows(whistle["log_id"])   # voided, as on A
+        assert hub.reloads == 0  # settled game by game, no fold of the whole log
+        for d in (ump_a, ump_b):
+            await d.close()
+
+
 async def test_a_lost_race_with_a_retry_logged_through_another_node_folds_it_again(
         tmp_path: Path, etcd_url: str) -> None:
     """An umpire's card reaches B, and B's write reaches etcd late. Meanwhile the handheld,
