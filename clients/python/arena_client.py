@@ -280,8 +280,9 @@ class Watch:
 
     def _resync(self, why: Exception) -> NoReturn:
         """Our copy is not the server's view (a patch that can't be applied:
-        docs/protocol-viewer.md, "Applying a patch"): drop it and its position, and subscribe again without ``since``
-        for a fresh snapshot. ``view`` keeps the last good view until that snapshot comes."""
+        docs/protocol-viewer.md, "Applying a patch"): drop it and its position, and subscribe
+        again without ``since`` for a fresh snapshot. ``view`` keeps the last good view until
+        that snapshot comes."""
         _log.warning("game %s: %s; resyncing from a fresh snapshot", self.game, why)
         self._raw = None
         self.seq, self.epoch = 0, None

@@ -198,7 +198,7 @@ def test_an_event_that_changes_its_game_alone_commutes_with_other_games_events(
     if p == i:
         return
     rest = log[:i] + log[i + 1:]
-    moved = rest[:p] + [e] + rest[p:]
+    moved = [*rest[:p], e, *rest[p:]]
     engine = _fed(moved[:p])
     if not engine.only_its_game(e):
         event("not alone: " + type(e).__name__)
