@@ -25,7 +25,7 @@ import websockets
 from ...errors import MalformedEvent
 from ...rules import codec
 from ...rules.engine import Engine
-from ..device_client import Device
+from ..device_client import Device, DeviceError
 
 __all__ = ["LogTally", "Officials", "ResumingViewer", "game_log", "node_hashes", "replay_hash", "tally"]
 
@@ -158,8 +158,10 @@ class Officials:
         self.acked_on: dict[str, int] = dict.fromkeys(self.urls, 0)
         self.stop = asyncio.Event()
         self.tasks: list[asyncio.Task[None]] = []
+        self.started = 0.0
 
     def start(self) -> None:
+        self.started = time.monotonic()
         self.tasks = [asyncio.create_task(self.official(i, name, token), name=f"official-{name}")
                       for i, (name, token) in enumerate(self.tokens.items())]
 
@@ -189,7 +191,13 @@ class Officials:
                 n += 1
                 self.sent[name].append(event["id"])
                 first = time.monotonic()
-                ack = await d.send(event, attempts=self.attempts)
+                try:
+                    ack = await d.send(event, attempts=self.attempts)
+                except DeviceError as err:  # a final answer: say which device, event and node
+                    where = (f"device {name}, event {event['id']} ({event['type']}), through {d.url}, "
+                             f"{first - self.started:.1f} s in")
+                    said = f"{err.reply.get('detail')} ({where})"
+                    raise DeviceError({**err.reply, "detail": said}) from err
                 self.kinds[event["type"]] = self.kinds.get(event["type"], 0) + 1
                 if event["type"] == "whistle":
                     whistles.append(ack["log_id"])
