@@ -18,8 +18,10 @@ import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 from stream.store.etcd_client import b64, parse_url, prefix_end
+from stream.tools.device_client import Device
 
 from ...tcp_proxy import Proxy, through
 from ..conftest import RunningServer, Server, eventually
@@ -78,6 +80,36 @@ async def test_an_event_taken_back_while_the_log_was_away_comes_back_and_can_be_
             await d.close()
 
 
+async def settled_after_a_lost_answer(proxy: Proxy, a: Server, b: Server, ump_a: Device, ump_b: Device,
+                                      entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Through B, ``ump_b`` cards a player; etcd stores the card, but the answer to B's write
+    is slow. Meanwhile ``ump_a`` logs ``entries`` through A after the card (each entry may
+    name the log id of an earlier one's ack as ``"{0}"``, ``"{1}"``), and B's follower folds
+    them all (the card as its own). Then B's answer is lost and etcd is away from B a while:
+    B takes its card back, and everything of the game folded since; etcd answers B again,
+    and B settles. Answers A's acks, once B's fold is A's again."""
+    hub = b.svc.hub
+    proxy.cut_after(TXN, hold=3.0, down=True)
+    carding = asyncio.create_task(ump_b.send_once(dict(CARD)))
+    await eventually(lambda: a.svc.hub.seqs.get("g1") == 3, timeout=10)
+    acks: list[dict[str, Any]] = []
+    for entry in entries:
+        sent = {k: v.format(*(x["log_id"] for x in acks)) if isinstance(v, str) else v
+                for k, v in entry.items()}
+        ack = await ump_a.send(sent)
+        assert (ack["type"], ack["seq"]) == ("ack", 4 + len(acks)), ack
+        acks.append(ack)
+    await eventually(lambda: hub.races.passed.get("g1") == 3 + len(entries), timeout=10)
+    assert not proxy.cut.is_set(), "the answer to B's card came back before A's entries were folded"
+    reply = await carding
+    assert (reply["type"], reply["code"], reply["retry"]) == ("error", "unknown", True), reply
+    proxy.refuse = False  # etcd answers B again
+    await eventually(lambda: hub.races.settling is None and not hub.races.owed, timeout=10)
+    await eventually(lambda: hub.seqs == a.svc.hub.seqs, timeout=10)
+    assert hub.engine.state_hash() == a.svc.hub.engine.state_hash()
+    return acks
+
+
 async def test_another_nodes_event_folded_after_one_taken_back_is_folded_again(
         tmp_path: Path, etcd_url: str) -> None:
     """Through B, an umpire cards a player; etcd stores the card, but the answer to B's
@@ -89,23 +121,11 @@ async def test_another_nodes_event_folded_after_one_taken_back_is_folded_again(
     async with two_nodes(tmp_path, etcd_url) as (proxy, a, b):
         hub = b.svc.hub
         ump_b, ump_a = await b.device("umpire", "g1"), await a.device("umpire", "g1")
-        card = dict(CARD)
-        proxy.cut_after(TXN, hold=3.0, down=True)
-        carding = asyncio.create_task(ump_b.send_once(dict(card)))
-        await eventually(lambda: a.svc.hub.seqs.get("g1") == 3, timeout=10)
-        whistle = await ump_a.send({"type": "whistle", "game": "g1", "id": "w-1"})
-        assert (whistle["type"], whistle["seq"]) == ("ack", 4), whistle
-        await eventually(lambda: hub.races.passed.get("g1") == 4, timeout=10)
-        assert not proxy.cut.is_set(), "the answer to B's card came back before the whistle was folded"
-        reply = await carding
-        assert (reply["type"], reply["code"], reply["retry"]) == ("error", "unknown", True), reply
-        proxy.refuse = False  # etcd answers B again
-        await eventually(lambda: hub.races.settling is None and not hub.races.owed, timeout=10)
-        await eventually(lambda: hub.seqs == a.svc.hub.seqs, timeout=10)
-        assert hub.engine.state_hash() == a.svc.hub.engine.state_hash()
+        [whistle] = await settled_after_a_lost_answer(proxy, a, b, ump_a, ump_b, [
+            {"type": "whistle", "game": "g1", "id": "w-1"}])
         voided = await ump_b.send({"type": "void", "target": whistle["log_id"], "id": "void-1"}, attempts=60)
         assert (voided["type"], voided["game"], voided["seq"]) == ("ack", "g1", 5), voided
-        again = await ump_b.send(dict(card), attempts=60)
+        again = await ump_b.send(dict(CARD), attempts=60)
         assert (again["type"], again["duplicate"], again["seq"]) == ("ack", True, 3), again
         await eventually(lambda: a.svc.hub.seqs == hub.seqs, timeout=10)
         assert a.svc.hub.engine.state_hash() == hub.engine.state_hash()
@@ -122,20 +142,9 @@ async def test_a_void_among_the_events_taken_back_is_folded_again_game_by_game(
     async with two_nodes(tmp_path, etcd_url) as (proxy, a, b):
         hub = b.svc.hub
         ump_b, ump_a = await b.device("umpire", "g1"), await a.device("umpire", "g1")
-        proxy.cut_after(TXN, hold=3.0, down=True)
-        carding = asyncio.create_task(ump_b.send_once(dict(CARD)))
-        await eventually(lambda: a.svc.hub.seqs.get("g1") == 3, timeout=10)
-        whistle = await ump_a.send({"type": "whistle", "game": "g1", "id": "w-1"})
-        voided = await ump_a.send({"type": "void", "target": whistle["log_id"], "id": "void-1"})
-        assert (voided["type"], voided["seq"]) == ("ack", 5), voided
-        await eventually(lambda: hub.races.passed.get("g1") == 5, timeout=10)
-        assert not proxy.cut.is_set(), "the answer to B's card came back before the void was folded"
-        reply = await carding
-        assert (reply["type"], reply["code"], reply["retry"]) == ("error", "unknown", True), reply
-        proxy.refuse = False  # etcd answers B again
-        await eventually(lambda: hub.races.settling is None and not hub.races.owed, timeout=10)
-        await eventually(lambda: hub.seqs == a.svc.hub.seqs, timeout=10)
-        assert hub.engine.state_hash() == a.svc.hub.engine.state_hash()
+        whistle, _ = await settled_after_a_lost_answer(proxy, a, b, ump_a, ump_b, [
+            {"type": "whistle", "game": "g1", "id": "w-1"},
+            {"type": "void", "target": "{0}", "id": "void-1"}])
         assert not hub.engine.knows(whistle["log_id"])   # voided, as on A
         assert hub.reloads == 0  # settled game by game, no fold of the whole log
         for d in (ump_a, ump_b):
